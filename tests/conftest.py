@@ -1,0 +1,99 @@
+"""Shared test helpers: building small datasets in memory, and locating shared data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from treecert.schema import Attribute, Dataset, Schema
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_DATA = REPO / "sample_data"
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def make_dataset(columns: dict, y, classes=("no", "yes"), weights=None) -> Dataset:
+    """A Dataset from {name: list}; string lists become nominal (values sorted by first
+    appearance unless given as (values, data)), numbers numeric; None = missing."""
+    attrs, cols = [], []
+    for name, col in columns.items():
+        if isinstance(col, tuple):
+            values, data = col
+        elif any(isinstance(v, str) for v in col):
+            values = tuple(dict.fromkeys(v for v in col if v is not None))
+            data = col
+        else:
+            values, data = None, col
+        if values is not None:
+            attrs.append(Attribute(name, "nominal", tuple(values)))
+            cols.append([np.nan if v is None else values.index(v) for v in data])
+        else:
+            attrs.append(Attribute(name, "numeric"))
+            cols.append([np.nan if v is None else float(v) for v in data])
+    y_codes = np.array([classes.index(v) if isinstance(v, str) else v for v in y], dtype=np.int64)
+    n = len(y_codes)
+    schema = Schema(tuple(attrs), Attribute("class", "nominal", tuple(classes)))
+    X = np.array(cols, dtype=float).T.reshape(n, len(attrs))
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    return Dataset(schema, X, y_codes, w, source="<memory>")
+
+
+WEATHER = {
+    "outlook": ["sunny", "sunny", "overcast", "rainy", "rainy", "rainy", "overcast", "sunny",
+                "sunny", "rainy", "sunny", "overcast", "overcast", "rainy"],
+    "temperature": ["hot", "hot", "hot", "mild", "cool", "cool", "cool", "mild", "cool", "mild",
+                    "mild", "mild", "hot", "mild"],
+    "humidity": ["high", "high", "high", "high", "normal", "normal", "normal", "high", "normal",
+                 "normal", "normal", "high", "normal", "high"],
+    "windy": ["FALSE", "TRUE", "FALSE", "FALSE", "FALSE", "TRUE", "TRUE", "FALSE", "FALSE",
+              "FALSE", "TRUE", "TRUE", "FALSE", "TRUE"],
+}
+WEATHER_PLAY = ["no", "no", "yes", "yes", "yes", "no", "yes", "no", "yes", "yes", "yes", "yes",
+                "yes", "no"]
+
+
+@pytest.fixture
+def weather() -> Dataset:
+    cols = {
+        "outlook": (("sunny", "overcast", "rainy"), WEATHER["outlook"]),
+        "temperature": (("hot", "mild", "cool"), WEATHER["temperature"]),
+        "humidity": (("high", "normal"), WEATHER["humidity"]),
+        "windy": (("TRUE", "FALSE"), WEATHER["windy"]),
+    }
+    return make_dataset(cols, WEATHER_PLAY, classes=("yes", "no"))
+
+
+@st.composite
+def random_datasets(draw, min_rows=4, max_rows=40, max_classes=4, missing=True):
+    """Small random datasets with numeric and nominal attributes, missing values and
+    2..max_classes classes — for property tests where two computations must agree."""
+    n = draw(st.integers(min_rows, max_rows))
+    n_classes = draw(st.integers(2, max_classes))
+    n_num = draw(st.integers(0, 3))
+    n_nom = draw(st.integers(0 if n_num else 1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    attrs, cols = [], []
+    p_missing = draw(st.sampled_from([0.0, 0.1, 0.3])) if missing else 0.0
+    for j in range(n_num):
+        levels = draw(st.integers(2, 8))
+        col = rng.integers(0, levels, n).astype(float) / 2.0
+        attrs.append(Attribute(f"num{j}", "numeric"))
+        cols.append(col)
+    for j in range(n_nom):
+        nv = draw(st.integers(2, 4))
+        attrs.append(Attribute(f"nom{j}", "nominal", tuple(f"v{k}" for k in range(nv))))
+        cols.append(rng.integers(0, nv, n).astype(float))
+    X = np.column_stack(cols)
+    X[rng.random(X.shape) < p_missing] = np.nan
+    y = rng.integers(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)  # every class present
+    schema = Schema(tuple(attrs), Attribute("class", "nominal",
+                                            tuple(f"c{k}" for k in range(n_classes))))
+    weights = np.ones(n)
+    if draw(st.booleans()):
+        weights = rng.choice([0.5, 1.0, 2.0], n)
+    return Dataset(schema, X, y.astype(np.int64), weights, source="<random>")

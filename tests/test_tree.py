@@ -1,0 +1,191 @@
+"""The tree learner on hand-computed cases, and properties of the flat-array tree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import make_dataset, random_datasets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treecert.grow import GrowParams, SplitFinder
+from treecert.render import to_text
+from treecert.tree import DecisionTree, prune_to_cp
+
+
+def _finder(data, **kw):
+    return SplitFinder(data.X, data.y, data.schema.nominal_mask(), data.schema.n_values(),
+                       data.schema.n_classes, GrowParams(**kw), eligible=kw.pop("eligible", None))
+
+
+def test_weather_root_gain_is_outlook_0_2467(weather):
+    # Quinlan's textbook numbers: gain(outlook)=0.2467, humidity 0.1518, windy 0.0481,
+    # temperature 0.0292 bits.
+    finder = _finder(weather)
+    idx = np.arange(14)
+    split = finder.best_split(idx, np.ones(14))
+    assert weather.schema.attributes[split.feature].name == "outlook"
+    assert split.score == pytest.approx(0.246750, abs=1e-6)
+    cands = {c[0]: c[1] for c in finder._nominal(idx, np.eye(2)[weather.y], np.ones(14), 14.0)}
+    assert cands[2] == pytest.approx(0.151836, abs=1e-6)
+    assert cands[3] == pytest.approx(0.048127, abs=1e-6)
+    assert cands[1] == pytest.approx(0.029222, abs=1e-6)
+
+
+def test_weather_tree_is_the_textbook_tree(weather):
+    tree = DecisionTree().fit(weather).tree_
+    assert to_text(tree, weather.schema).splitlines()[:7] == [
+        "outlook = sunny",
+        "|   humidity = high: no (3.0)",
+        "|   humidity = normal: yes (2.0)",
+        "outlook = overcast: yes (4.0)",
+        "outlook = rainy",
+        "|   windy = TRUE: no (2.0)",
+        "|   windy = FALSE: yes (3.0)",
+    ]
+    assert (tree.n_nodes, tree.n_leaves, tree.depth) == (8, 5, 2)
+    np.testing.assert_array_equal(tree.counts[0], [9, 5])
+
+
+def test_laplace_leaf_values(weather):
+    model = DecisionTree(leaf="laplace").fit(weather)
+    # overcast leaf: 4 yes, 0 no -> (4+1)/(4+2) = 5/6.
+    overcast = weather.subset(np.array([2]))
+    np.testing.assert_allclose(model.predict_proba(overcast), [[5 / 6, 1 / 6]])
+    # sunny & high: 0 yes, 3 no -> 1/5, 4/5; alpha = 0.5 -> 0.5/4, 3.5/4.
+    np.testing.assert_allclose(model.predict_proba(weather.subset(np.array([0]))), [[0.2, 0.8]])
+    half = DecisionTree(leaf="laplace", alpha=0.5).fit(weather)
+    np.testing.assert_allclose(half.predict_proba(weather.subset(np.array([0]))),
+                               [[0.125, 0.875]])
+
+
+def test_m_estimate_uses_training_prior(weather):
+    model = DecisionTree(leaf="m-estimate", m=2).fit(weather)
+    prior = np.array([9, 5]) / 14
+    expect = (np.array([4, 0]) + 2 * prior) / (4 + 2)
+    np.testing.assert_allclose(model.predict_proba(weather.subset(np.array([2])))[0], expect)
+
+
+def _missing_case():
+    # A: a,a,a (class 0), b,b (class 1), ? (class 0). Known weight 5: a 3, b 2.
+    return make_dataset({"A": (("a", "b"), ["a", "a", "a", "b", "b", None])},
+                        [0, 0, 0, 1, 1, 0], classes=("c0", "c1"))
+
+
+def test_fractional_missing_routing_in_training():
+    data = _missing_case()
+    model = DecisionTree(min_leaf=1).fit(data)
+    tree = model.tree_
+    # The unknown row goes to branch a with weight 3/5 and to b with 2/5.
+    np.testing.assert_allclose(tree.counts[tree.children_of(0)], [[3.6, 0.0], [0.4, 2.0]])
+    # Gain is scaled by the known fraction 5/6: 5/6 * H(3/5, 2/5).
+    split = _finder(data, min_leaf=1).best_split(np.arange(6), np.ones(6))
+    h = -(0.6 * np.log2(0.6) + 0.4 * np.log2(0.4))
+    assert split.score == pytest.approx(5 / 6 * h)
+    # Gain ratio divides by split info with the unknowns as a third branch.
+    gr = _finder(data, min_leaf=1, criterion="gain_ratio").best_split(np.arange(6), np.ones(6))
+    si = -(3 / 6 * np.log2(3 / 6) + 2 / 6 * np.log2(2 / 6) + 1 / 6 * np.log2(1 / 6))
+    assert gr.score == pytest.approx((5 / 6 * h) / si)
+
+
+def test_fractional_missing_routing_at_prediction():
+    data = _missing_case()
+    model = DecisionTree(min_leaf=1).fit(data)
+    x = data.subset(np.array([5]))  # A unknown
+    # Branch a holds 3.6 of 6 (all class 0); branch b holds 2.4 (0.4 c0, 2 c1).
+    expect = 0.6 * np.array([1.0, 0.0]) + 0.4 * np.array([0.4, 2.0]) / 2.4
+    np.testing.assert_allclose(model.predict_proba(x)[0], expect)
+
+
+def test_instance_weights_count_like_copies():
+    base = make_dataset({"x": [1, 2, 3, 4, 5, 6]}, [0, 0, 0, 1, 1, 1])
+    weighted = make_dataset({"x": [1, 2, 3, 4, 5, 6]}, [0, 0, 0, 1, 1, 1],
+                            weights=[2, 2, 2, 2, 2, 2])
+    a = DecisionTree(min_leaf=2).fit(base).tree_
+    b = DecisionTree(min_leaf=4).fit(weighted).tree_
+    np.testing.assert_allclose(a.threshold[:1], b.threshold[:1])
+    np.testing.assert_allclose(2 * a.counts, b.counts)
+
+
+def test_threshold_rules():
+    data = make_dataset({"x": [1.0, 2.0, 3.0, 5.0, 6.0, 7.0]}, [0, 0, 0, 1, 1, 1])
+    assert DecisionTree(min_leaf=1).fit(data).tree_.threshold[0] == 4.0
+    assert DecisionTree(min_leaf=1, threshold="lower").fit(data).tree_.threshold[0] == 3.0
+
+
+def test_ineligible_instance_never_becomes_a_threshold():
+    # TPCE Fig. 3: negatives 1,2,3; positives 5,6,7; x = 3.5 added as a negative.
+    data = make_dataset({"x": [1.0, 2.0, 3.0, 5.0, 6.0, 7.0, 3.5]}, [0, 0, 0, 1, 1, 1, 0])
+    elig = np.array([True] * 6 + [False])
+    # Eligible everywhere the cut may sit between 3.5 and 5 -> 4.25.
+    assert DecisionTree(min_leaf=1).fit(data).tree_.threshold[0] == 4.25
+    # Ineligible x: the cut is the midpoint of two training values (3 and 5) -> 4.0, and x
+    # still counts in the counts.
+    tree = DecisionTree(min_leaf=1).fit(data, eligible=elig).tree_
+    assert tree.threshold[0] == 4.0
+    np.testing.assert_allclose(tree.counts[tree.children_of(0)], [[4, 0], [0, 3]])
+    # With the lower rule x (3.5 > 3) goes right: the same tree but x on the right.
+    tree = DecisionTree(min_leaf=1, threshold="lower").fit(data, eligible=elig).tree_
+    assert tree.threshold[0] == 3.0
+
+
+def test_ineligible_instance_cannot_make_a_nominal_branch_admissible():
+    # Training: a,a,a (0,0,1) and one b (1); x = b with label 1. With min_leaf 2 only x
+    # would give branch b its second instance.
+    cols = {"A": (("a", "b"), ["a", "a", "a", "b", "b"])}
+    data = make_dataset(cols, [0, 0, 1, 1, 1])
+    assert DecisionTree(min_leaf=2).fit(data).tree_.n_nodes == 3
+    elig = np.array([True, True, True, True, False])
+    assert DecisionTree(min_leaf=2).fit(data, eligible=elig).tree_.n_nodes == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(random_datasets(missing=True), st.sampled_from(["midpoint", "lower"]))
+def test_thresholds_come_from_eligible_values(data, rule):
+    rng = np.random.default_rng(0)
+    elig = rng.random(data.n_samples) < 0.7
+    tree = DecisionTree(min_leaf=1, threshold=rule).fit(data, eligible=elig).tree_
+    for node in np.flatnonzero(~np.isnan(tree.threshold)):
+        col = data.X[elig, tree.feature[node]]
+        vals = np.unique(col[~np.isnan(col)])
+        allowed = vals if rule == "lower" else (vals[:, None] + vals[None, :]).ravel() / 2
+        assert np.isclose(allowed, tree.threshold[node]).any()
+
+
+@settings(max_examples=60, deadline=None)
+@given(random_datasets(), st.sampled_from(["info_gain", "gain_ratio", "gini"]),
+       st.booleans(), st.sampled_from(["frequency", "laplace"]))
+def test_probabilities_are_valid_and_counts_consistent(data, criterion, binary, leaf):
+    model = DecisionTree(criterion=criterion, binary_splits=binary, min_leaf=1, leaf=leaf)
+    tree = model.fit(data).tree_
+    proba = model.predict_proba(data)
+    assert np.all(proba >= 0)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    # Children's counts add up to the parent's (fractional instances included).
+    for node in np.flatnonzero(~tree.is_leaf):
+        np.testing.assert_allclose(tree.counts[tree.children_of(node)].sum(axis=0),
+                                   tree.counts[node], atol=1e-9)
+    np.testing.assert_allclose(tree.counts[0].sum(), data.weights.sum())
+
+
+def test_empty_leaf_falls_back_to_parent_counts():
+    # 'c' is never seen: its branch is empty and predicts with the parent's counts.
+    cols = {"A": (("a", "b", "c"), ["a", "a", "b", "b"])}
+    data = make_dataset(cols, [0, 0, 1, 1])
+    model = DecisionTree(min_leaf=1, leaf="laplace").fit(data)
+    x = make_dataset({"A": (("a", "b", "c"), ["c"])}, [0])
+    np.testing.assert_allclose(model.predict_proba(x), [[3 / 6, 3 / 6]])
+
+
+def test_cp_prunes_like_rpart_weakest_link():
+    # Root error 3 (of 6); one split makes 0 errors: g = (3 - 0) / (2 - 1) = 3, so the
+    # split survives cp < 1 (alpha = cp * 3) and goes at cp = 1.
+    data = make_dataset({"x": [1, 2, 3, 4, 5, 6]}, [0, 0, 0, 1, 1, 1])
+    tree = DecisionTree(min_leaf=1).fit(data).tree_
+    assert prune_to_cp(tree, 0.99).n_nodes == 3
+    assert prune_to_cp(tree, 1.0).n_nodes == 1
+
+
+def test_max_depth_and_min_gain(weather):
+    assert DecisionTree(max_depth=1).fit(weather).tree_.depth == 1
+    assert DecisionTree(min_gain=0.3).fit(weather).tree_.n_nodes == 1

@@ -1,0 +1,5 @@
+"""``python -m treecert`` runs the command line."""
+
+from treecert.cli import run
+
+run()

@@ -1,0 +1,143 @@
+"""One function per subcommand: objects in, objects out; no paths, no printing.
+
+A notebook user calls these directly; ``treecert.cli`` is a thin layer that reads files,
+calls them, and writes the results.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from treecert import render
+from treecert.errors import ConfigError
+from treecert.model import Model
+from treecert.schema import Dataset
+from treecert.tree import DecisionTree
+
+
+def train(
+    data: Dataset,
+    *,
+    criterion: str = "info_gain",
+    min_leaf: float = 2.0,
+    max_depth: int | None = None,
+    min_gain: float = 0.0,
+    cp: float = 0.0,
+    binary_splits: bool = False,
+    threshold: str = "midpoint",
+    collapse: bool = False,
+    leaf: str = "frequency",
+    alpha: float = 1.0,
+    m: float = 2.0,
+    embed_data: bool = True,
+) -> Model:
+    """Grow a tree on ``data`` and wrap it as a :class:`Model` (training data embedded)."""
+    estimator = DecisionTree(
+        criterion=criterion, min_leaf=min_leaf, max_depth=max_depth, min_gain=min_gain,
+        cp=cp, binary_splits=binary_splits, threshold=threshold, collapse=collapse,
+        leaf=leaf, alpha=alpha, m=m,
+    ).fit(data)
+    training = None
+    if embed_data:
+        keep = data.y >= 0
+        training = Dataset(
+            data.schema, data.X[keep], data.y[keep], data.weights[keep], source=data.source
+        )
+    return Model(estimator=estimator, training_data=training, method=estimator.leaf)
+
+
+def predictions_frame(
+    data: Dataset,
+    proba: np.ndarray,
+    classes: tuple[str, ...],
+    *,
+    certainty: np.ndarray | None = None,
+    lower: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
+    id_column: str | None = None,
+    row_offset: int = 0,
+    extra_columns: dict[str, np.ndarray] | None = None,
+) -> pd.DataFrame:
+    """The per-instance table shared by ``predict`` and ``evaluate``.
+
+    Columns: ``row`` (0-based, in input order), the ``id_column`` if asked, ``actual`` when
+    the data has the class, ``predicted``, ``p_<label>`` per class in the model's order,
+    ``certainty`` (probability of the predicted class unless a method says otherwise), then
+    ``lower_<label>``/``upper_<label>`` where a method gives bounds.
+    """
+    n = proba.shape[0]
+    cols: dict[str, object] = {"row": np.arange(row_offset, row_offset + n)}
+    if id_column is not None:
+        cols[id_column] = _id_values(data, id_column)
+    labels = np.asarray(classes, dtype=object)
+    if data.has_class:
+        cols["actual"] = np.where(data.y >= 0, labels[np.maximum(data.y, 0)], "")
+    pred = np.argmax(proba, axis=1)
+    cols["predicted"] = labels[pred]
+    for k, c in enumerate(classes):
+        cols[f"p_{c}"] = proba[:, k]
+    cols["certainty"] = proba[np.arange(n), pred] if certainty is None else certainty
+    if extra_columns:
+        cols.update(extra_columns)
+    if lower is not None and upper is not None:
+        for k, c in enumerate(classes):
+            cols[f"lower_{c}"] = lower[:, k]
+        for k, c in enumerate(classes):
+            cols[f"upper_{c}"] = upper[:, k]
+    return pd.DataFrame(cols)
+
+
+def _id_values(data: Dataset, id_column: str) -> np.ndarray:
+    if id_column in data.extra:
+        return data.extra[id_column]
+    names = data.schema.feature_names
+    if id_column in names:
+        j = names.index(id_column)
+        attr = data.schema.attributes[j]
+        col = data.X[:, j]
+        if attr.is_nominal:
+            vals = np.asarray(attr.values, dtype=object)
+            return np.where(np.isnan(col), "", vals[np.nan_to_num(col).astype(int)])
+        return col
+    raise ConfigError(
+        f"{data.source}: --id column '{id_column}' is not in the file.",
+        f"Columns available: {', '.join(list(data.extra) + names)}.",
+    )
+
+
+def predict(model: Model, data: Dataset, *, id_column: str | None = None) -> pd.DataFrame:
+    """Score ``data`` (aligned to the model's schema) with the model's leaf estimate."""
+    proba = model.estimator.predict_proba(data)
+    return predictions_frame(data, proba, model.schema.classes, id_column=id_column)
+
+
+def show(model: Model, fmt: str = "text") -> str:
+    """The tree as J48-style ``text``, Graphviz ``dot`` or a ``json`` summary."""
+    tree, schema = model.tree, model.schema
+    if fmt == "text":
+        return render.to_text(tree, schema)
+    if fmt == "dot":
+        return render.to_dot(tree, schema)
+    if fmt == "json":
+        extra = {
+            "method": model.method,
+            "pruning": model.pruning,
+            "calibrated": model.calibration is not None,
+            "embedded_training_rows": (
+                None if model.training_data is None else model.training_data.n_samples
+            ),
+        }
+        return render.to_json_summary(tree, schema, model.estimator.get_params(), extra)
+    raise ConfigError(f"unknown format '{fmt}'.", "Choose text, dot or json.")
+
+
+def model_json(model: Model) -> str:
+    """The model file's text (compact JSON, one line)."""
+    return model.dumps()
+
+
+def load_model_json(text: str, source: str = "<model>") -> Model:
+    return Model.from_json(json.loads(text), source=source)

@@ -1,0 +1,462 @@
+"""The tree as flat numpy arrays, and the :class:`DecisionTree` estimator.
+
+Layout (the single source of truth; node ``0`` is the root, every child id > its parent's):
+
+* ``feature[i]``: attribute tested at node i, -1 for a leaf.
+* ``threshold[i]``: numeric test ``x <= threshold`` goes to the first child; NaN otherwise.
+* ``children[children_ptr[i]:children_ptr[i+1]]``: child ids (CSR), in branch order.
+* ``value_branch[value_branch_ptr[i]:value_branch_ptr[i+1]]``: for a nominal test, the branch
+  of each declared value — the identity for C4.5 multiway tests, 0/1 for one-vs-rest binary
+  tests. One representation serves both.
+* ``counts[i]``: raw weighted training class counts at node i (every node, not only leaves);
+  probabilities are derived by ``treecert.leaf``.
+
+Prediction follows C4.5: an unknown value sends the instance down every branch with weight
+proportional to the branch's training weight, and the leaf distributions are summed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from treecert.errors import ConfigError, DataError
+from treecert.grow import GrownNodes, GrowParams, SplitFinder, grow
+from treecert.leaf import leaf_proba, normalise_leaf_name
+from treecert.schema import Dataset, Schema
+
+
+@dataclass
+class Tree:
+    """A grown tree; see the module docstring for the array layout."""
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    children_ptr: np.ndarray
+    children: np.ndarray
+    value_branch_ptr: np.ndarray
+    value_branch: np.ndarray
+    counts: np.ndarray
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_grown(cls, g: GrownNodes) -> Tree:
+        return cls(
+            g.feature, g.threshold, g.children_ptr, g.children,
+            g.value_branch_ptr, g.value_branch, g.counts,
+        )
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.size)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.counts.shape[1])
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return self.feature < 0
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.is_leaf.sum())
+
+    @property
+    def parent(self) -> np.ndarray:
+        if "parent" not in self._cache:
+            parent = np.full(self.n_nodes, -1, dtype=np.int64)
+            n_children = np.diff(self.children_ptr)
+            parent[self.children] = np.repeat(np.arange(self.n_nodes), n_children)
+            self._cache["parent"] = parent
+        return self._cache["parent"]
+
+    @property
+    def node_depth(self) -> np.ndarray:
+        if "depth" not in self._cache:
+            depth = np.zeros(self.n_nodes, dtype=np.int64)
+            parent = self.parent
+            for i in range(1, self.n_nodes):  # parents come first
+                depth[i] = depth[parent[i]] + 1
+            self._cache["depth"] = depth
+        return self._cache["depth"]
+
+    @property
+    def depth(self) -> int:
+        return int(self.node_depth.max()) if self.n_nodes else 0
+
+    def children_of(self, node: int) -> np.ndarray:
+        return self.children[self.children_ptr[node] : self.children_ptr[node + 1]]
+
+    @property
+    def estimate_counts(self) -> np.ndarray:
+        """Counts each node's estimate is read from: an empty node borrows its nearest
+        non-empty ancestor's counts, as J48 does for empty leaves."""
+        if "est" not in self._cache:
+            est = self.counts.copy()
+            totals = est.sum(axis=1)
+            parent = self.parent
+            for i in range(1, self.n_nodes):
+                if totals[i] <= 0:
+                    est[i] = est[parent[i]]
+            self._cache["est"] = est
+        return self._cache["est"]
+
+    @property
+    def branch_fraction(self) -> np.ndarray:
+        """Share of its parent's training weight each node received (for unknown values)."""
+        if "frac" not in self._cache:
+            totals = self.counts.sum(axis=1)
+            parent = self.parent
+            frac = np.ones(self.n_nodes)
+            ptot = np.zeros(self.n_nodes)
+            has_parent = parent >= 0
+            # Sum of sibling weights = total weight sent to the children of the parent.
+            sums = np.zeros(self.n_nodes)
+            np.add.at(sums, parent[has_parent], totals[has_parent])
+            ptot[has_parent] = sums[parent[has_parent]]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                frac[has_parent] = np.where(
+                    ptot[has_parent] > 0, totals[has_parent] / ptot[has_parent], 0.0
+                )
+            self._cache["frac"] = frac
+        return self._cache["frac"]
+
+    # ------------------------------------------------------------------ routing
+    def apply_weighted(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Route every row to the leaves it reaches.
+
+        Returns parallel arrays ``(row, leaf, weight)``: row i reaches ``leaf`` with
+        ``weight``; the weights of one row sum to 1. Rows without unknown values on their
+        path reach exactly one leaf.
+        """
+        n = X.shape[0]
+        row = np.arange(n)
+        node = np.zeros(n, dtype=np.int64)
+        weight = np.ones(n)
+        out_r, out_l, out_w = [], [], []
+        feature, thr = self.feature, self.threshold
+        frac = self.branch_fraction if n else None
+        while row.size:
+            f = feature[node]
+            leaf = f < 0
+            if leaf.any():
+                out_r.append(row[leaf])
+                out_l.append(node[leaf])
+                out_w.append(weight[leaf])
+                keep = ~leaf
+                row, node, weight, f = row[keep], node[keep], weight[keep], f[keep]
+            if not row.size:
+                break
+            vals = X[row, f]
+            missing = np.isnan(vals)
+            t = thr[node]
+            numeric = ~np.isnan(t)
+            branch = np.zeros(row.size, dtype=np.int64)
+            branch[numeric] = vals[numeric] > t[numeric]
+            nom = ~numeric & ~missing
+            if nom.any():
+                branch[nom] = self.value_branch[
+                    self.value_branch_ptr[node[nom]] + vals[nom].astype(np.int64)
+                ]
+            known = ~missing
+            nxt_row = [row[known]]
+            nxt_node = [self.children[self.children_ptr[node[known]] + branch[known]]]
+            nxt_w = [weight[known]]
+            if missing.any():
+                m_node = node[missing]
+                n_kids = self.children_ptr[m_node + 1] - self.children_ptr[m_node]
+                rep_row = np.repeat(row[missing], n_kids)
+                start = np.repeat(self.children_ptr[m_node], n_kids)
+                offset = np.arange(n_kids.sum()) - np.repeat(np.cumsum(n_kids) - n_kids, n_kids)
+                kid = self.children[start + offset]
+                nxt_row.append(rep_row)
+                nxt_node.append(kid)
+                nxt_w.append(np.repeat(weight[missing], n_kids) * frac[kid])
+            row = np.concatenate(nxt_row)
+            node = np.concatenate(nxt_node)
+            weight = np.concatenate(nxt_w)
+            w_pos = weight > 0
+            row, node, weight = row[w_pos], node[w_pos], weight[w_pos]
+        if not out_r:
+            return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
+        return np.concatenate(out_r), np.concatenate(out_l), np.concatenate(out_w)
+
+    def leaf_estimates(
+        self, kind: str = "frequency", *, alpha: float = 1.0, m: float = 2.0
+    ) -> np.ndarray:
+        """Probability estimate of every node (n_nodes, n_classes) from its counts."""
+        prior = self.counts[0] / self.counts[0].sum() if self.n_nodes else None
+        return leaf_proba(self.estimate_counts, kind, alpha=alpha, m=m, prior=prior)
+
+    def predict_proba(
+        self, X: np.ndarray, kind: str = "frequency", *, alpha: float = 1.0, m: float = 2.0
+    ) -> np.ndarray:
+        """Class probabilities (n_samples, n_classes): the weighted sum of leaf estimates."""
+        est = self.leaf_estimates(kind, alpha=alpha, m=m)
+        row, leaf, weight = self.apply_weighted(X)
+        proba = np.zeros((X.shape[0], self.n_classes))
+        np.add.at(proba, row, weight[:, None] * est[leaf])
+        return proba / proba.sum(axis=1, keepdims=True)
+
+    # ------------------------------------------------------------------ editing
+    def with_leaves(self, make_leaf: np.ndarray) -> Tree:
+        """A new, compacted tree where the nodes in ``make_leaf`` (bool mask) become leaves
+        and their descendants are dropped. Used by pruning; ``self`` is not modified."""
+        keep = np.ones(self.n_nodes, dtype=bool)
+        leafify = make_leaf.copy() & (self.feature >= 0)
+        parent = self.parent
+        for i in range(1, self.n_nodes):
+            p = parent[i]
+            if not keep[p] or leafify[p]:
+                keep[i] = False
+        new_id = np.full(self.n_nodes, -1, dtype=np.int64)
+        new_id[keep] = np.arange(keep.sum())
+        feature = self.feature.copy()
+        threshold = self.threshold.copy()
+        feature[leafify] = -1
+        threshold[leafify] = np.nan
+        kept = np.flatnonzero(keep)
+        ch_lists = [
+            new_id[self.children_of(i)] if feature[i] >= 0 else np.empty(0, np.int64)
+            for i in kept
+        ]
+        vb_lists = [
+            self.value_branch[self.value_branch_ptr[i] : self.value_branch_ptr[i + 1]]
+            if feature[i] >= 0
+            else np.empty(0, np.int64)
+            for i in kept
+        ]
+        ch_ptr = np.concatenate([[0], np.cumsum([c.size for c in ch_lists])]).astype(np.int64)
+        vb_ptr = np.concatenate([[0], np.cumsum([v.size for v in vb_lists])]).astype(np.int64)
+        return Tree(
+            feature=feature[kept],
+            threshold=threshold[kept],
+            children_ptr=ch_ptr,
+            children=np.concatenate([*ch_lists, np.empty(0, np.int64)]).astype(np.int64),
+            value_branch_ptr=vb_ptr,
+            value_branch=np.concatenate([*vb_lists, np.empty(0, np.int64)]).astype(np.int64),
+            counts=self.counts[kept].copy(),
+        )
+
+    def subtree_leaf_errors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per node: training errors of the subtree's leaves, and number of leaves."""
+        errs_leaf = self.counts.sum(axis=1) - self.counts.max(axis=1)
+        sub_err = np.where(self.is_leaf, errs_leaf, 0.0)
+        sub_leaves = self.is_leaf.astype(float)
+        parent = self.parent
+        for i in range(self.n_nodes - 1, 0, -1):  # children after parents
+            sub_err[parent[i]] += sub_err[i]
+            sub_leaves[parent[i]] += sub_leaves[i]
+        return sub_err, sub_leaves
+
+    # ------------------------------------------------------------------ JSON
+    def to_json(self) -> dict:
+        return {
+            "feature": self.feature.tolist(),
+            "threshold": [None if np.isnan(t) else float(t) for t in self.threshold],
+            "children_ptr": self.children_ptr.tolist(),
+            "children": self.children.tolist(),
+            "value_branch_ptr": self.value_branch_ptr.tolist(),
+            "value_branch": self.value_branch.tolist(),
+            "counts": self.counts.tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict, n_classes: int) -> Tree:
+        tree = cls(
+            feature=np.asarray(obj["feature"], dtype=np.int64),
+            threshold=np.array([np.nan if t is None else t for t in obj["threshold"]], float),
+            children_ptr=np.asarray(obj["children_ptr"], dtype=np.int64),
+            children=np.asarray(obj["children"], dtype=np.int64),
+            value_branch_ptr=np.asarray(obj["value_branch_ptr"], dtype=np.int64),
+            value_branch=np.asarray(obj["value_branch"], dtype=np.int64),
+            counts=np.asarray(obj["counts"], dtype=float).reshape(-1, n_classes),
+        )
+        tree.validate()
+        return tree
+
+    def validate(self) -> None:
+        """Check the array invariants; a model file that breaks them is corrupt."""
+        n = self.n_nodes
+        ok = (
+            n >= 1
+            and self.threshold.size == n
+            and self.children_ptr.size == n + 1
+            and self.value_branch_ptr.size == n + 1
+            and self.counts.shape[0] == n
+            and self.children_ptr[0] == 0
+            and self.children_ptr[-1] == self.children.size
+            and self.value_branch_ptr[-1] == self.value_branch.size
+            and np.all(np.diff(self.children_ptr) >= 0)
+            and np.all(self.counts >= 0)
+        )
+        if ok and self.children.size:
+            parents = np.repeat(np.arange(n), np.diff(self.children_ptr))
+            ok = bool(np.all(self.children > parents) and np.all(self.children < n))
+            ok = ok and np.unique(self.children).size == self.children.size
+        if ok:
+            internal = self.feature >= 0
+            ok = bool(np.all(np.diff(self.children_ptr)[internal] >= 2)) and bool(
+                np.all(np.diff(self.children_ptr)[~internal] == 0)
+            )
+        if not ok:
+            raise ValueError("tree arrays break the layout invariants")
+
+
+def prune_to_cp(tree: Tree, cp: float) -> Tree:
+    """rpart's complexity parameter: cost-complexity pruning at alpha = cp * R(root).
+
+    R is the weighted training misclassification count. Every internal node whose
+    weakest-link value g(t) = (R(t) - R(T_t)) / (|leaves(T_t)| - 1) is <= alpha after its
+    descendants have been pruned is collapsed (Breiman et al. 1984, ch. 10; rpart's ``cp``).
+    """
+    if cp <= 0 or tree.n_nodes == 1:
+        return tree
+    alpha = cp * (tree.counts[0].sum() - tree.counts[0].max())
+    current = tree
+    while True:
+        sub_err, sub_leaves = current.subtree_leaf_errors()
+        node_err = current.counts.sum(axis=1) - current.counts.max(axis=1)
+        internal = ~current.is_leaf
+        with np.errstate(invalid="ignore", divide="ignore"):
+            g = np.where(internal, (node_err - sub_err) / (sub_leaves - 1), np.inf)
+        weakest = g.min() if internal.any() else np.inf
+        if not internal.any() or weakest > alpha + 1e-12:
+            return current
+        current = current.with_leaves(internal & (g <= weakest + 1e-12))
+
+
+def collapse(tree: Tree) -> Tree:
+    """J48's ``collapse``: a subtree that does not reduce training errors becomes a leaf.
+
+    J48 applies it by default even with ``-U``; treecert only with ``collapse=True``.
+    """
+    sub_err, _ = tree.subtree_leaf_errors()
+    node_err = tree.counts.sum(axis=1) - tree.counts.max(axis=1)
+    return tree.with_leaves(~tree.is_leaf & (sub_err >= node_err - 1e-3))
+
+
+@dataclass
+class DecisionTree:
+    """A C4.5-family classification tree with fit / predict_proba conventions.
+
+    Parameters (keyword-only, stored as given)
+    ------------------------------------------
+    criterion : "info_gain" (default, the papers), "gain_ratio" (J48), "gini" (CART).
+    min_leaf : minimum weight of a branch (J48 ``-M``, Clus ``MinimalWeight``), default 2.
+    max_depth, min_gain : further pre-pruning; ``cp``: rpart's relative complexity.
+    binary_splits : one-value-versus-rest nominal tests (J48 ``-B``).
+    threshold : "midpoint" or "lower" (observed value, C4.5/J48).
+    collapse : J48's collapse of subtrees that do not reduce training errors.
+    leaf : "frequency", "laplace" (alpha) or "m_estimate" (m) leaf estimates.
+
+    Fitted attributes: ``tree_`` (:class:`Tree`), ``schema_``, ``grown_`` (with row slices).
+    """
+
+    criterion: str = "info_gain"
+    min_leaf: float = 2.0
+    max_depth: int | None = None
+    min_gain: float = 0.0
+    cp: float = 0.0
+    binary_splits: bool = False
+    threshold: str = "midpoint"
+    collapse: bool = False
+    leaf: str = "frequency"
+    alpha: float = 1.0
+    m: float = 2.0
+
+    def __post_init__(self) -> None:
+        self.leaf = normalise_leaf_name(self.leaf)
+        self.criterion = self.criterion.replace("-", "_")
+        if self.cp < 0:
+            raise ConfigError(f"cp must be >= 0, got {self.cp}.")
+        self.grow_params  # validates the rest  # noqa: B018
+
+    @property
+    def grow_params(self) -> GrowParams:
+        return GrowParams(
+            criterion=self.criterion,
+            min_leaf=float(self.min_leaf),
+            max_depth=self.max_depth,
+            min_gain=float(self.min_gain),
+            binary_splits=bool(self.binary_splits),
+            threshold=self.threshold,
+            collapse=bool(self.collapse),
+        )
+
+    def get_params(self) -> dict:
+        return {
+            "criterion": self.criterion, "min_leaf": self.min_leaf, "max_depth": self.max_depth,
+            "min_gain": self.min_gain, "cp": self.cp, "binary_splits": self.binary_splits,
+            "threshold": self.threshold, "collapse": self.collapse, "leaf": self.leaf,
+            "alpha": self.alpha, "m": self.m,
+        }
+
+    def make_finder(
+        self, data: Dataset, *, eligible: np.ndarray | None = None,
+        X: np.ndarray | None = None, y: np.ndarray | None = None,
+    ) -> SplitFinder:
+        """The split finder over ``data`` (or explicit X, y in its schema)."""
+        schema = data.schema
+        return SplitFinder(
+            data.X if X is None else X,
+            data.y if y is None else y,
+            schema.nominal_mask(),
+            schema.n_values(),
+            schema.n_classes,
+            self.grow_params,
+            eligible=eligible,
+            n_total_rows=data.n_samples,
+        )
+
+    def fit(self, data: Dataset, *, eligible: np.ndarray | None = None) -> DecisionTree:
+        """Grow the tree on ``data`` (rows with a missing class are ignored).
+
+        ``eligible`` (bool per row) marks rows whose values may become thresholds; rows
+        marked False still count in the split heuristic (TPCE paper, section 3.2).
+        """
+        from treecert.data import check_trainable
+
+        check_trainable(data)
+        labelled = np.flatnonzero(data.y >= 0)
+        finder = self.make_finder(data, eligible=eligible)
+        grown = grow(finder, labelled, data.weights[labelled].astype(float))
+        tree = Tree.from_grown(grown)
+        if self.collapse:
+            tree = collapse(tree)
+        if self.cp > 0:
+            tree = prune_to_cp(tree, self.cp)
+        self.tree_ = tree
+        self.grown_ = grown
+        self.schema_ = data.schema
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "tree_"):
+            raise ConfigError("this DecisionTree is not fitted yet; call fit() first.")
+
+    def predict_proba(self, data: Dataset | np.ndarray) -> np.ndarray:
+        """Class probabilities (n_samples, n_classes) with the configured leaf estimate."""
+        self._check_fitted()
+        X = data.X if isinstance(data, Dataset) else np.asarray(data, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.schema_.n_features:
+            raise DataError(
+                f"expected {self.schema_.n_features} attributes, got an array of shape "
+                f"{X.shape}."
+            )
+        return self.tree_.predict_proba(X, self.leaf, alpha=self.alpha, m=self.m)
+
+    def predict(self, data: Dataset | np.ndarray) -> np.ndarray:
+        """Class codes of the most probable class (ties: the first declared class)."""
+        return np.argmax(self.predict_proba(data), axis=1)
+
+    @classmethod
+    def from_tree(cls, tree: Tree, schema: Schema, params: dict) -> DecisionTree:
+        """Rebuild a fitted estimator from stored arrays (model files)."""
+        est = cls(**params)
+        est.tree_ = tree
+        est.schema_ = schema
+        return est
