@@ -46,7 +46,12 @@ def train(
         training = Dataset(
             data.schema, data.X[keep], data.y[keep], data.weights[keep], source=data.source
         )
-    return Model(estimator=estimator, training_data=training, method=estimator.leaf)
+    method = estimator.leaf
+    if estimator.leaf == "laplace" and alpha != 1.0:
+        method = f"laplace:alpha={alpha:g}"
+    elif estimator.leaf == "m_estimate" and m != 2.0:
+        method = f"m_estimate:m={m:g}"
+    return Model(estimator=estimator, training_data=training, method=method)
 
 
 def predictions_frame(
@@ -108,10 +113,37 @@ def _id_values(data: Dataset, id_column: str) -> np.ndarray:
     )
 
 
-def predict(model: Model, data: Dataset, *, id_column: str | None = None) -> pd.DataFrame:
-    """Score ``data`` (aligned to the model's schema) with the model's leaf estimate."""
-    proba = model.estimator.predict_proba(data)
-    return predictions_frame(data, proba, model.schema.classes, id_column=id_column)
+def predict(
+    model: Model, data: Dataset, *, id_column: str | None = None, method: str | None = None
+) -> pd.DataFrame:
+    """Score ``data`` (aligned to the model's schema).
+
+    ``method`` (a registry spec such as ``'laplace:alpha=0.5'``) overrides the model's own
+    method; transductive methods use the training data embedded in the model.
+    """
+    from treecert.methods import make_method
+
+    spec = method or model.method or model.estimator.leaf
+    runner = make_method(spec, model.estimator.get_params()).adopt(model)
+    pred = runner.predict(data)
+    return predictions_frame(
+        data, pred.proba, model.schema.classes, certainty=pred.certainty, lower=pred.lower,
+        upper=pred.upper, id_column=id_column, extra_columns=pred.columns,
+    )
+
+
+def evaluate(data: Dataset, methods: list[str], **kwargs):
+    """Cross-validate methods on ``data``; see :func:`treecert.experiment.evaluate`."""
+    from treecert.experiment import evaluate as _evaluate
+
+    return _evaluate(data, methods, **kwargs)
+
+
+def compare(metrics: pd.DataFrame, **kwargs):
+    """Compare methods over datasets; see :func:`treecert.compare.compare`."""
+    from treecert.compare import compare as _compare
+
+    return _compare(metrics, **kwargs)
 
 
 def show(model: Model, fmt: str = "text") -> str:

@@ -8,6 +8,7 @@ place (:func:`main`) and printed as one line ``Error: ...`` with exit code 2.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import click
@@ -15,7 +16,7 @@ import typer
 from rich.console import Console
 
 from treecert import api
-from treecert.errors import TreecertError
+from treecert.errors import ConfigError, TreecertError
 from treecert.fileio import atomic_writer, check_not_input, write_text
 from treecert.model import read_model
 
@@ -66,38 +67,57 @@ def _split_names(text: str | None) -> tuple[str, ...]:
     return tuple(s.strip() for s in text.split(",") if s.strip()) if text else ()
 
 
+Criterion = Annotated[
+    str, typer.Option(help="info_gain (papers, Clus), gain_ratio (J48) or gini (CART).")
+]
+MinLeaf = Annotated[float, typer.Option(help="Minimum weight per branch (J48 -M).")]
+MaxDepth = Annotated[int | None, typer.Option(help="Maximum depth (root = 0).")]
+MinGain = Annotated[float, typer.Option(help="Minimum heuristic gain to split.")]
+Cp = Annotated[float, typer.Option(help="rpart's relative complexity parameter.")]
+BinarySplits = Annotated[
+    bool, typer.Option("--binary-splits", help="Nominal tests one value vs rest (J48 -B).")
+]
+Threshold = Annotated[
+    str, typer.Option(help="midpoint (sklearn, rpart) or lower (observed value, C4.5).")
+]
+Collapse = Annotated[bool, typer.Option("--collapse", help="J48's collapse of useless subtrees.")]
+Nominal = Annotated[
+    str | None, typer.Option(help="CSV: columns to read as nominal, comma-separated.")
+]
+Ignore = Annotated[str | None, typer.Option(help="Attributes to leave out, comma-separated.")]
+Seed = Annotated[int, typer.Option(help="Seed of every random choice (folds, bootstraps).")]
+Jobs = Annotated[int, typer.Option("--jobs", "-j", help="Parallel workers (-1 = all cores).")]
+
+
+def _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits, threshold,
+                 collapse) -> dict:
+    return {
+        "criterion": criterion, "min_leaf": min_leaf, "max_depth": max_depth,
+        "min_gain": min_gain, "cp": cp, "binary_splits": binary_splits,
+        "threshold": threshold, "collapse": collapse,
+    }
+
+
 @app.command()
 def train(
     data: Annotated[str, typer.Argument(help="Training data: ARFF or CSV ('-' = CSV on stdin).")],
     output: Annotated[str, typer.Option("-o", "--output", help="Model file to write (JSON).")],
     class_name: ClassOpt = None,
-    criterion: Annotated[
-        str, typer.Option(help="info_gain (papers, Clus), gain_ratio (J48) or gini (CART).")
-    ] = "info_gain",
-    min_leaf: Annotated[float, typer.Option(help="Minimum weight per branch (J48 -M).")] = 2.0,
-    max_depth: Annotated[int | None, typer.Option(help="Maximum depth (root = 0).")] = None,
-    min_gain: Annotated[float, typer.Option(help="Minimum heuristic gain to split.")] = 0.0,
-    cp: Annotated[float, typer.Option(help="rpart's relative complexity parameter.")] = 0.0,
-    binary_splits: Annotated[
-        bool, typer.Option("--binary-splits", help="Nominal tests one value vs rest (J48 -B).")
-    ] = False,
-    threshold: Annotated[
-        str, typer.Option(help="midpoint (sklearn, rpart) or lower (observed value, C4.5).")
-    ] = "midpoint",
-    collapse: Annotated[
-        bool, typer.Option("--collapse", help="J48's collapse of useless subtrees.")
-    ] = False,
+    criterion: Criterion = "info_gain",
+    min_leaf: MinLeaf = 2.0,
+    max_depth: MaxDepth = None,
+    min_gain: MinGain = 0.0,
+    cp: Cp = 0.0,
+    binary_splits: BinarySplits = False,
+    threshold: Threshold = "midpoint",
+    collapse: Collapse = False,
     leaf: Annotated[
         str, typer.Option(help="Leaf estimate: frequency, laplace or m-estimate.")
     ] = "frequency",
     alpha: Annotated[float, typer.Option(help="Laplace pseudo-count (J48 -A: 1).")] = 1.0,
     m: Annotated[float, typer.Option("--m", help="m of the m-estimate.")] = 2.0,
-    nominal: Annotated[
-        str | None, typer.Option(help="CSV: columns to read as nominal, comma-separated.")
-    ] = None,
-    ignore: Annotated[
-        str | None, typer.Option(help="Attributes to leave out, comma-separated.")
-    ] = None,
+    nominal: Nominal = None,
+    ignore: Ignore = None,
     no_embed_data: Annotated[
         bool,
         typer.Option("--no-embed-data", help="Do not store the training data in the model."),
@@ -134,12 +154,17 @@ def predict(
     id_column: Annotated[
         str | None, typer.Option("--id", help="Column to copy through as an identifier.")
     ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option(help="Certainty method, e.g. laplace or 'laplace:alpha=0.5' "
+                          "(default: the model's own)."),
+    ] = None,
     quiet: Quiet = False,
 ) -> None:
     """Score data with a model: one CSV row per instance, in input order.
 
     Columns: row, [id], actual (if the file has the class), predicted, p_<label> per class,
-    certainty.
+    certainty, and lower_<label>/upper_<label> for methods that give bounds.
 
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv
     """
@@ -150,11 +175,311 @@ def predict(
     model = read_model(model_path)
     dataset = load_for_schema(data, model.schema, id_column=id_column)
     _warn_all(dataset.warnings)
-    frame = api.predict(model, dataset, id_column=id_column)
+    frame = api.predict(model, dataset, id_column=id_column, method=method)
     with atomic_writer(output) as fh:
         frame.to_csv(fh, index=False, lineterminator="\n")
     if output != "-":
         say(f"Wrote {len(frame)} predictions to {output}")
+
+
+def _progress_callback():
+    """A rich progress bar on stderr when it is a terminal and not --quiet; else None."""
+    if _state["quiet"] or not sys.stderr.isatty():
+        return None, None
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                        TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn(),
+                        console=_stderr, transient=True)
+    task = progress.add_task("evaluating", total=None)
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    return progress, update
+
+
+def _metrics_table(metrics, title: str) -> None:
+    if _state["quiet"]:
+        return
+    from rich.table import Table
+
+    skip = {"dataset", "method", "repeats", "n_test"}
+    cols = [c for c in metrics.columns if c not in skip]
+    table = Table(title=title)
+    table.add_column("metric")
+    for name in metrics["method"]:
+        table.add_column(str(name), justify="right", overflow="fold")
+    for c in cols:
+        table.add_row(c, *(f"{v:.4f}" if v == v else "n/a" for v in metrics[c]))
+    _stderr.print(table)
+
+
+def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, class_name):
+    from treecert.data import load_for_schema
+    from treecert.experiment import Protocol, read_fold_ids
+
+    chosen = sum([loo, folds_file is not None, test is not None])
+    if chosen > 1:
+        raise ConfigError("choose one of --loo, --folds-file and --test.")
+    if loo:
+        return Protocol(kind="loo", seed=seed)
+    if folds_file is not None:
+        text = _read_text(folds_file)
+        return Protocol(kind="folds", seed=seed,
+                        fold_ids=read_fold_ids(text, dataset.n_samples, folds_file))
+    if test is not None:
+        test_data = load_for_schema(test, dataset.schema)
+        _warn_all(test_data.warnings)
+        if not test_data.has_class:
+            raise ConfigError(f"{test}: the test file has no class column "
+                              f"'{dataset.schema.class_attribute.name}'.")
+        return Protocol(kind="test", seed=seed, test=test_data)
+    return Protocol(kind="cv", n_folds=folds, repeats=repeat, seed=seed)
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read ({exc}).") from None
+
+
+def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
+    import json
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(outdir / "predictions.csv") as fh:
+        result.predictions.to_csv(fh, index=False, lineterminator="\n")
+    with atomic_writer(outdir / "metrics.csv") as fh:
+        result.metrics.to_csv(fh, index=False, lineterminator="\n")
+    records = result.metrics.to_dict(orient="records")
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in records]
+    write_text(outdir / "metrics.json", json.dumps(records, indent=2, allow_nan=False) + "\n")
+    if plots:
+        from treecert import plots as P
+
+        written = P.reliability_plots(result.predictions, result.classes, outdir, bins)
+        written.append(P.roc_plot(result.predictions, result.classes, outdir))
+        say(f"Wrote {len(written)} plots to {outdir}")
+
+
+@app.command()
+def evaluate(
+    data: Annotated[str, typer.Argument(help="Data: ARFF or CSV.")],
+    method: Annotated[
+        list[str], typer.Option("--method", help="Method spec, repeatable: NAME or "
+                                                  "'NAME:key=value,...'.")
+    ],
+    output: Annotated[
+        str | None, typer.Option("-o", "--output", help="Directory for predictions.csv, "
+                                                        "metrics.csv/.json and plots.")
+    ] = None,
+    class_name: ClassOpt = None,
+    folds: Annotated[int, typer.Option(help="Stratified k-fold CV.")] = 10,
+    loo: Annotated[bool, typer.Option("--loo", help="Leave-one-out.")] = False,
+    repeat: Annotated[int, typer.Option(help="Repeated CV with seeds seed, seed+1, ...")] = 1,
+    folds_file: Annotated[
+        str | None, typer.Option(help="One fold id per data row (e.g. NAME.folds.csv).")
+    ] = None,
+    test: Annotated[
+        str | None, typer.Option(help="Train on DATA, test on this file.")
+    ] = None,
+    seed: Seed = 1,
+    loss: Annotated[
+        str | None, typer.Option(help="Loss matrix YAML: adds expected_loss.")
+    ] = None,
+    bins: Annotated[
+        str, typer.Option(help="ERC bins: equal_width (10) or mdl (Fayyad-Irani).")
+    ] = "equal_width",
+    bias_variance: Annotated[
+        int, typer.Option(help="Bias-variance decomposition over R bootstrap samples.")
+    ] = 0,
+    plots: Annotated[bool, typer.Option("--plots", help="PNG plots into the -o dir.")] = False,
+    no_timing: Annotated[
+        bool, typer.Option("--no-timing", help="Leave out timings (byte-identical metrics).")
+    ] = False,
+    jobs: Jobs = 1,
+    criterion: Criterion = "info_gain",
+    min_leaf: MinLeaf = 2.0,
+    max_depth: MaxDepth = None,
+    min_gain: MinGain = 0.0,
+    cp: Cp = 0.0,
+    binary_splits: BinarySplits = False,
+    threshold: Threshold = "midpoint",
+    collapse: Collapse = False,
+    nominal: Nominal = None,
+    ignore: Ignore = None,
+    quiet: Quiet = False,
+) -> None:
+    """Cross-validate methods and report Brier, log-loss, AUC, AUC reliability, ERC.
+
+    Without -o the metrics CSV goes to stdout. With the default seed (1), 10-fold CV uses
+    the same folds as the shared NAME.folds.csv files.
+
+    Example: treecert evaluate sample_data/credit-g.arff --method frequency --method laplace
+    -o results/credit-g
+    """
+    from treecert.loss import read_loss
+
+    _state["quiet"] = quiet
+    if plots and output is None:
+        raise ConfigError("--plots needs an output directory (-o DIR).")
+    if bins not in ("equal_width", "mdl"):
+        raise ConfigError(f"unknown --bins '{bins}'.", "Choose equal_width or mdl.")
+    dataset = _load_training(data, class_name, nominal, ignore)
+    protocol = _protocol(data, dataset, folds, loo, repeat, folds_file, test, seed, class_name)
+    loss_matrix = None
+    if loss is not None:
+        loss_matrix, warns = read_loss(loss, dataset.schema.classes)
+        _warn_all(warns)
+    params = _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits,
+                          threshold, collapse)
+    params["seed"] = seed
+    progress, update = _progress_callback()
+    if progress is not None:
+        progress.start()
+    try:
+        result = api.evaluate(
+            dataset, method, protocol=protocol, tree_params=params, loss=loss_matrix,
+            bins=bins, bias_variance=bias_variance, jobs=jobs,
+            dataset_name=_dataset_name(data), timing=not no_timing, progress=update,
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
+    _metrics_table(result.metrics, f"{_dataset_name(data)} ({protocol.kind})")
+    if output is None:
+        result.metrics.to_csv(sys.stdout, index=False, lineterminator="\n")
+    else:
+        _write_evaluation(result, Path(output), plots, bins)
+        say(f"Wrote {len(result.predictions)} predictions and metrics to {output}")
+
+
+def _dataset_name(path: str) -> str:
+    if path == "-":
+        return "stdin"
+    name = Path(path).name
+    for suffix in (".gz", ".arff", ".csv"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+@app.command()
+def compare(
+    results: Annotated[
+        list[str] | None,
+        typer.Argument(help="evaluate output directories or metrics CSV files."),
+    ] = None,
+    data: Annotated[
+        list[str] | None, typer.Option("--data", help="Run evaluate on this dataset first.")
+    ] = None,
+    data_dir: Annotated[
+        str | None, typer.Option(help="Run evaluate on every .arff/.csv file here.")
+    ] = None,
+    method: Annotated[
+        list[str] | None, typer.Option("--method", help="Method spec (with --data/--data-dir).")
+    ] = None,
+    metric: Annotated[
+        list[str] | None, typer.Option("--metric", help="Metrics to compare (repeatable).")
+    ] = None,
+    output: Annotated[
+        str | None, typer.Option("-o", "--output", help="Directory for CSV/JSON results.")
+    ] = None,
+    tol: Annotated[float, typer.Option(help="Absolute tie tolerance.")] = 1e-4,
+    folds: Annotated[int, typer.Option(help="Stratified k-fold CV.")] = 10,
+    use_folds_files: Annotated[
+        bool, typer.Option(help="Use NAME.folds.csv beside a dataset when it exists.")
+    ] = True,
+    seed: Seed = 1,
+    plots: Annotated[bool, typer.Option("--plots", help="Scatter plots into the -o dir.")] = False,
+    jobs: Jobs = 1,
+    criterion: Criterion = "info_gain",
+    min_leaf: MinLeaf = 2.0,
+    max_depth: MaxDepth = None,
+    min_gain: MinGain = 0.0,
+    cp: Cp = 0.0,
+    binary_splits: BinarySplits = False,
+    threshold: Threshold = "midpoint",
+    collapse: Collapse = False,
+    quiet: Quiet = False,
+) -> None:
+    """Compare methods over datasets: wins/ties/losses, Wilcoxon p, averages, ranks.
+
+    Either give evaluate results, or run them here with --data/--data-dir and --method.
+    Markdown goes to stdout; -o DIR also writes comparison.csv/.json and metrics.csv.
+
+    Example: treecert compare --data-dir sample_data --method frequency --method laplace
+    """
+    import pandas as pd
+
+    from treecert.compare import to_markdown
+
+    _state["quiet"] = quiet
+    if plots and output is None:
+        raise ConfigError("--plots needs an output directory (-o DIR).")
+    paths = list(data or [])
+    if data_dir is not None:
+        d = Path(data_dir)
+        if not d.is_dir():
+            raise ConfigError(f"{data_dir}: not a directory.")
+        paths += sorted(str(p) for p in d.iterdir()
+                        if p.suffix in (".arff", ".csv") and not p.name.endswith(".folds.csv"))
+    frames = [_read_metrics(r) for r in (results or [])]
+    if paths:
+        if not method:
+            raise ConfigError("--data/--data-dir need at least one --method.")
+        params = _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits,
+                              threshold, collapse)
+        params["seed"] = seed
+        for path in paths:
+            dataset = _load_training(path, None, None, None)
+            protocol = _protocol(path, dataset, folds, False, 1, None, None, seed, None)
+            ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
+            if use_folds_files and ff.exists():
+                protocol = _protocol(path, dataset, folds, False, 1, str(ff), None, seed, None)
+            say(f"evaluating {path}")
+            res = api.evaluate(dataset, method, protocol=protocol, tree_params=params,
+                               jobs=jobs, dataset_name=_dataset_name(path))
+            frames.append(res.metrics)
+    if not frames:
+        raise ConfigError("nothing to compare.",
+                          "Give evaluate result directories, or --data/--data-dir with --method.")
+    metrics = pd.concat(frames, ignore_index=True)
+    comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol)
+    md = to_markdown(comp)
+    sys.stdout.write(md)
+    if output is not None:
+        out = Path(output)
+        out.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(out / "metrics.csv") as fh:
+            metrics.to_csv(fh, index=False, lineterminator="\n")
+        with atomic_writer(out / "comparison.csv") as fh:
+            comp.pairs.to_csv(fh, index=False, lineterminator="\n")
+        write_text(out / "comparison.json", comp.to_json())
+        write_text(out / "comparison.md", md)
+        if plots:
+            from treecert import plots as P
+
+            written = P.scatter_plots(comp.per_dataset, out)
+            say(f"Wrote {len(written)} plots to {out}")
+
+
+def _read_metrics(path: str):
+    import pandas as pd
+
+    p = Path(path)
+    if p.is_dir():
+        p = p / "metrics.csv"
+    if not p.exists():
+        raise ConfigError(f"{path}: no metrics.csv here; pass an evaluate -o directory.")
+    try:
+        return pd.read_csv(p)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{p}: cannot read results ({exc}).") from None
 
 
 @app.command()

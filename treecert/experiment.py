@@ -1,0 +1,275 @@
+"""The experiment engine behind ``evaluate``: protocols, per-instance predictions, metrics.
+
+Protocols: stratified k-fold (optionally repeated), leave-one-out, fixed fold ids from a
+file, or a separate test file. Every (repeat, fold, method) unit is independent, so units run
+in parallel (joblib) and are then put back in a fixed order: the output does not depend on
+the number of jobs.
+
+Stratified folds follow the recipe of the shared ``*.folds.csv`` files: a
+``numpy.random.RandomState(seed)`` permutation, a stable sort by class, then fold ids
+assigned round-robin. With ``seed=1`` (the default) this reproduces those files exactly.
+Repeat r uses seed ``seed + r``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from treecert import metrics as M
+from treecert.api import predictions_frame
+from treecert.errors import ConfigError, DataError
+from treecert.methods import METHODS, MethodSpec, Prediction, make_method, parse_method_spec
+from treecert.schema import Dataset
+
+DEFAULT_SEED = 1
+
+
+def stratified_folds(y: np.ndarray, n_folds: int, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """Fold id (0..n_folds-1) per row, stratified by class (see the module docstring)."""
+    n = y.shape[0]
+    if n_folds < 2:
+        raise ConfigError(f"--folds must be at least 2, got {n_folds}.")
+    if n_folds > n:
+        raise ConfigError(
+            f"--folds {n_folds} is more than the {n} labelled rows.", "Use --loo or fewer folds."
+        )
+    perm = np.random.RandomState(seed).permutation(n)
+    order = perm[np.argsort(y[perm], kind="stable")]
+    folds = np.empty(n, dtype=np.int64)
+    folds[order] = np.arange(n) % n_folds
+    return folds
+
+
+def read_fold_ids(text: str, n_rows: int, source: str) -> np.ndarray:
+    """Parse a folds file: one integer fold id per data row (blank lines ignored)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if lines and not lines[0].lstrip("-").isdigit():
+        lines = lines[1:]  # a header line
+    try:
+        ids = np.array([int(v.split(",")[-1]) for v in lines], dtype=np.int64)
+    except ValueError:
+        raise DataError(f"{source}: expected one integer fold id per line.") from None
+    if ids.size != n_rows:
+        raise DataError(
+            f"{source}: {ids.size} fold ids for {n_rows} data rows.",
+            "The folds file needs one id per row of the data file, in order.",
+        )
+    if np.any(ids < 0):
+        raise DataError(f"{source}: fold ids must be >= 0.")
+    return ids
+
+
+@dataclass
+class Protocol:
+    """How to split the data: ``cv`` (stratified k-fold), ``loo``, ``folds`` (given ids) or
+    ``test`` (train on the data, test on a separate dataset)."""
+
+    kind: str = "cv"
+    n_folds: int = 10
+    repeats: int = 1
+    seed: int = DEFAULT_SEED
+    fold_ids: np.ndarray | None = None
+    test: Dataset | None = None
+
+    def splits(self, data: Dataset) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+        """(repeat, fold, train rows, test rows) for every unit, in a fixed order."""
+        y = data.y
+        labelled = np.flatnonzero(y >= 0)
+        if self.kind == "test":
+            return [(0, 0, labelled, np.arange(self.test.n_samples))]
+        if self.kind == "loo":
+            return [(0, int(i), np.delete(labelled, k), np.array([i]))
+                    for k, i in enumerate(labelled)]
+        out = []
+        repeats = 1 if self.kind == "folds" else self.repeats
+        for r in range(repeats):
+            if self.kind == "folds":
+                ids = self.fold_ids[labelled]
+            else:
+                ids = stratified_folds(y[labelled], self.n_folds, self.seed + r)
+            for f in np.unique(ids):
+                out.append((r, int(f), labelled[ids != f], labelled[ids == f]))
+        return out
+
+
+@dataclass
+class UnitResult:
+    repeat: int
+    fold: int
+    method: int
+    rows: np.ndarray
+    prediction: Prediction
+    fit_seconds: float
+    predict_seconds: float
+    size: float | None
+
+
+def _run_unit(spec: MethodSpec, m_idx: int, tree_params: dict, train: Dataset,
+              test: Dataset, repeat: int, fold: int, rows: np.ndarray) -> UnitResult:
+    method = make_method(spec, tree_params)
+    if "seed" in method.options and "seed" not in spec.options:
+        method.opts["seed"] = tree_params.get("seed", DEFAULT_SEED) + 1000 * repeat + fold
+    t0 = time.perf_counter()
+    method.fit(train)
+    t1 = time.perf_counter()
+    pred = method.predict(test)
+    t2 = time.perf_counter()
+    return UnitResult(repeat, fold, m_idx, rows, pred, t1 - t0, t2 - t1, method.size)
+
+
+@dataclass
+class EvaluationResult:
+    """Per-instance predictions and per-method metrics of one dataset."""
+
+    predictions: pd.DataFrame
+    metrics: pd.DataFrame
+    classes: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)
+
+
+def evaluate(
+    data: Dataset,
+    methods: list[str],
+    *,
+    protocol: Protocol | None = None,
+    tree_params: dict | None = None,
+    loss: np.ndarray | None = None,
+    bins: str = "equal_width",
+    bias_variance: int = 0,
+    jobs: int = 1,
+    dataset_name: str | None = None,
+    timing: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvaluationResult:
+    """Cross-validate every method on ``data``; see the module docstring for protocols.
+
+    Metrics are computed on all test predictions of a repeat pooled together, then averaged
+    over repeats (``leaves``, ``fit_seconds`` and ``predict_seconds`` are means per fold).
+    """
+    from joblib import Parallel, delayed
+
+    protocol = protocol or Protocol()
+    tree_params = dict(tree_params or {})
+    specs = [parse_method_spec(m, METHODS) for m in methods]
+    if not specs:
+        raise ConfigError("no method given.", "Add --method NAME (e.g. --method laplace).")
+    if len({s.text for s in specs}) != len(specs):
+        raise ConfigError("the same --method is given twice.")
+    name = dataset_name or data.schema.relation or data.source
+    test_data = protocol.test if protocol.kind == "test" else data
+    splits = protocol.splits(data)
+    units = [
+        (spec, k, r, f, tr, te)
+        for (r, f, tr, te) in splits
+        for k, spec in enumerate(specs)
+    ]
+    calls = (
+        delayed(_run_unit)(spec, k, tree_params, data.subset(tr), test_data.subset(te), r, f, te)
+        for (spec, k, r, f, tr, te) in units
+    )
+    results: list[UnitResult] = []
+    done = 0
+    runner = Parallel(n_jobs=jobs, return_as="generator") if jobs != 1 else None
+    iterator = runner(calls) if runner is not None else (fn(*a, **kw) for fn, a, kw in calls)
+    for res in iterator:
+        results.append(res)
+        done += 1
+        if progress is not None:
+            progress(done, len(units))
+    classes = data.schema.classes
+    frames, metric_rows = [], []
+    for k, spec in enumerate(specs):
+        mine = [r for r in results if r.method == k]
+        per_repeat = []
+        for rep in sorted({r.repeat for r in mine}):
+            parts = sorted((r for r in mine if r.repeat == rep), key=lambda r: r.fold)
+            rows = np.concatenate([r.rows for r in parts])
+            fold_of = np.concatenate([np.full(r.rows.size, r.fold) for r in parts])
+            pred = _concat_predictions([r.prediction for r in parts])
+            order = np.argsort(rows, kind="stable")
+            rows, fold_of = rows[order], fold_of[order]
+            pred = _take(pred, order)
+            test_sub = test_data.subset(rows)
+            frame = predictions_frame(
+                test_sub, pred.proba, classes, certainty=pred.certainty_or_max(),
+                lower=pred.lower, upper=pred.upper, extra_columns=pred.columns,
+            )
+            frame["row"] = rows
+            frame.insert(0, "fold", fold_of)
+            frame.insert(0, "repeat", rep)
+            frame.insert(0, "method", spec.text)
+            frame.insert(0, "dataset", name)
+            frames.append(frame)
+            y = test_sub.y
+            if np.any(y < 0):
+                raise DataError(f"{test_data.source}: the test data has rows without a class.")
+            per_repeat.append(M.compute_metrics(
+                y, pred.proba, certainty=pred.certainty_or_max(), lower=pred.lower,
+                upper=pred.upper, loss=loss, bins=bins,
+            ))
+        row = {"dataset": name, "method": spec.text}
+        for key in per_repeat[0]:
+            row[key] = float(np.mean([m[key] for m in per_repeat]))
+        sizes = [r.size for r in mine if r.size is not None]
+        row["leaves"] = float(np.mean(sizes)) if sizes else np.nan
+        if timing:
+            row["fit_seconds"] = float(np.mean([r.fit_seconds for r in mine]))
+            row["predict_seconds"] = float(np.mean([r.predict_seconds for r in mine]))
+        row["repeats"] = len(per_repeat)
+        row["n_test"] = int(sum(r.rows.size for r in mine) / len(per_repeat))
+        metric_rows.append(row)
+    if bias_variance:
+        for k, spec in enumerate(specs):
+            metric_rows[k].update(
+                _bias_variance(data, spec, tree_params, protocol, bias_variance, test_data)
+            )
+    predictions = pd.concat(frames, ignore_index=True)
+    return EvaluationResult(predictions, pd.DataFrame(metric_rows), classes)
+
+
+def _concat_predictions(preds: list[Prediction]) -> Prediction:
+    def cat(attr):
+        vals = [getattr(p, attr) for p in preds]
+        return None if any(v is None for v in vals) else np.concatenate(vals)
+
+    columns = {}
+    for key in preds[0].columns:
+        columns[key] = np.concatenate([p.columns[key] for p in preds])
+    return Prediction(cat("proba"), cat("certainty"), cat("lower"), cat("upper"), columns)
+
+
+def _take(pred: Prediction, order: np.ndarray) -> Prediction:
+    def t(a):
+        return None if a is None else a[order]
+
+    return Prediction(t(pred.proba), t(pred.certainty), t(pred.lower), t(pred.upper),
+                      {k: v[order] for k, v in pred.columns.items()})
+
+
+def _bias_variance(data, spec, tree_params, protocol, n_samples, test_data) -> dict:
+    """Kohavi & Wolpert's decomposition of the squared error (Bradford et al. sect. 4).
+
+    For each fold of the first repeat, ``n_samples`` bootstrap samples of the training part
+    (``RandomState(seed + 7919 * fold)``) train one model each; the decomposition is taken
+    over those models' test predictions, pooled over folds.
+    """
+    ys, runs = [], []
+    for r, f, tr, te in protocol.splits(data):
+        if r != 0:
+            continue
+        rng = np.random.RandomState(protocol.seed + 7919 * f)
+        test = test_data.subset(te)
+        fold_runs = []
+        for _ in range(n_samples):
+            boot = tr[rng.randint(0, tr.size, tr.size)]
+            method = make_method(spec, tree_params).fit(data.subset(boot))
+            fold_runs.append(method.predict(test).proba)
+        ys.append(test.y)
+        runs.append(np.stack(fold_runs))
+    out = M.bias_variance(np.concatenate(ys), np.concatenate(runs, axis=1))
+    return {f"bv_{k}": float(v) for k, v in out.items()}

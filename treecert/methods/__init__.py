@@ -1,0 +1,27 @@
+"""Certainty methods: every way of producing class probabilities, behind one interface.
+
+``METHODS`` maps a snake_case name — the CLI value, the JSON ``"method"`` and the value in
+result columns — to a :class:`~treecert.methods.base.Method` class. ``evaluate``, ``compare``
+and ``predict --method`` look methods up here and nothing else, so a new method is one
+module plus one line below.
+"""
+
+from __future__ import annotations
+
+from treecert.methods.base import Method, MethodSpec, Prediction, parse_method_spec
+from treecert.methods.leaf import FrequencyMethod, LaplaceMethod, MEstimateMethod
+
+METHODS: dict[str, type[Method]] = {
+    "frequency": FrequencyMethod,
+    "laplace": LaplaceMethod,
+    "m_estimate": MEstimateMethod,
+}
+
+
+def make_method(spec: str | MethodSpec, tree_params: dict | None = None) -> Method:
+    """Instantiate a method from ``'name'`` or ``'name:key=value,...'``."""
+    parsed = parse_method_spec(spec, METHODS) if isinstance(spec, str) else spec
+    return METHODS[parsed.name](tree_params or {}, spec=parsed)
+
+
+__all__ = ["METHODS", "Method", "MethodSpec", "Prediction", "make_method", "parse_method_spec"]

@@ -1,0 +1,163 @@
+"""The method interface and the ``NAME:key=value,...`` option syntax.
+
+A method is fitted on a training :class:`~treecert.schema.Dataset` and predicts a
+:class:`Prediction` for test data: probabilities, optionally a certainty score per instance
+(AUC reliability ranks by it; default the probability of the predicted class), lower/upper
+probability bounds, and extra per-instance columns (e.g. ``tpce_disagree``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from treecert.errors import ConfigError
+from treecert.schema import Dataset
+from treecert.tree import DecisionTree
+
+#: Options every tree-based method accepts: the base learner's settings.
+TREE_OPTIONS: dict[str, type] = {
+    "criterion": str,
+    "min_leaf": float,
+    "max_depth": int,
+    "min_gain": float,
+    "cp": float,
+    "binary_splits": bool,
+    "threshold": str,
+    "collapse": bool,
+}
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A parsed method specification; ``text`` is kept verbatim for result rows."""
+
+    name: str
+    options: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+    def __str__(self) -> str:
+        return self.text or self.name
+
+
+@dataclass
+class Prediction:
+    """What a method says about each test instance."""
+
+    proba: np.ndarray
+    certainty: np.ndarray | None = None
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+    columns: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def certainty_or_max(self) -> np.ndarray:
+        if self.certainty is not None:
+            return self.certainty
+        return self.proba[np.arange(self.proba.shape[0]), np.argmax(self.proba, axis=1)]
+
+
+def _coerce(value: str, kind: type, where: str):
+    if kind is bool:
+        low = value.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{where}: expected true or false, got '{value}'.")
+    if kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            raise ConfigError(f"{where}: expected a number, got '{value}'.") from None
+    return value
+
+
+def parse_method_spec(text: str, registry: dict[str, type[Method]]) -> MethodSpec:
+    """Parse ``'laplace'`` or ``'laplace:alpha=0.5,min_leaf=3'``.
+
+    Names accept ``-`` for ``_``; option values are typed by the method's declared options.
+    """
+    raw = text.strip()
+    name, _, opt_text = raw.partition(":")
+    key = name.strip().lower().replace("-", "_")
+    if key not in registry:
+        raise ConfigError(
+            f"unknown method '{name.strip()}'.",
+            f"Choose one of: {', '.join(sorted(registry))}.",
+        )
+    cls = registry[key]
+    allowed = {**TREE_OPTIONS, **cls.options} if cls.tree_based else dict(cls.options)
+    options: dict[str, Any] = {}
+    if opt_text.strip():
+        for item in opt_text.split(","):
+            k, eq, v = item.partition("=")
+            k = k.strip().replace("-", "_")
+            if not eq or not k:
+                raise ConfigError(
+                    f"method '{raw}': option '{item.strip()}' is not key=value.",
+                    "Write e.g. 'laplace:alpha=0.5'.",
+                )
+            if k not in allowed:
+                raise ConfigError(
+                    f"method '{key}' has no option '{k}'.",
+                    f"Options: {', '.join(sorted(allowed)) or 'none'}.",
+                )
+            options[k] = _coerce(v.strip(), allowed[k], f"method '{raw}', option {k}")
+    return MethodSpec(key, options, raw)
+
+
+class Method:
+    """Base class: subclasses set ``name``, ``options`` and implement fit / predict.
+
+    ``tree_params`` are the base learner's settings shared by all methods in a run (from the
+    command line); the spec's own options override them.
+    """
+
+    name: ClassVar[str] = ""
+    options: ClassVar[dict[str, type]] = {}
+    defaults: ClassVar[dict[str, Any]] = {}
+    tree_based: ClassVar[bool] = True
+    #: Whether predictions depend on a random seed (the ``seed`` option).
+    randomised: ClassVar[bool] = False
+
+    def __init__(self, tree_params: dict, spec: MethodSpec | None = None) -> None:
+        self.spec = spec or MethodSpec(self.name, {}, self.name)
+        opts = dict(self.defaults)
+        opts.update({k: v for k, v in self.spec.options.items() if k in self.options})
+        self.opts = opts
+        tree = {k: v for k, v in tree_params.items() if k in TREE_OPTIONS}
+        tree.update({k: v for k, v in self.spec.options.items() if k in TREE_OPTIONS})
+        self.tree_params = tree
+
+    def new_tree(self, **leaf) -> DecisionTree:
+        return DecisionTree(**self.tree_params, **leaf)
+
+    def fit(self, data: Dataset) -> Method:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def predict(self, data: Dataset) -> Prediction:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def adopt(self, model) -> Method:
+        """Use a trained :class:`~treecert.model.Model` (``predict --method``).
+
+        Default: refit on the model's embedded training data with the model's tree
+        settings; methods that can reuse the stored tree override this.
+        """
+        if model.training_data is None:
+            raise ConfigError(
+                f"method '{self.spec}' needs the training data, but the model was saved "
+                "with --no-embed-data.",
+                "Retrain without --no-embed-data.",
+            )
+        params = {k: v for k, v in model.estimator.get_params().items() if k in TREE_OPTIONS}
+        params.update({k: v for k, v in self.spec.options.items() if k in TREE_OPTIONS})
+        self.tree_params = params
+        return self.fit(model.training_data)
+
+    @property
+    def size(self) -> float | None:
+        """Number of leaves of the fitted model (mean over trees for ensembles)."""
+        return None
