@@ -8,13 +8,21 @@ module plus one line below.
 
 from __future__ import annotations
 
+from treecert.methods.bagging import BaggingMethod
 from treecert.methods.base import Method, MethodSpec, Prediction, parse_method_spec
+from treecert.methods.kk import KukarKononenkoMethod
 from treecert.methods.leaf import FrequencyMethod, LaplaceMethod, MEstimateMethod
+from treecert.methods.tpce import TpceMethod
+from treecert.methods.tpce_batch import TpceBatchMethod
 
 METHODS: dict[str, type[Method]] = {
     "frequency": FrequencyMethod,
     "laplace": LaplaceMethod,
     "m_estimate": MEstimateMethod,
+    "tpce": TpceMethod,
+    "tpce_batch": TpceBatchMethod,
+    "kk": KukarKononenkoMethod,
+    "bagging": BaggingMethod,
 }
 
 

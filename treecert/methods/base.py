@@ -130,6 +130,9 @@ class Method:
         tree = {k: v for k, v in tree_params.items() if k in TREE_OPTIONS}
         tree.update({k: v for k, v in self.spec.options.items() if k in TREE_OPTIONS})
         self.tree_params = tree
+        #: Worker processes for per-instance work (set by ``--jobs``); output never depends
+        #: on it.
+        self.jobs = 1
 
     def new_tree(self, **leaf) -> DecisionTree:
         return DecisionTree(**self.tree_params, **leaf)

@@ -1,0 +1,175 @@
+"""The transductive engine: "grow the tree on D ∪ {(x, c)}" without growing the tree.
+
+TPCE (Costa et al., section 3), Kukar & Kononenko's reliability and the Venn machine with the
+leaf taxonomy only need *the leaf that x reaches* in the tree grown on D plus x with a
+tentative label. Growth is top-down and deterministic, so that leaf depends only on the
+nodes on x's own path: at each of them the test is chosen from the node's rows (x included,
+ineligible for thresholds), the rows are routed, and only the child(ren) holding x are
+followed. Siblings are never grown. Every step calls the very functions the full learner
+uses (:meth:`SplitFinder.best_split`, :func:`route_rows`), on rows in the same order, so
+the result is identical to growing the whole tree — which :meth:`naive_leaves` does, as the
+reference kept for tests and for users (``engine=naive``).
+
+Cost per (x, c): the sum of the node sizes on one root-to-leaf path (about 2n for a
+balanced tree) instead of n times the depth, and one node's overhead per level instead of
+one per node of the tree.
+
+Leave-one-out: the training set of fold i is D without row i, plus (x_i, c); the engine
+serves it from the same arrays by dropping row i from the root (``drop_row``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from treecert.errors import ConfigError
+from treecert.grow import SplitFinder, branch_known_weights, grow, route_rows
+from treecert.schema import Dataset
+from treecert.tree import DecisionTree, Tree
+
+
+@dataclass
+class ReachedLeaf:
+    """One leaf that x reaches: x's share of weight there and the leaf's class counts
+    (``counts`` include x's share; ``counts_without_x`` do not)."""
+
+    weight: float
+    counts: np.ndarray
+    counts_without_x: np.ndarray
+
+
+def _stop(finder: SplitFinder, nidx: np.ndarray, nw: np.ndarray, cnt: np.ndarray,
+          depth: int) -> bool:
+    """The learner's stopping rules, evaluated exactly as :func:`treecert.grow.grow` does."""
+    params = finder.params
+    total = cnt.sum()
+    elig_w = nw.sum() if finder.eligible is None else (nw * finder.eligible[nidx]).sum()
+    return bool(
+        total <= 0
+        or elig_w < 2 * params.min_leaf
+        or cnt.max() >= total - 1e-9 * max(total, 1.0)
+        or (params.max_depth is not None and depth >= params.max_depth)
+    )
+
+
+class TransductiveEngine:
+    """Leaves reached by test instances in trees grown on the training data plus the
+    instance with a tentative label.
+
+    Parameters
+    ----------
+    data : training Dataset (rows with a missing class are ignored).
+    learner : a :class:`DecisionTree` giving the growing parameters. Post-growth edits
+        (``collapse``, ``cp``) depend on the whole tree, so with them the engine grows whole
+        trees (the naive path).
+    """
+
+    def __init__(self, data: Dataset, learner: DecisionTree) -> None:
+        labelled = np.flatnonzero(data.y >= 0)
+        self.data = data.subset(labelled)
+        self.learner = learner
+        n, p = self.data.X.shape
+        self.n = n
+        self.X = np.vstack([self.data.X, np.zeros((1, p))])
+        self.y = np.concatenate([self.data.y, [0]]).astype(np.int64)
+        self.w = np.concatenate([self.data.weights.astype(float), [1.0]])
+        eligible = np.ones(n + 1, dtype=bool)
+        eligible[n] = False
+        self.eligible = eligible
+        self.finder = learner.make_finder(self.data, eligible=eligible, X=self.X, y=self.y)
+        self.n_classes = self.data.schema.n_classes
+        self.whole_tree_only = bool(learner.collapse or learner.cp > 0)
+
+    def _set_instance(self, x: np.ndarray, label: int, weight: float) -> None:
+        self.X[self.n] = x
+        self.y[self.n] = label
+        self.w[self.n] = weight
+
+    def _root(self, drop_row: int | None) -> tuple[np.ndarray, np.ndarray]:
+        idx = np.arange(self.n + 1)
+        if drop_row is not None:
+            idx = np.delete(idx, drop_row)
+        return idx, self.w[idx]
+
+    def leaves(self, x: np.ndarray, label: int, *, weight: float = 1.0,
+               drop_row: int | None = None, engine: str = "fast") -> list[ReachedLeaf]:
+        """Leaves that ``x`` (with class ``label``) reaches in the tree grown on the training
+        data plus x; ``drop_row`` removes one training row first (leave-one-out)."""
+        if engine == "naive" or self.whole_tree_only:
+            return self.naive_leaves(x, label, weight=weight, drop_row=drop_row)
+        if engine != "fast":
+            raise ConfigError(f"unknown engine '{engine}'.", "Choose fast or naive.")
+        self._set_instance(x, label, weight)
+        finder, K, n = self.finder, self.n_classes, self.n
+        idx, w = self._root(drop_row)
+        out: list[ReachedLeaf] = []
+        stack = [(idx, w, 0)]
+        while stack:
+            nidx, nw, depth = stack.pop()
+            cnt = np.bincount(self.y[nidx], weights=nw, minlength=K).astype(float)
+            split = None if _stop(finder, nidx, nw, cnt, depth) else finder.best_split(nidx, nw)
+            x_pos = np.searchsorted(nidx, n)  # rows stay sorted; x is the last row
+            x_w = float(nw[x_pos])
+            if split is None:
+                without = cnt.copy()
+                without[label] -= x_w
+                out.append(ReachedLeaf(x_w / weight, cnt, np.maximum(without, 0.0)))
+                continue
+            known = branch_known_weights(self.X, nidx, nw, split)
+            for cidx, cw in reversed(route_rows(self.X, nidx, nw, split, known)):
+                if cidx.size and cidx[-1] == n:
+                    stack.append((cidx, cw, depth + 1))
+        return out
+
+    def naive_leaves(self, x: np.ndarray, label: int, *, weight: float = 1.0,
+                     drop_row: int | None = None) -> list[ReachedLeaf]:
+        """The reference: grow the whole tree on the training data plus x, then route x."""
+        self._set_instance(x, label, weight)
+        idx, w = self._root(drop_row)
+        grown = grow(self.finder, idx, w)
+        tree = Tree.from_grown(grown)
+        if self.learner.collapse or self.learner.cp > 0:
+            from treecert.tree import collapse, prune_to_cp
+
+            if self.learner.collapse:
+                tree = collapse(tree)
+            if self.learner.cp > 0:
+                tree = prune_to_cp(tree, self.learner.cp)
+            return self._route_edited(tree, x, label, weight)
+        _rows, leaf, share = tree.apply_weighted(x[None, :])
+        out = []
+        for leaf_id, frac in zip(leaf, share, strict=True):
+            lo, hi = grown.rows_ptr[leaf_id], grown.rows_ptr[leaf_id + 1]
+            members = grown.rows_idx[lo:hi]
+            x_w = float(grown.rows_w[lo:hi][members == self.n].sum())
+            cnt = tree.counts[leaf_id].copy()
+            without = cnt.copy()
+            without[label] -= x_w
+            out.append(ReachedLeaf(float(frac), cnt, np.maximum(without, 0.0)))
+        return out
+
+    def _route_edited(self, tree: Tree, x, label, weight) -> list[ReachedLeaf]:
+        """Leaves of a pruned/collapsed tree; x's own share is re-derived by routing x with
+        the training-time fractions (equal to the prediction-time ones)."""
+        _rows, leaf, share = tree.apply_weighted(x[None, :])
+        out = []
+        for leaf_id, frac in zip(leaf, share, strict=True):
+            cnt = tree.counts[leaf_id].copy()
+            without = cnt.copy()
+            without[label] -= frac * weight
+            out.append(ReachedLeaf(float(frac), cnt, np.maximum(without, 0.0)))
+        return out
+
+
+def leaf_estimate(leaves: list[ReachedLeaf], n_classes: int, *, count_x: bool = True,
+                  alpha: float = 1.0, parent_fallback: np.ndarray | None = None) -> np.ndarray:
+    """Laplace estimate (n_c + alpha)/(n + K alpha) summed over reached leaves by x's share."""
+    out = np.zeros(n_classes)
+    for leaf in leaves:
+        cnt = leaf.counts if count_x else leaf.counts_without_x
+        if cnt.sum() <= 0 and parent_fallback is not None:
+            cnt = parent_fallback
+        out += leaf.weight * (cnt + alpha) / (cnt.sum() + n_classes * alpha)
+    return out / out.sum()
