@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import SAMPLE_DATA, make_dataset, random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import SAMPLE_DATA, make_dataset, random_datasets
 from treecert.engine import TransductiveEngine
 from treecert.methods import make_method
 from treecert.tree import DecisionTree

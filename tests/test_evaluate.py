@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import SAMPLE_DATA, SHARED_DATASETS, make_dataset
+
 from treecert.cli import main
 from treecert.data import load_dataset
 from treecert.experiment import Protocol, evaluate, read_fold_ids, stratified_folds

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import make_dataset
+
 from treecert.methods import METHODS, make_method
 
 
