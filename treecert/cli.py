@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 from rich.console import Console
 
@@ -497,27 +496,47 @@ def show(
     write_text(output, text)
 
 
+class Interrupted(BaseException):
+    """Raised by our SIGINT handler; not a KeyboardInterrupt, so the CLI framework does not
+    turn it into its own exit code 1."""
+
+
+def _on_sigint(signum, frame):  # pragma: no cover - exercised through a subprocess
+    raise Interrupted()
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app, map user errors to one line and exit code 2."""
+    """Entry point: run the app, map user errors to one line and exit code 2.
+
+    Usage errors are the CLI framework's (exit 2); ``TreecertError`` is printed as
+    ``Error: ...`` (exit 2); Ctrl-C exits 130 and leaves no partial output (all outputs are
+    written through temporary files); any other exception is a bug and keeps its traceback.
+    """
+    import signal
+
     command = typer.main.get_command(app)
+    previous = signal.getsignal(signal.SIGINT)
+    in_main_thread = True
     try:
-        command.main(args=argv, prog_name="treecert", standalone_mode=False)
+        signal.signal(signal.SIGINT, _on_sigint)
+    except ValueError:  # not the main thread (e.g. a test runner thread)
+        in_main_thread = False
+    try:
+        command.main(args=argv, prog_name="treecert", standalone_mode=True)
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
     except TreecertError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except click.exceptions.Abort:
+    except Interrupted:
         print("Interrupted.", file=sys.stderr)
         return 130
-    except KeyboardInterrupt:
-        print("Interrupted.", file=sys.stderr)
-        return 130
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
     except BrokenPipeError:
         return 0
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGINT, previous)
     return 0
 
 
