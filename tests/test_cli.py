@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import FIXTURES, SAMPLE_DATA
+
 from treecert.cli import app, main
 
 DATA = FIXTURES / "data"
@@ -51,7 +51,7 @@ def run(args, capsys):
     ],
 )
 def test_training_errors_are_one_line_with_exit_2(args, line, capsys, tmp_path):
-    code, out, err = run([*args, "-o", tmp_path / "m.json"], capsys)
+    code, _, err = run([*args, "-o", tmp_path / "m.json"], capsys)
     assert code == 2
     assert err.strip() == line.format(d=DATA)
     assert not (tmp_path / "m.json").exists()

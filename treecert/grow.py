@@ -1,9 +1,28 @@
 """Growing C4.5-family decision trees: split search and the tree builder.
 
-This is the engine the transductive and Venn methods re-run thousands of times, so the
-split search for one node is a handful of numpy calls over *all* attributes at once: one
-``argsort`` of the node's numeric columns, one cumulative class-count tensor, one
-``bincount`` for the nominal columns. No Python loop runs per row or per threshold.
+This is the engine the transductive and Venn methods re-run thousands of times, so nothing
+runs a Python loop per row, per threshold or (when growing a whole tree) per node:
+
+* :class:`SplitFinder` scores a *batch* of nodes at once: their rows are laid end to end
+  (node g owns a segment), each numeric column is sorted within every segment, and class
+  counts are cumulated along the sorted columns; every candidate cut of every node and
+  column is then scored with a few array operations, and per-(node, column) winners are
+  taken with segmented reductions. :meth:`SplitFinder.best_split` is the batch of one node
+  (one ``argsort`` of its numeric columns), callable on any row subset.
+* :func:`grow` grows level by level: the root's columns are sorted once, and every level's
+  per-column orders are obtained from its parents' by stable partitioning (O(rows) per
+  level instead of O(rows log rows)); a row with a missing value goes to several children
+  with a fraction of its weight and stays last (as NaN) in their orders. Node ids are then
+  assigned in the depth-first order of the straightforward builder.
+
+Bit-for-bit equality with the straightforward node-by-node computation (sort the node,
+``cumsum`` its class weights, score every cut) is a hard requirement — tie-breaking rounds
+scores to 10 decimals, so one ulp could change a tree. Every floating-point sum is therefore
+taken in the same order as that computation: segmented cumulative sums are exact when the
+weights are dyadic (unit weights: always), and are otherwise re-done segment by segment;
+sums over a small last axis (classes, branches) are replicated as numpy computes them
+(sequentially below 8 terms). ``tests/test_grow_equivalence.py`` holds golden trees and the
+plain grower this is checked against.
 
 Rules, and where they come from
 -------------------------------
@@ -22,6 +41,8 @@ Rules, and where they come from
   ``threshold="lower"`` uses the lower of the two (C4.5/J48 use an observed value; J48 picks
   the largest value of the *whole* training set below the midpoint, which partitions the
   node's training rows identically and differs only for unseen values in between).
+  For each attribute the cut of largest gain is taken (then, for ``gain_ratio``, corrected
+  and divided by its split information).
 * Nominal tests: one branch per declared value (C4.5 multiway) or, with
   ``binary_splits=True``, one value versus the rest (J48 ``-B``). A multiway test needs at
   least two branches with ``min_leaf`` weight, as in J48.
@@ -39,7 +60,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import xlogy
 
 from treecert.errors import ConfigError
 
@@ -48,6 +68,12 @@ THRESHOLD_RULES = ("midpoint", "lower")
 _LN2 = np.log(2.0)
 _EPS = 1e-12
 _ROUND = 10
+# Weights that are multiples of 2**-20 summing to less than 2**32 add up exactly in float64,
+# in any order: segmented sums of such weights can be taken with one global cumsum.
+_DYADIC = 2.0**20
+_EXACT_TOTAL = 2.0**32
+# numpy sums fewer than this many terms along an axis one after the other (then pairwise).
+_SEQ_SUM = 8
 
 
 @dataclass(frozen=True)
@@ -90,25 +116,143 @@ class Split:
     score: float
 
 
-def _wentropy(counts: np.ndarray) -> np.ndarray:
-    """N * H(counts) in bits over the last axis (0 for empty count vectors)."""
-    total = counts.sum(axis=-1)
-    return (xlogy(total, total) - xlogy(counts, counts).sum(axis=-1)) / _LN2
-
-
-def _wgini(counts: np.ndarray) -> np.ndarray:
-    """N * Gini(counts) over the last axis (0 for empty count vectors)."""
-    total = counts.sum(axis=-1)
+# ---------------------------------------------------------------------- arithmetic
+def _xlogx(a: np.ndarray) -> np.ndarray:
+    """``a * ln(a)``, 0 where a == 0: scipy's ``xlogy(a, a)`` without importing scipy."""
+    a = np.asarray(a, dtype=float)
+    out = np.zeros(a.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = total - (counts**2).sum(axis=-1) / total
-    return np.where(total > 0, out, 0.0)
+        np.log(a, out=out, where=a != 0)
+    out *= a
+    return out
 
 
-def _split_info(branch_weights: np.ndarray, unknown: np.ndarray | float, total: float):
-    """C4.5 split information in bits; branches along the last axis, unknowns a branch."""
-    s = xlogy(total, total) - xlogy(branch_weights, branch_weights).sum(axis=-1)
-    s = s - xlogy(unknown, unknown)
+def _sum_cols(cols: list[np.ndarray]) -> np.ndarray:
+    """Elementwise sum of the arrays in ``cols``, in the order numpy sums a last axis."""
+    if len(cols) >= _SEQ_SUM:
+        return np.stack(cols, axis=-1).sum(axis=-1)
+    total = cols[0]
+    for c in cols[1:]:
+        total = total + c
+    return total
+
+
+def _lastsum(a: np.ndarray) -> np.ndarray:
+    """``a.sum(axis=-1)`` exactly as numpy computes it for each (contiguous) row."""
+    if a.shape[-1] >= _SEQ_SUM or a.shape[-1] == 0:
+        return np.ascontiguousarray(a).sum(axis=-1)
+    return _sum_cols([a[..., k] for k in range(a.shape[-1])])
+
+
+def _impurity(cols: list[np.ndarray], gini: bool) -> np.ndarray:
+    """N * impurity (entropy in bits, or Gini) from per-class count arrays."""
+    total = _sum_cols(cols)
+    if gini:
+        sq = _sum_cols([c * c for c in cols])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = total - sq / total
+        return np.where(total > 0, out, 0.0)
+    return (_xlogx(total) - _sum_cols([_xlogx(c) for c in cols])) / _LN2
+
+
+def _impurity_last(counts: np.ndarray, gini: bool) -> np.ndarray:
+    """N * impurity over the last axis (classes) of ``counts``."""
+    if counts.shape[-1] == 0:
+        return np.zeros(counts.shape[:-1])
+    return _impurity([counts[..., k] for k in range(counts.shape[-1])], gini)
+
+
+def _split_info(branch_weights: list[np.ndarray], unknown, total) -> np.ndarray:
+    """C4.5 split information in bits; the unknown weight counts as one more branch."""
+    s = _xlogx(total) - _sum_cols([_xlogx(b) for b in branch_weights])
+    s = s - _xlogx(unknown)
     return s / _LN2 / total
+
+
+def _exact_segments(w: np.ndarray, node: np.ndarray, G: int) -> np.ndarray:
+    """Per segment: True if its weights are dyadic enough to be summed exactly in any order."""
+    scaled = w * _DYADIC
+    bad = ~(scaled == np.floor(scaled))
+    if not bad.any():
+        ok = np.ones(G, dtype=bool)
+    else:
+        ok = np.bincount(node[bad], minlength=G) == 0
+    if ok.any() and float(w[ok[node]].sum()) >= _EXACT_TOTAL:
+        ok[:] = False
+    return ok
+
+
+def _segment_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """``x[seg[g]:seg[g+1]].sum()`` for every (non-empty) segment g, bit for bit."""
+    out = np.add.reduceat(x, seg[:-1]) if x.size else np.zeros(seg.size - 1)
+    for g in np.flatnonzero(~exact):
+        out[g] = x[seg[g] : seg[g + 1]].sum()
+    return out
+
+
+def _segment_cumsum(a: np.ndarray, seg: np.ndarray, exact: np.ndarray):
+    """Cumulative sums of ``a`` (p, M) along axis 1, restarted in every segment.
+
+    Returns ``(C, off)``: the cumsum of segment g alone at position i is ``C[:, i] -
+    off[:, g]``, equal bit for bit to ``np.cumsum`` over the segment.
+    """
+    starts = seg[:-1]
+    if exact.all():
+        C = np.cumsum(a, axis=1)
+        off = np.zeros((a.shape[0], starts.size))
+        off[:, 1:] = C[:, starts[1:] - 1]
+        return C, off
+    inexact = np.flatnonzero(~exact)
+    a0 = a.copy()
+    for g in inexact:
+        a0[:, seg[g] : seg[g + 1]] = 0.0
+    C = np.cumsum(a0, axis=1)
+    off = np.zeros((a.shape[0], starts.size))
+    off[:, 1:] = C[:, starts[1:] - 1]
+    off[:, inexact] = 0.0
+    for g in inexact:
+        lo, hi = seg[g], seg[g + 1]
+        np.cumsum(a[:, lo:hi], axis=1, out=C[:, lo:hi])
+    return C, off
+
+
+class _Batch:
+    """Rows of G nodes laid end to end: node g owns entries ``seg[g]:seg[g+1]``.
+
+    ``S[j]`` lists the entries sorted by numeric column j within each segment (stable, NaN
+    last) and ``V[j]`` their values; ``we`` is the eligible weight (None: all eligible).
+    """
+
+    __slots__ = ("G", "S", "V", "exact", "node", "rows", "seg", "total_w", "w", "we")
+
+    def __init__(self, seg, rows, w, we, S, V):
+        self.seg = seg
+        self.G = seg.size - 1
+        self.rows = rows
+        self.w = w
+        self.we = we
+        self.S = S
+        self.V = V
+        self.node = np.repeat(np.arange(self.G), np.diff(seg))
+        self.exact = _exact_segments(w, self.node, self.G)
+        self.total_w = _segment_sums(w, seg, self.exact)
+
+
+@dataclass
+class _Choice:
+    """The chosen test of every node of a batch (feature -1: none)."""
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    n_branches: np.ndarray
+    score: np.ndarray
+    value_branch: dict[int, np.ndarray]
+
+    def split(self, g: int) -> Split | None:
+        if self.feature[g] < 0:
+            return None
+        return Split(int(self.feature[g]), float(self.threshold[g]), self.value_branch.get(g),
+                     int(self.n_branches[g]), float(self.score[g]))
 
 
 class SplitFinder:
@@ -121,6 +265,9 @@ class SplitFinder:
     is_nominal, n_values : per-feature kind and number of declared values.
     eligible : bool array (n_samples,) or None — rows whose values may become thresholds.
     n_total_rows : size of the whole training set (J48's 0.3·N many-values rule).
+
+    ``X``, ``y`` and ``eligible`` are read at every call, never copied: a caller may change
+    rows in place between calls (the transductive engine does).
     """
 
     def __init__(
@@ -151,180 +298,305 @@ class SplitFinder:
             and self.nominal_idx.size > 0
             and np.all(n_values[self.nominal_idx] >= 0.3 * self.n_total_rows)
         )
+        many_rule = 0.3 * self.n_total_rows
+        self._in_avg = np.array(
+            [True] * self.numeric_idx.size
+            + [self.multi_val or int(n_values[f]) < many_rule for f in self.nominal_idx],
+            dtype=bool,
+        )
+        self._fid = np.concatenate([self.numeric_idx, self.nominal_idx]).astype(np.int64)
 
-    # ------------------------------------------------------------------ scoring
-    def _impurity(self, counts: np.ndarray) -> np.ndarray:
-        return _wgini(counts) if self.params.criterion == "gini" else _wentropy(counts)
-
+    # ------------------------------------------------------------------ public
     def best_split(self, idx: np.ndarray, w: np.ndarray) -> Split | None:
         """Best admissible test for the rows ``idx`` with weights ``w``, or None."""
-        params = self.params
-        y = self.y[idx]
-        Y = np.zeros((idx.size, self.n_classes))
-        Y[np.arange(idx.size), y] = w
-        total_w = float(w.sum())
-        we = w if self.eligible is None else w * self.eligible[idx]
-        # Each candidate: (feature, info gain, selection score, threshold, value_branch,
-        # counts-in-average flag).
-        cands: list[tuple[int, float, float, float, np.ndarray | None, bool]] = []
-        if self.numeric_idx.size:
-            cands.extend(self._numeric(idx, Y, we, total_w))
-        if self.nominal_idx.size:
-            cands.extend(self._nominal(idx, Y, we, total_w))
-        if not cands:
-            return None
-        if params.criterion == "gain_ratio":
-            counted = [c[1] for c in cands if c[5]]
-            if not counted:
-                return None
-            avg = sum(counted) / len(counted)
-            pool = [c for c in cands if c[1] >= avg - 1e-3 and c[2] > 1e-6]
-        else:
-            pool = [c for c in cands if c[1] > _EPS]
-        pool = [c for c in pool if c[1] > params.min_gain]
-        if not pool:
-            return None
-        best = max(pool, key=lambda c: (round(c[2], _ROUND), -c[0]))
-        feature, _, score, threshold, value_branch, _ = best
-        n_branches = 2 if value_branch is None else int(value_branch.max()) + 1
-        return Split(feature, threshold, value_branch, n_branches, score)
+        idx = np.asarray(idx, dtype=np.int64)
+        w = np.asarray(w, dtype=float)
+        return self._evaluate(self._single_batch(idx, w)).split(0)
 
-    def _numeric(self, idx, Y, we, total_w):
-        params = self.params
-        cols = self.numeric_idx
-        Xn = self.X[np.ix_(idx, cols)]
-        m, p = Xn.shape
-        if m < 2:
-            return []
-        order = np.argsort(Xn, axis=0, kind="stable")
-        V = np.take_along_axis(Xn, order, axis=0)
-        C = np.cumsum(Y[order], axis=0)  # (m, p, K)
-        CE = np.cumsum(we[order], axis=0)  # (m, p)
-        known = ~np.isnan(V)
-        n_known = known.sum(axis=0)
-        last = np.maximum(n_known - 1, 0)
-        ar = np.arange(p)
-        known_counts = np.where((n_known > 0)[:, None], C[last, ar], 0.0)  # (p, K)
-        known_elig = np.where(n_known > 0, CE[last, ar], 0.0)
-        Vi, Vn = V[:-1], V[1:]
-        valid = Vi < Vn  # False wherever a NaN is involved
-        if self.eligible is None or bool(self.eligible[idx].all()):
-            thr = Vi if params.threshold == "lower" else (Vi + Vn) / 2.0
-        else:
-            el = self.eligible[idx][order] & known
-            prev = np.maximum.accumulate(np.where(el, V, -np.inf), axis=0)[:-1]
-            nxt = np.minimum.accumulate(np.where(el, V, np.inf)[::-1], axis=0)[::-1][1:]
-            valid &= np.isfinite(prev) & np.isfinite(nxt)
-            if params.threshold == "lower":
-                thr = prev
-                valid &= prev == Vi
-            else:
-                thr = (prev + nxt) / 2.0
-                valid &= (Vi <= thr) & (thr < Vn)
-        # Rounding can put a midpoint on the upper value; fall back to the lower one.
-        thr = np.where(thr < Vn, thr, Vi)
-        if params.criterion == "gain_ratio":
-            min_split = np.clip(0.1 * known_elig / self.n_classes, params.min_leaf, 25.0)
-            enough = known_elig >= 2 * min_split
-        else:
-            min_split = np.full(p, float(params.min_leaf))
-            enough = np.ones(p, dtype=bool)
-        left_e = CE[:-1]
-        valid &= (left_e >= min_split) & (known_elig - left_e >= min_split) & enough
-        ii, jj = np.nonzero(valid)
-        if ii.size == 0:
-            return []
-        L = C[ii, jj]
-        R = known_counts[jj] - L
-        kc = known_counts[jj]
-        wk = kc.sum(axis=1)
-        gain = (self._impurity(kc) - self._impurity(L) - self._impurity(R)) / total_w
-        score_mat = np.full((m - 1, p), -np.inf)
-        score_mat[ii, jj] = np.round(gain, _ROUND)
-        best_pos = np.argmax(score_mat, axis=0)
-        n_cuts = valid.sum(axis=0)
-        kmat = np.full((m - 1, p), -1, dtype=np.int64)
-        kmat[ii, jj] = np.arange(ii.size)
-        out = []
-        for j in np.flatnonzero(n_cuts > 0):
-            k = int(kmat[best_pos[j], j])
-            g = float(gain[k])
-            if params.criterion == "gain_ratio":
-                g -= np.log2(n_cuts[j]) / total_w  # J48's MDL correction
-                if g <= 0:
-                    continue
-                branches = np.array([L[k].sum(), R[k].sum()])
-                si = _split_info(branches, total_w - wk[k], total_w)
-                score = g / si if si > 0 else 0.0
-            else:
-                score = g
-            out.append((int(cols[j]), g, float(score), float(thr[best_pos[j], j]), None, True))
-        return out
+    def _single_batch(self, idx: np.ndarray, w: np.ndarray, we: np.ndarray | None = None):
+        S = V = None
+        if self.numeric_idx.size:
+            XT = self.X[np.ix_(idx, self.numeric_idx)].T
+            S = np.argsort(XT, axis=1, kind="stable")
+            V = np.take_along_axis(XT, S, axis=1)
+        if we is None and self.eligible is not None:
+            we = w * self.eligible[idx]
+        return _Batch(np.array([0, idx.size]), idx, w, we, S, V)
 
     def _nominal(self, idx, Y, we, total_w):
+        """Candidate nominal tests of one node as (feature, gain, score, nan, value_branch,
+        counts-in-average) tuples (``Y``: the rows' one-hot class weights)."""
+        b = self._single_batch(np.asarray(idx), np.asarray(Y).sum(axis=1), np.asarray(we))
+        b.total_w = np.array([float(total_w)])
+        ok, gain, score, vb = self._nominal_batch(b)
+        out = []
+        for j in np.flatnonzero(ok[0]):
+            f = int(self.nominal_idx[j])
+            out.append((f, float(gain[0, j]), float(score[0, j]), np.nan,
+                        self._value_branch(f, int(vb[0, j])), bool(self._in_avg[
+                            self.numeric_idx.size + j])))
+        return out
+
+    # ------------------------------------------------------------------ batch scoring
+    def _value_branch(self, f: int, v: int) -> np.ndarray:
+        nv = int(self.n_values[f])
+        if v < 0:
+            return np.arange(nv)
+        vb = np.ones(nv, dtype=np.int64)
+        vb[v] = 0
+        return vb
+
+    def _evaluate(self, b: _Batch) -> _Choice:
+        """The chosen test of every node of the batch (the rules in the module docstring)."""
         params = self.params
-        cols = self.nominal_idx
+        G, p, q = b.G, self.numeric_idx.size, self.nominal_idx.size
+        ok = np.zeros((G, p + q), dtype=bool)
+        gain = np.zeros((G, p + q))
+        score = np.zeros((G, p + q))
+        thr = np.full((G, p), np.nan)
+        vb = np.full((G, q), -1, dtype=np.int64)
+        if p and b.rows.size:
+            ok[:, :p], gain[:, :p], score[:, :p], thr = self._numeric_batch(b)
+        if q and b.rows.size:
+            ok[:, p:], gain[:, p:], score[:, p:], vb = self._nominal_batch(b)
+        if params.criterion == "gain_ratio":
+            counted = ok & self._in_avg
+            acc = np.zeros(G)
+            for c in range(p + q):  # Python's sum() over the candidate list, in its order
+                acc = acc + np.where(counted[:, c], gain[:, c], 0.0)
+            n_counted = counted.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                avg = acc / n_counted
+            pool = ok & (n_counted > 0)[:, None] & (gain >= (avg - 1e-3)[:, None])
+            pool &= score > 1e-6
+        else:
+            pool = ok & (gain > _EPS)
+        pool &= gain > params.min_gain
+        # max(pool, key=(round(score, 10), -feature)): the unique clear best wins; among
+        # exactly equal scores the lowest feature; anything closer is settled as Python does.
+        masked = np.where(pool, score, -np.inf)
+        top = masked.max(axis=1) if p + q else np.full(G, -np.inf)
+        near = pool & (masked >= (top - 2e-10)[:, None])
+        same = near & (masked == top[:, None])
+        best = np.argmin(np.where(same, self._fid, np.iinfo(np.int64).max), axis=1)
+        has = pool.any(axis=1)
+        for g in np.flatnonzero(has & ((near != same).any(axis=1))):
+            cands = np.flatnonzero(pool[g])
+            best[g] = max(cands, key=lambda c, g=g: (round(float(score[g, c]), _ROUND),
+                                                     -int(self._fid[c])))
+        rows = np.flatnonzero(has)
+        col = best[rows]
+        feature = np.full(G, -1, dtype=np.int64)
+        feature[rows] = self._fid[col]
+        threshold = np.full(G, np.nan)
+        n_branches = np.zeros(G, dtype=np.int64)
+        value_branch: dict[int, np.ndarray] = {}
+        is_num = col < p
+        threshold[rows[is_num]] = thr[rows[is_num], col[is_num]]
+        n_branches[rows[is_num]] = 2
+        for g, c in zip(rows[~is_num].tolist(), (col[~is_num] - p).tolist(), strict=True):
+            f = int(self.nominal_idx[c])
+            value_branch[g] = self._value_branch(f, int(vb[g, c]))
+            n_branches[g] = int(value_branch[g].max()) + 1
+        out_score = np.zeros(G)
+        out_score[rows] = score[rows, col]
+        return _Choice(feature, threshold, n_branches, out_score, value_branch)
+
+    def _numeric_batch(self, b: _Batch):
+        """Best cut of every (node, numeric column): (ok, gain, score, threshold), (G, p)."""
+        params = self.params
         K = self.n_classes
-        V = self.max_values
-        q = cols.size
-        codes = self.X[np.ix_(idx, cols)]
+        gini = params.criterion == "gini"
+        G, seg, S, V = b.G, b.seg, b.S, b.V
+        p, M = S.shape
+        out_ok = np.zeros((G, p), dtype=bool)
+        out_gain = np.zeros((G, p))
+        out_score = np.zeros((G, p))
+        out_thr = np.full((G, p), np.nan)
+        if M < 2:
+            return out_ok, out_gain, out_score, out_thr
+        ys = self.y[b.rows[S]]
+        ws = b.w[S]
+        C, off = [], []
+        for k in range(K):
+            c, o = _segment_cumsum(np.where(ys == k, ws, 0.0), seg, b.exact)
+            C.append(c)
+            off.append(o)
+        CE, offE = _segment_cumsum(ws if b.we is None else b.we[S], seg, b.exact)
+        starts = seg[:-1]
+        node = b.node
+        # Known values come first in each segment (NaN sorts last).
+        n_known = np.add.reduceat(~np.isnan(V), starts, axis=1, dtype=np.int64)  # (p, G)
+        has = n_known > 0
+        last = np.maximum(starts + n_known - 1, 0)
+        rowj = np.arange(p)[:, None]
+        KC = [np.where(has, C[k][rowj, last] - off[k], 0.0) for k in range(K)]  # (p, G)
+        KE = np.where(has, CE[rowj, last] - offE, 0.0)
+        # Candidate cut i lies between sorted positions i and i+1 of one segment.
+        pos_node = node[:-1]
+        inner = node[1:] == pos_node
+        Vi, Vn = V[:, :-1], V[:, 1:]
+        valid = (Vi < Vn) & inner
+        left_e = CE[:, :-1] - offE[:, pos_node]
+        ke_pos = KE[:, pos_node]
+        if params.criterion == "gain_ratio":
+            min_split = np.clip(0.1 * KE / K, params.min_leaf, 25.0)
+            ms_pos = min_split[:, pos_node]
+            valid &= (KE >= 2 * min_split)[:, pos_node]
+        else:
+            ms_pos = float(params.min_leaf)
+        valid &= (left_e >= ms_pos) & (ke_pos - left_e >= ms_pos)
+        inel = None
+        if self.eligible is not None:
+            inel_seg = np.bincount(node, weights=~self.eligible[b.rows], minlength=G) > 0
+            if inel_seg.any():
+                inel = self._ineligible_cuts(b, inel_seg, valid)
+        jj, ii = np.nonzero(valid)
+        if ii.size == 0:
+            return out_ok, out_gain, out_score, out_thr
+        gi = pos_node[ii]
+        key = jj * G + gi
+        flat = jj * M + ii
+        L = [C[k].ravel()[flat] - off[k].ravel()[key] for k in range(K)]
+        KCc = [KC[k].ravel()[key] for k in range(K)]
+        R = [KCc[k] - L[k] for k in range(K)]
+        parent = _impurity(KC, gini).ravel()[key]
+        gain = (parent - _impurity(L, gini) - _impurity(R, gini)) / b.total_w[gi]
+        rgain = np.round(gain, _ROUND)
+        # First maximum of the rounded gain within each (column, node) group.
+        n = key.size
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        n_cuts = np.diff(np.r_[first, n])
+        gmax = np.maximum.reduceat(rgain, first)
+        at_max = rgain == np.repeat(gmax, n_cuts)
+        k = np.minimum.reduceat(np.where(at_max, np.arange(n), n), first)
+        gj, gg = jj[k], gi[k]
+        g_best = gain[k]
+        ok = np.ones(k.size, dtype=bool)
+        if params.criterion == "gain_ratio":
+            tw = b.total_w[gg]
+            g_best = g_best - np.log2(n_cuts) / tw  # J48's MDL correction
+            ok = g_best > 0
+            wk = _sum_cols([c[k] for c in KCc])
+            si = _split_info([_sum_cols([c[k] for c in L]), _sum_cols([c[k] for c in R])],
+                             tw - wk, tw)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                score = np.where(si > 0, g_best / si, 0.0)
+        else:
+            score = g_best
+        i_best = ii[k]
+        vi = V[gj, i_best]
+        vn = V[gj, i_best + 1]
+        thr = vi if params.threshold == "lower" else (vi + vn) / 2.0
+        if inel is not None:
+            sel = inel[0][gg]
+            thr = np.where(sel, inel[1][gj, i_best], thr)
+        thr = np.where(thr < vn, thr, vi)
+        out_ok[gg, gj] = ok
+        out_gain[gg, gj] = g_best
+        out_score[gg, gj] = score
+        out_thr[gg, gj] = thr
+        return out_ok, out_gain, out_score, out_thr
+
+    def _ineligible_cuts(self, b: _Batch, inel_seg: np.ndarray, valid: np.ndarray):
+        """Cuts of nodes holding ineligible rows: thresholds from eligible values only.
+
+        Restricts ``valid`` in place; returns (node flag, threshold per cut position).
+        """
+        S, V, seg, node = b.S, b.V, b.seg, b.node
+        p, M = S.shape
+        el = self.eligible[b.rows[S]] & ~np.isnan(V)
+        pos = np.arange(M)
+        prev_pos = np.maximum.accumulate(np.where(el, pos, -1), axis=1)[:, :-1]
+        nxt_pos = np.minimum.accumulate(np.where(el, pos, M)[:, ::-1], axis=1)[:, ::-1][:, 1:]
+        pos_node = node[:-1]
+        rowj = np.arange(p)[:, None]
+        prev = np.where(prev_pos >= seg[pos_node], V[rowj, np.maximum(prev_pos, 0)], -np.inf)
+        nxt = np.where(nxt_pos < seg[pos_node + 1], V[rowj, np.minimum(nxt_pos, M - 1)],
+                       np.inf)
+        Vi, Vn = V[:, :-1], V[:, 1:]
+        ok = np.isfinite(prev) & np.isfinite(nxt)
+        if self.params.threshold == "lower":
+            thr = prev
+            ok &= prev == Vi
+        else:
+            with np.errstate(invalid="ignore"):
+                thr = (prev + nxt) / 2.0
+            ok &= (Vi <= thr) & (thr < Vn)
+        valid &= ok | ~inel_seg[pos_node]
+        return inel_seg, thr
+
+    def _nominal_batch(self, b: _Batch):
+        """Best test of every (node, nominal column): (ok, gain, score, value), (G, q);
+        value is the branch-0 value of a binary test, -1 for a multiway test."""
+        params = self.params
+        gini = params.criterion == "gini"
+        cols = self.nominal_idx
+        K, V, q, G = self.n_classes, self.max_values, cols.size, b.G
+        codes = self.X[np.ix_(b.rows, cols)]
         known = ~np.isnan(codes)
         ci = np.where(known, codes, 0).astype(np.int64)
-        y = self.y[idx]
-        w_rows = Y.sum(axis=1)
-        flat = (np.arange(q)[None, :] * V + ci) * K + y[:, None]
+        y = self.y[b.rows]
+        cell = (b.node[:, None] * q + np.arange(q)[None, :]) * V + ci
+        flat = cell * K + y[:, None]
         counts = np.bincount(
-            flat[known], weights=np.broadcast_to(w_rows[:, None], flat.shape)[known],
-            minlength=q * V * K,
-        ).reshape(q, V, K)
-        eflat = np.arange(q)[None, :] * V + ci
+            flat[known], weights=np.broadcast_to(b.w[:, None], flat.shape)[known],
+            minlength=G * q * V * K,
+        ).reshape(G, q, V, K)
+        we = b.w if b.we is None else b.we
         elig = np.bincount(
-            eflat[known], weights=np.broadcast_to(we[:, None], eflat.shape)[known],
-            minlength=q * V,
-        ).reshape(q, V)
-        known_counts = counts.sum(axis=1)  # (q, K)
-        wk = known_counts.sum(axis=1)
-        parent_imp = self._impurity(known_counts)
-        out = []
-        many_rule = 0.3 * self.n_total_rows
+            cell[known], weights=np.broadcast_to(we[:, None], cell.shape)[known],
+            minlength=G * q * V,
+        ).reshape(G, q, V)
+        known_counts = counts.sum(axis=2)  # (G, q, K)
+        wk = _lastsum(known_counts)
+        parent_imp = _impurity_last(known_counts, gini)
+        tw = b.total_w
+        ok = np.zeros((G, q), dtype=bool)
+        gain = np.zeros((G, q))
+        score = np.zeros((G, q))
+        value = np.full((G, q), -1, dtype=np.int64)
+        ml = params.min_leaf
         for j in range(q):
-            f = int(cols[j])
-            nv = int(self.n_values[f])
-            cnt = counts[j, :nv]
-            in_avg = self.multi_val or nv < many_rule
+            nv = int(self.n_values[cols[j]])
+            if nv == 0:
+                continue
+            cnt = counts[:, j, :nv]  # (G, nv, K)
             if not params.binary_splits:
-                if (elig[j, :nv] >= params.min_leaf).sum() < 2:
-                    continue
-                g = float((parent_imp[j] - self._impurity(cnt).sum()) / total_w)
+                ok[:, j] = (elig[:, j, :nv] >= ml).sum(axis=1) >= 2
+                g = (parent_imp[:, j] - _lastsum(_impurity_last(cnt, gini))) / tw
+                gain[:, j] = g
                 if params.criterion == "gain_ratio":
-                    si = _split_info(cnt.sum(axis=1), total_w - wk[j], total_w)
-                    score = g / si if si > 0 else 0.0
+                    br = _lastsum(cnt)  # (G, nv)
+                    si = _split_info([br[:, v] for v in range(nv)], tw - wk[:, j], tw)
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        score[:, j] = np.where(si > 0, g / si, 0.0)
                 else:
-                    score = g
-                out.append((f, g, float(score), np.nan, np.arange(nv), in_avg))
+                    score[:, j] = g
                 continue
             # One value versus the rest (J48 -B).
-            el = elig[j, :nv]
-            ok = (el >= params.min_leaf) & (el.sum() - el >= params.min_leaf)
-            if not ok.any():
+            el = elig[:, j, :nv]
+            okv = (el >= ml) & (_lastsum(el)[:, None] - el >= ml)
+            ok[:, j] = okv.any(axis=1)
+            if not ok[:, j].any():
                 continue
-            rest = known_counts[j][None, :] - cnt
-            gains = (parent_imp[j] - self._impurity(cnt) - self._impurity(rest)) / total_w
+            rest = known_counts[:, j][:, None, :] - cnt
+            gains = (parent_imp[:, j][:, None] - _impurity_last(cnt, gini)
+                     - _impurity_last(rest, gini)) / tw[:, None]
             if params.criterion == "gain_ratio":
-                br = np.stack([cnt.sum(axis=1), rest.sum(axis=1)], axis=1)
-                si = _split_info(br, total_w - wk[j], total_w)
+                si = _split_info([_lastsum(cnt), _lastsum(rest)], (tw - wk[:, j])[:, None],
+                                 tw[:, None])
                 with np.errstate(invalid="ignore", divide="ignore"):
                     scores = np.where(si > 0, gains / si, 0.0)
             else:
                 scores = gains
-            scores = np.where(ok, np.round(scores, _ROUND), -np.inf)
-            v = int(np.argmax(scores))
-            vb = np.ones(nv, dtype=np.int64)
-            vb[v] = 0
-            out.append((f, float(gains[v]), float(scores[v]), np.nan, vb, in_avg))
-        return out
-
-
+            scores = np.where(okv, np.round(scores, _ROUND), -np.inf)
+            v = np.argmax(scores, axis=1)
+            rg = np.arange(G)
+            value[:, j] = v
+            gain[:, j] = gains[rg, v]
+            score[:, j] = scores[rg, v]
+        return ok, gain, score, value
 @dataclass
 class GrownNodes:
     """Flat arrays of a grown tree plus each node's training rows (CSR by node)."""
@@ -384,6 +656,17 @@ def branch_known_weights(X, idx, w, split: Split) -> np.ndarray:
     return np.bincount(branch, weights=w[known], minlength=split.n_branches)
 
 
+
+
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + n)`` for every (s, n)."""
+    total = int(lens.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    ends = np.cumsum(lens)
+    return np.repeat(starts - (ends - lens), lens) + np.arange(total)
+
+
 def grow(
     finder: SplitFinder,
     idx: np.ndarray,
@@ -393,8 +676,234 @@ def grow(
 ) -> GrownNodes:
     """Grow a (sub)tree from rows ``idx`` with weights ``w``; node 0 is its root.
 
-    Nodes are numbered in creation order, so every child's id is larger than its parent's.
+    Nodes are numbered in creation order of the depth-first builder (pop a node, create its
+    children, push them in reverse), so every child's id is larger than its parent's. Each
+    node's rows keep the order of ``idx``; an unknown-valued row sent to several children
+    takes its place among them by row index (as :func:`route_rows` does).
     """
+    idx = np.asarray(idx, dtype=np.int64)
+    w = np.asarray(w, dtype=float)
+    if idx.size > 1 and not bool(np.all(idx[1:] > idx[:-1])):
+        # Children of unsorted rows are re-sorted where unknown values join them; the
+        # partitioned orders of the level-wise builder assume sorted rows.
+        return _grow_nodewise(finder, idx, w, depth=depth)
+    return _grow_levels(finder, idx, w, depth)
+
+
+class _Level:
+    """All nodes created at one depth: their rows (CSR), class counts and chosen tests."""
+
+    def __init__(self, base, rows, w, lens, parent, branch, K, y):
+        self.base = base
+        self.rows = rows
+        self.w = w
+        self.lens = lens
+        self.parent = parent
+        self.branch = branch
+        n = lens.size
+        self.seg = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=self.seg[1:])
+        self.node = np.repeat(np.arange(n), lens)
+        self.counts = np.bincount(self.node * K + y[rows], weights=w,
+                                  minlength=n * K).reshape(n, K).astype(float)
+        self.feature = np.full(n, -1, dtype=np.int64)
+        self.threshold = np.full(n, np.nan)
+
+
+def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: int) -> GrownNodes:
+    params, X, y, K = finder.params, finder.X, finder.y, finder.n_classes
+    eligible = finder.eligible
+    p = finder.numeric_idx.size
+    is_nominal = np.zeros(X.shape[1], dtype=bool)
+    is_nominal[finder.nominal_idx] = True
+    levels: list[_Level] = []
+    value_branch: dict[int, np.ndarray] = {}
+    lvl = _Level(0, idx, w, np.array([idx.size]), np.array([-1]), np.array([0]), K, y)
+    pending = None  # how the previous batch's entries were sent to this level's nodes
+    while True:
+        levels.append(lvl)
+        n = lvl.lens.size
+        counts = lvl.counts
+        total = _lastsum(counts)
+        ew = lvl.w if eligible is None else lvl.w * eligible[lvl.rows]
+        exact = _exact_segments(lvl.w, lvl.node, n)
+        elig_w = _ragged_sums(ew, lvl.seg, exact)
+        active = (total > 0) & ~(elig_w < 2 * params.min_leaf)
+        active &= ~(counts.max(axis=1) >= total - 1e-9 * np.maximum(total, 1.0))
+        if params.max_depth is not None and depth0 + len(levels) - 1 >= params.max_depth:
+            active[:] = False
+        if not active.any():
+            break
+        # ------------------------------------------------ the batch of active nodes
+        act = np.flatnonzero(active)
+        keep = active[lvl.node]
+        b_rows, b_w = lvl.rows[keep], lvl.w[keep]
+        b_seg = np.zeros(act.size + 1, dtype=np.int64)
+        np.cumsum(lvl.lens[act], out=b_seg[1:])
+        b_we = None if eligible is None else b_w * eligible[b_rows]
+        if pending is None:
+            batch = finder._single_batch(b_rows, b_w) if act.size == 1 else None
+            assert batch is not None  # the root level has one node
+        else:
+            S, V = None, None
+            if p:
+                new_id = np.cumsum(keep) - 1
+                prev_S, prev_V, sent = pending
+                parts_S, parts_V = [], []
+                for ent, lo in sent:
+                    kept = keep[lo : lo + ent.size]
+                    mark = np.zeros(prev_S.shape[1], dtype=bool)
+                    mark[ent[kept]] = True
+                    nid = np.zeros(prev_S.shape[1], dtype=np.int64)
+                    nid[ent[kept]] = new_id[lo : lo + ent.size][kept]
+                    sel = mark[prev_S]
+                    parts_S.append(nid[prev_S[sel]].reshape(p, -1))
+                    parts_V.append(prev_V[sel].reshape(p, -1))
+                S = np.concatenate(parts_S, axis=1)
+                V = np.concatenate(parts_V, axis=1)
+            batch = _Batch(b_seg, b_rows, b_w, b_we, S, V)
+        choice = finder._evaluate(batch)
+        split = choice.feature >= 0
+        if not split.any():
+            break
+        sp = act[split]
+        lvl.feature[sp] = choice.feature[split]
+        lvl.threshold[sp] = choice.threshold[split]
+        for g in np.flatnonzero(split):
+            if g in choice.value_branch:
+                value_branch[lvl.base + int(act[g])] = choice.value_branch[g]
+        # ------------------------------------------------ route the rows (route_rows)
+        G, ne = batch.G, batch.node
+        nbr = np.where(split, choice.n_branches, 0)
+        sp_e = split[ne]
+        f_e = np.where(sp_e, choice.feature[ne], 0)
+        vals = X[batch.rows, f_e]
+        missing = sp_e & np.isnan(vals)
+        known = sp_e & ~missing
+        branch = np.full(ne.size, -1, dtype=np.int64)
+        nom_e = known & is_nominal[f_e]
+        num_e = known & ~is_nominal[f_e]
+        branch[num_e] = vals[num_e] > choice.threshold[ne[num_e]]
+        if nom_e.any():
+            vb_nodes = sorted(choice.value_branch)
+            vb_off = np.zeros(G, dtype=np.int64)
+            sizes = [choice.value_branch[g].size for g in vb_nodes]
+            vb_off[vb_nodes] = np.cumsum([0, *sizes[:-1]])
+            vb_flat = np.concatenate([choice.value_branch[g] for g in vb_nodes])
+            branch[nom_e] = vb_flat[vb_off[ne[nom_e]] + vals[nom_e].astype(np.int64)]
+        maxnb = int(nbr.max())
+        cw = np.bincount(ne[known] * maxnb + branch[known], weights=batch.w[known],
+                         minlength=G * maxnb).reshape(G, maxnb)
+        known_total = cw[:, 0].copy()
+        for b in range(1, maxnb):  # child_weight.sum(): sequential below 8 branches
+            known_total = known_total + cw[:, b]
+        for g in np.flatnonzero(nbr >= _SEQ_SUM):
+            known_total[g] = cw[g, : nbr[g]].sum()
+        has_missing = np.bincount(ne[missing], minlength=G) > 0
+        to_all = has_missing[:, None] & (known_total > 0)[:, None] & (cw > 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frac = cw / known_total[:, None]
+        c_rows, c_w, c_lens, c_parent, c_branch, sent = [], [], [], [], [], []
+        lo = 0
+        for b in range(maxnb):
+            exists = nbr > b
+            sel = exists[ne] & ((branch == b) | (missing & to_all[ne, b]))
+            ent = np.flatnonzero(sel)
+            cw_b = batch.w[ent]
+            m = missing[ent]
+            if m.any():
+                cw_b[m] = cw_b[m] * frac[ne[ent[m]], b]
+            c_rows.append(batch.rows[ent])
+            c_w.append(cw_b)
+            c_lens.append(np.bincount(ne[ent], minlength=G)[exists])
+            c_parent.append(lvl.base + act[exists])
+            c_branch.append(np.full(int(exists.sum()), b))
+            sent.append((ent, lo))
+            lo += ent.size
+        pending = (batch.S, batch.V, sent) if p else (None, None, sent)
+        lvl = _Level(lvl.base + n, np.concatenate(c_rows), np.concatenate(c_w),
+                     np.concatenate(c_lens), np.concatenate(c_parent),
+                     np.concatenate(c_branch), K, y)
+    return _assemble(levels, value_branch, depth0, K)
+
+
+def _ragged_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """``x[seg[g]:seg[g+1]].sum()`` for every segment g (empty ones too), bit for bit."""
+    x0 = np.where(exact[np.repeat(np.arange(seg.size - 1), np.diff(seg))], x, 0.0)
+    cs = np.zeros(x.size + 1)
+    np.cumsum(x0, out=cs[1:])
+    out = cs[seg[1:]] - cs[seg[:-1]]
+    for g in np.flatnonzero(~exact):
+        out[g] = x[seg[g] : seg[g + 1]].sum()
+    return out
+
+
+def _assemble(levels: list[_Level], value_branch: dict[int, np.ndarray], depth0: int,
+              K: int) -> GrownNodes:
+    """Flat arrays with the node ids of the depth-first builder."""
+    parent = np.concatenate([lv.parent for lv in levels])
+    branch = np.concatenate([lv.branch for lv in levels])
+    T = parent.size
+    has_parent = np.flatnonzero(parent >= 0)
+    kids = has_parent[np.lexsort((branch[has_parent], parent[has_parent]))]
+    n_kids = np.bincount(parent[has_parent], minlength=T)
+    kid_ptr = np.zeros(T + 1, dtype=np.int64)
+    np.cumsum(n_kids, out=kid_ptr[1:])
+    # Depth-first numbering: pop a node, number its children, push them in reverse.
+    new = [0] * T
+    kid_list, ptr_list = kids.tolist(), kid_ptr.tolist()
+    nxt, stack = 1, [0]
+    while stack:
+        t = stack.pop()
+        lo, hi = ptr_list[t], ptr_list[t + 1]
+        if hi > lo:
+            ks = kid_list[lo:hi]
+            for i, k in enumerate(ks):
+                new[k] = nxt + i
+            nxt += hi - lo
+            stack.extend(reversed(ks))
+    new_id = np.array(new, dtype=np.int64)
+    perm = np.empty(T, dtype=np.int64)
+    perm[new_id] = np.arange(T)
+    depth = np.concatenate([np.full(lv.lens.size, depth0 + d) for d, lv in enumerate(levels)])
+    lens = np.concatenate([lv.lens for lv in levels])
+    ent_ptr = np.zeros(T + 1, dtype=np.int64)
+    np.cumsum(lens, out=ent_ptr[1:])
+    rows = np.concatenate([lv.rows for lv in levels]).astype(np.int64)
+    w = np.concatenate([lv.w for lv in levels]).astype(float)
+    take = _ranges(ent_ptr[perm], lens[perm])
+    r_ptr = np.zeros(T + 1, dtype=np.int64)
+    np.cumsum(lens[perm], out=r_ptr[1:])
+    ch_ptr = np.zeros(T + 1, dtype=np.int64)
+    np.cumsum(n_kids[perm], out=ch_ptr[1:])
+    children = new_id[kids[_ranges(kid_ptr[perm], n_kids[perm])]]
+    vb_sizes = np.zeros(T, dtype=np.int64)
+    for t, v in value_branch.items():
+        vb_sizes[t] = v.size
+    vb_ptr = np.zeros(T + 1, dtype=np.int64)
+    np.cumsum(vb_sizes[perm], out=vb_ptr[1:])
+    vb_order = sorted(value_branch, key=lambda t: new[t])
+    return GrownNodes(
+        feature=np.concatenate([lv.feature for lv in levels])[perm],
+        threshold=np.concatenate([lv.threshold for lv in levels])[perm],
+        children_ptr=ch_ptr,
+        children=children.astype(np.int64),
+        value_branch_ptr=vb_ptr,
+        value_branch=np.concatenate(
+            [np.empty(0, np.int64)] + [value_branch[t] for t in vb_order]
+        ).astype(np.int64),
+        counts=np.concatenate([lv.counts for lv in levels]).reshape(T, K)[perm],
+        depth=depth[perm],
+        rows_ptr=r_ptr,
+        rows_idx=rows[take],
+        rows_w=w[take],
+    )
+
+
+def _grow_nodewise(
+    finder: SplitFinder, idx: np.ndarray, w: np.ndarray, *, depth: int = 0
+) -> GrownNodes:
+    """The straightforward builder: one :meth:`SplitFinder.best_split` per node."""
     params = finder.params
     X, y, K = finder.X, finder.y, finder.n_classes
     feature: list[int] = []
