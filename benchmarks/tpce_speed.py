@@ -1,0 +1,183 @@
+"""TPCE speed: the fast engine against the naive reference and a scikit-learn refit loop.
+
+Run from the repository root (needs ../shared/datasets, scikit-learn)::
+
+    python benchmarks/tpce_speed.py [--sample 60] [--out benchmarks/results/tpce_speed.csv]
+
+What is timed (in-process, ``time.perf_counter``, one run each):
+
+* ``fast``: treecert's TPCE with the default engine over *every* test instance of the
+  protocol (10-fold CV with the shared folds files, or leave-one-out through the LOO fast
+  path).
+* ``naive``: the same method with ``engine=naive`` (a whole tree per label per instance),
+  timed on ``--sample`` test instances spread over the folds and scaled to all instances
+  (its cost per instance is flat; timing all of it would take hours on segment-challenge).
+* ``sklearn``: what a user would write with scikit-learn — refit
+  ``DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2)`` on the training data
+  plus the instance for each label, one-hot encoded nominal attributes, missing values
+  imputed — timed on the same sample and scaled the same way.
+
+The fast and naive engines are checked to give identical probabilities on the sample.
+A second table shows how the per-instance cost grows with n on synthetic data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from treecert.data import load_dataset
+from treecert.experiment import read_fold_ids
+from treecert.methods import make_method
+from treecert.schema import Attribute, Dataset, Schema
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+
+
+def _sklearn_matrix(data: Dataset) -> np.ndarray:
+    cols = []
+    for j, attr in enumerate(data.schema.attributes):
+        col = data.X[:, j]
+        if attr.is_nominal:
+            codes = np.nan_to_num(col, nan=-1).astype(int)
+            cols.append(np.eye(len(attr.values) + 1)[codes + 1][:, 1:])
+        else:
+            fill = np.nanmean(col) if np.isfinite(col).any() else 0.0
+            cols.append(np.where(np.isnan(col), fill, col)[:, None])
+    return np.hstack(cols)
+
+
+def sklearn_tpce_seconds(train: Dataset, test: Dataset) -> float:
+    """Seconds for the refit-per-label loop on all rows of ``test``."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    both = Dataset(train.schema, np.vstack([train.X, test.X]),
+                   np.r_[train.y, test.y], np.r_[train.weights, test.weights])
+    M = _sklearn_matrix(both)
+    Xtr, Xte = M[: train.n_samples], M[train.n_samples:]
+    K = train.schema.n_classes
+    t0 = time.perf_counter()
+    for i in range(Xte.shape[0]):
+        X_aug = np.vstack([Xtr, Xte[i : i + 1]])
+        for c in range(K):
+            clf = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2)
+            clf.fit(X_aug, np.r_[train.y, c])
+            clf.predict_proba(Xte[i : i + 1])
+    return time.perf_counter() - t0
+
+
+def _time(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def cv_row(name: str, sample: int) -> dict:
+    data = load_dataset(SHARED / f"{name}.arff")
+    ids = read_fold_ids((SHARED / f"{name}.folds.csv").read_text(), data.n_samples, name)
+    fast_s = 0.0
+    naive_s = sk_s = 0.0
+    n_sampled = 0
+    per_fold = max(1, sample // 10)
+    for f in range(10):
+        train, test = data.subset(ids != f), data.subset(ids == f)
+        fast = make_method("tpce").fit(train)
+        fast_s += _time(lambda fast=fast, test=test: fast.predict(test))
+        sub = test.subset(np.arange(min(per_fold, test.n_samples)))
+        naive = make_method("tpce:engine=naive").fit(train)
+        t0 = time.perf_counter()
+        p_naive = naive.predict(sub).proba
+        naive_s += time.perf_counter() - t0
+        np.testing.assert_allclose(fast.predict(sub).proba, p_naive, atol=1e-12)
+        sk_s += sklearn_tpce_seconds(train, sub)
+        n_sampled += sub.n_samples
+    scale = data.n_samples / n_sampled
+    return {"dataset": name, "protocol": "10-fold", "n": data.n_samples,
+            "fast_s": fast_s, "naive_s": naive_s * scale, "sklearn_s": sk_s * scale,
+            "sampled": n_sampled}
+
+
+def loo_row(name: str, sample: int) -> dict:
+    data = load_dataset(SHARED / f"{name}.arff")
+    n = data.n_samples
+    method = make_method("tpce").fit(data)
+    fast_s = _time(lambda: method.predict_loo(np.arange(n)))
+    rows = np.linspace(0, n - 1, sample).astype(int)
+    naive_s = sk_s = 0.0
+    for i in rows:
+        keep = np.delete(np.arange(n), i)
+        train, test = data.subset(keep), data.subset(np.array([i]))
+        naive = make_method("tpce:engine=naive").fit(train)
+        naive_s += _time(lambda naive=naive, test=test: naive.predict(test))
+        sk_s += sklearn_tpce_seconds(train, test)
+    scale = n / rows.size
+    return {"dataset": name, "protocol": "LOO", "n": n, "fast_s": fast_s,
+            "naive_s": naive_s * scale, "sklearn_s": sk_s * scale, "sampled": rows.size}
+
+
+def synthetic(n: int, seed: int = 0) -> Dataset:
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 20)
+    score = X[:, 0] * X[:, 1] + np.sin(2 * X[:, 2]) + 0.5 * X[:, 3] + 0.8 * rng.randn(n)
+    schema = Schema(tuple(Attribute(f"a{j}", "numeric") for j in range(20)),
+                    Attribute("class", "nominal", ("n", "p")))
+    return Dataset(schema, X, (score > 0).astype(np.int64), np.ones(n))
+
+
+def scaling_rows(sizes, n_test: int = 20) -> list[dict]:
+    out = []
+    for n in sizes:
+        data = synthetic(n + n_test)
+        train, test = data.subset(np.arange(n)), data.subset(np.arange(n, n + n_test))
+        fast = make_method("tpce").fit(train)
+        fast_s = _time(lambda fast=fast, test=test: fast.predict(test)) / n_test
+        naive = make_method("tpce:engine=naive").fit(train)
+        k = 3
+        naive_s = _time(lambda naive=naive, test=test: naive.predict(test.subset(
+            np.arange(k)))) / k
+        sk_s = sklearn_tpce_seconds(train, test.subset(np.arange(k))) / k
+        out.append({"n": n, "fast_ms": 1e3 * fast_s, "naive_ms": 1e3 * naive_s,
+                    "sklearn_ms": 1e3 * sk_s})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sample", type=int, default=60)
+    ap.add_argument("--datasets", default="credit-g,diabetes,segment-challenge")
+    ap.add_argument("--sizes", default="1000,5000,20000")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tpce_speed.csv"))
+    args = ap.parse_args()
+    rows = []
+    for name in args.datasets.split(","):
+        rows.append(cv_row(name, args.sample))
+        rows.append(loo_row(name, max(10, args.sample // 2)))
+    print("| dataset | protocol | n | fast (s) | naive (s, est.) | sklearn refit (s, est.) |"
+          " naive/fast | sklearn/fast |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['dataset']} | {r['protocol']} | {r['n']} | {r['fast_s']:.2f} | "
+              f"{r['naive_s']:.1f} | {r['sklearn_s']:.1f} | {r['naive_s'] / r['fast_s']:.1f}x"
+              f" | {r['sklearn_s'] / r['fast_s']:.1f}x |")
+    print()
+    print("| n (synthetic, 20 numeric, 2 classes) | fast ms/instance | naive ms/instance |"
+          " sklearn ms/instance |")
+    print("|---:|---:|---:|---:|")
+    for r in scaling_rows([int(s) for s in args.sizes.split(",")]):
+        print(f"| {r['n']} | {r['fast_ms']:.1f} | {r['naive_ms']:.0f} | {r['sklearn_ms']:.0f} |")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    import csv
+
+    with out.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
