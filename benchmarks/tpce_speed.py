@@ -137,7 +137,7 @@ def scaling_rows(sizes, n_test: int = 20) -> list[dict]:
         fast_s = _time(lambda fast=fast, test=test: fast.predict(test)) / n_test
         naive = make_method("tpce:engine=naive").fit(train)
         k = 3
-        naive_s = _time(lambda naive=naive, test=test: naive.predict(test.subset(
+        naive_s = _time(lambda naive=naive, test=test, k=k: naive.predict(test.subset(
             np.arange(k)))) / k
         sk_s = sklearn_tpce_seconds(train, test.subset(np.arange(k))) / k
         out.append({"n": n, "fast_ms": 1e3 * fast_s, "naive_ms": 1e3 * naive_s,
