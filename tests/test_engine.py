@@ -112,3 +112,30 @@ def test_collapse_falls_back_to_whole_trees():
     engine = TransductiveEngine(train, DecisionTree(min_leaf=1, collapse=True))
     assert engine.whole_tree_only
     _assert_same_leaves(engine.leaves(test.X[0], 0), engine.naive_leaves(test.X[0], 0))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    data=random_datasets(min_rows=6, max_rows=40),
+    criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
+    min_leaf=st.sampled_from([1.0, 2.0]),
+    binary=st.booleans(),
+)
+def test_tree_with_fast_equals_regrowing(data, criterion, min_leaf, binary):
+    learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, binary_splits=binary)
+    train = data.subset(np.arange(data.n_samples - 2))
+    engine = TransductiveEngine(train, learner)
+    for i in range(data.n_samples - 2, data.n_samples):
+        for c in range(data.schema.n_classes):
+            fast = engine.tree_with(data.X[i], c)
+            naive = engine.tree_with(data.X[i], c, engine="naive")
+            assert _nested(fast) == _nested(naive)
+
+
+def _nested(tree, node=0):
+    """A tree as nested tuples, independent of node numbering."""
+    vb = tree.value_branch[tree.value_branch_ptr[node]:tree.value_branch_ptr[node + 1]]
+    return (int(tree.feature[node]), None if np.isnan(tree.threshold[node]) else
+            float(tree.threshold[node]), tuple(vb.tolist()),
+            tuple(np.round(tree.counts[node], 12).tolist()),
+            tuple(_nested(tree, int(c)) for c in tree.children_of(node)))

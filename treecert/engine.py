@@ -123,6 +123,82 @@ class TransductiveEngine:
                     stack.append((cidx, cw, depth + 1))
         return out
 
+    # ------------------------------------------------------------------ whole trees
+    @property
+    def base(self) -> tuple[Tree, object]:
+        """The tree grown on the training data alone, with its per-node rows (lazily)."""
+        if not hasattr(self, "_base"):
+            idx = np.arange(self.n)
+            grown = grow(self.finder, idx, self.w[idx])
+            self._base = (Tree.from_grown(grown), grown)
+        return self._base
+
+    def tree_with(self, x: np.ndarray, label: int, *, weight: float = 1.0,
+                  engine: str = "fast") -> Tree:
+        """The whole tree grown on the training data plus (x, label), x ineligible.
+
+        The fast engine starts from the base tree: a node whose rows are exactly the base
+        node's rows (x absent, no weight changed) keeps the base subtree; on x's path the
+        test is recomputed, and where it differs from the base the subtree is regrown from
+        its rows. Identical to growing from scratch (``engine="naive"``). Post-growth edits
+        (collapse, cp) are applied afterwards as the learner does.
+        """
+        self._set_instance(x, label, weight)
+        idx, w = self._root(None)
+        if engine == "naive":
+            tree = Tree.from_grown(grow(self.finder, idx, w))
+        else:
+            base, grown = self.base
+            asm = _Assembler(self.n_classes)
+            self._assemble(asm, base, grown, idx, w, 0, 0)
+            tree = asm.to_tree()
+        if self.learner.collapse or self.learner.cp > 0:
+            from treecert.tree import collapse, prune_to_cp
+
+            if self.learner.collapse:
+                tree = collapse(tree)
+            if self.learner.cp > 0:
+                tree = prune_to_cp(tree, self.learner.cp)
+        return tree
+
+    def _same_rows(self, grown, node: int, nidx: np.ndarray, nw: np.ndarray) -> bool:
+        lo, hi = grown.rows_ptr[node], grown.rows_ptr[node + 1]
+        return (hi - lo == nidx.size and np.array_equal(grown.rows_idx[lo:hi], nidx)
+                and np.array_equal(grown.rows_w[lo:hi], nw))
+
+    def _assemble(self, asm: _Assembler, base: Tree, grown, nidx, nw, depth: int,
+                  base_node: int | None) -> int:
+        finder, K = self.finder, self.n_classes
+        if base_node is not None and self._same_rows(grown, base_node, nidx, nw):
+            return asm.copy_subtree(base, base_node)
+        cnt = np.bincount(self.y[nidx], weights=nw, minlength=K).astype(float)
+        split = None if _stop(finder, nidx, nw, cnt, depth) else finder.best_split(nidx, nw)
+        if split is None:
+            return asm.add(-1, np.nan, np.empty(0, np.int64), cnt)
+        same = (
+            base_node is not None
+            and base.feature[base_node] == split.feature
+            and (np.isnan(split.threshold) == np.isnan(base.threshold[base_node]))
+            and (np.isnan(split.threshold) or split.threshold == base.threshold[base_node])
+            and (split.value_branch is None or np.array_equal(
+                split.value_branch, base.value_branch[
+                    base.value_branch_ptr[base_node]:base.value_branch_ptr[base_node + 1]]))
+        )
+        if not same:
+            sub = grow(finder, nidx, nw, depth=depth)
+            return asm.copy_subtree(Tree.from_grown(sub), 0)
+        node = asm.add(split.feature, split.threshold,
+                       np.empty(0, np.int64) if split.value_branch is None
+                       else split.value_branch, cnt)
+        known = branch_known_weights(self.X, nidx, nw, split)
+        kids = base.children_of(base_node)
+        asm.children[node] = [
+            self._assemble(asm, base, grown, cidx, cw, depth + 1, int(kid))
+            for (cidx, cw), kid in zip(route_rows(self.X, nidx, nw, split, known), kids,
+                                       strict=True)
+        ]
+        return node
+
     def naive_leaves(self, x: np.ndarray, label: int, *, weight: float = 1.0,
                      drop_row: int | None = None) -> list[ReachedLeaf]:
         """The reference: grow the whole tree on the training data plus x, then route x."""
@@ -161,6 +237,52 @@ class TransductiveEngine:
             without[label] -= frac * weight
             out.append(ReachedLeaf(float(frac), cnt, np.maximum(without, 0.0)))
         return out
+
+
+class _Assembler:
+    """Collects nodes (feature, threshold, value_branch, counts, children) into a Tree."""
+
+    def __init__(self, n_classes: int) -> None:
+        self.feature: list[int] = []
+        self.threshold: list[float] = []
+        self.value_branch: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.children: list[list[int]] = []
+        self.n_classes = n_classes
+
+    def add(self, feature, threshold, value_branch, counts) -> int:
+        self.feature.append(int(feature))
+        self.threshold.append(float(threshold))
+        self.value_branch.append(value_branch)
+        self.counts.append(counts)
+        self.children.append([])
+        return len(self.feature) - 1
+
+    def copy_subtree(self, tree: Tree, node: int) -> int:
+        """Append ``tree``'s subtree rooted at ``node``; returns the new id of its root."""
+        new = self.add(tree.feature[node], tree.threshold[node],
+                       tree.value_branch[tree.value_branch_ptr[node]:
+                                         tree.value_branch_ptr[node + 1]],
+                       tree.counts[node])
+        self.children[new] = [self.copy_subtree(tree, int(c)) for c in tree.children_of(node)]
+        return new
+
+    def to_tree(self) -> Tree:
+        n = len(self.feature)
+        ch_ptr = np.zeros(n + 1, dtype=np.int64)
+        ch_ptr[1:] = np.cumsum([len(c) for c in self.children])
+        vb_ptr = np.zeros(n + 1, dtype=np.int64)
+        vb_ptr[1:] = np.cumsum([v.size for v in self.value_branch])
+        return Tree(
+            feature=np.array(self.feature, dtype=np.int64),
+            threshold=np.array(self.threshold, dtype=float),
+            children_ptr=ch_ptr,
+            children=np.array([c for cs in self.children for c in cs], dtype=np.int64),
+            value_branch_ptr=vb_ptr,
+            value_branch=np.concatenate([*self.value_branch, np.empty(0, np.int64)]).astype(
+                np.int64),
+            counts=np.array(self.counts, dtype=float).reshape(n, self.n_classes),
+        )
 
 
 def leaf_estimate(leaves: list[ReachedLeaf], n_classes: int, *, count_x: bool = True,
