@@ -89,6 +89,7 @@ def random_datasets(draw, min_rows=4, max_rows=40, max_classes=4, missing=True):
         cols.append(rng.integers(0, nv, n).astype(float))
     X = np.column_stack(cols)
     X[rng.random(X.shape) < p_missing] = np.nan
+    X[0] = np.column_stack(cols)[0]  # every attribute has a known value (trainable data)
     y = rng.integers(0, n_classes, n)
     y[:n_classes] = np.arange(n_classes)  # every class present
     schema = Schema(tuple(attrs), Attribute("class", "nominal",

@@ -693,8 +693,13 @@ def _parse_dates(strings: np.ndarray, pattern: str) -> tuple[np.ndarray, int]:
     series = pd.Series(strings, dtype=object)
     known = series.notna().to_numpy()
     stamps = pd.to_datetime(series, format=fmt, utc=True, errors="coerce")
-    seconds = np.array((stamps - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1),
-                       dtype=np.float64)
+    # Whole seconds and the fraction separately: nanosecond counts beyond 2**53 are not
+    # exact as floats, and dates must round-trip through write_arff exactly.
+    nanos = (stamps - pd.Timestamp(0, tz="UTC")).to_numpy(dtype="timedelta64[ns]")
+    missing = np.isnat(nanos)
+    ns = np.where(missing, 0, nanos.astype(np.int64))
+    seconds = (ns // 10**9).astype(np.float64) + (ns % 10**9) / 1e9
+    seconds[missing] = np.nan
     for i in np.flatnonzero(known & np.isnan(seconds)):
         try:  # outside pandas' nanosecond range, or a format pandas rejects
             stamp = datetime.strptime(strings[i], fmt)
@@ -788,12 +793,17 @@ def _csv_fast(text: str, names: list[str], skip: int, keep: set[str]) -> list | 
     k = len(names)
     dtype = {j: object for j, name in enumerate(names) if name in keep}
     try:
-        df = pd.read_csv(
-            io.StringIO(text), header=None, names=list(range(k)), skiprows=skip,
-            index_col=False, skipinitialspace=True, skip_blank_lines=True,
-            keep_default_na=False, na_values=list(_CSV_MISSING), dtype=dtype, engine="c",
-        )
-    except (ValueError, pd.errors.ParserError):
+        # A row longer than the header makes pandas warn and drop data: take that as "not
+        # plain", and let the exact reader report the line.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                io.StringIO(text), header=None, names=list(range(k)), skiprows=skip,
+                index_col=False, skipinitialspace=True, skip_blank_lines=True,
+                keep_default_na=False, na_values=list(_CSV_MISSING), dtype=dtype,
+                engine="c",
+            )
+    except (ValueError, pd.errors.ParserError, pd.errors.ParserWarning):
         return None
     parts = text.split("\n", skip)
     body = parts[skip] if len(parts) > skip else ""

@@ -1,28 +1,39 @@
 """Growing C4.5-family decision trees: split search and the tree builder.
 
-This is the engine the transductive and Venn methods re-run thousands of times, so nothing
-runs a Python loop per row, per threshold or (when growing a whole tree) per node:
+This is the engine the transductive and Venn methods re-run thousands of times, so no
+Python loop runs per row or per threshold, and growing a whole tree costs a few dozen array
+operations per tree level rather than per node:
 
 * :class:`SplitFinder` scores a *batch* of nodes at once: their rows are laid end to end
-  (node g owns a segment), each numeric column is sorted within every segment, and class
-  counts are cumulated along the sorted columns; every candidate cut of every node and
-  column is then scored with a few array operations, and per-(node, column) winners are
-  taken with segmented reductions. :meth:`SplitFinder.best_split` is the batch of one node
+  (node g owns a segment), each numeric column is sorted within every segment, class
+  weights are cumulated along the sorted columns, and every (node, column)'s best cut is
+  found with a few array operations and segmented reductions; nominal attributes are
+  tallied with one ``bincount``. :meth:`SplitFinder.best_split` is the batch of one node
   (one ``argsort`` of its numeric columns), callable on any row subset.
-* :func:`grow` grows level by level: the root's columns are sorted once, and every level's
-  per-column orders are obtained from its parents' by stable partitioning (O(rows) per
-  level instead of O(rows log rows)); a row with a missing value goes to several children
-  with a fraction of its weight and stays last (as NaN) in their orders. Node ids are then
-  assigned in the depth-first order of the straightforward builder.
+* :func:`grow` grows level by level: the root's columns are sorted once, and each level's
+  per-column orders come from its parents' by stable partitioning (O(rows) per level, no
+  sorting); a row with a missing value goes to several children with a fraction of its
+  weight and stays last (as NaN) in their orders. Node ids are then assigned in the
+  depth-first order of the straightforward builder (kept as ``_grow_nodewise``, used for
+  rows not given in increasing order).
+* Only Fayyad-Irani boundary cuts are scored at first: a cut between two valid cuts that
+  moves rows of a single class lies on a convex stretch of the gain, so it never beats both
+  neighbours; the skipped cuts next to a column's (near-)best cut are scored afterwards,
+  since rounding to 10 decimals could make them tie. J48's MDL term still counts every
+  valid cut.
+* Integer weights (the usual case) are cumulated in integers, and ``x ln x`` of integer
+  counts is read from a table.
 
 Bit-for-bit equality with the straightforward node-by-node computation (sort the node,
-``cumsum`` its class weights, score every cut) is a hard requirement — tie-breaking rounds
-scores to 10 decimals, so one ulp could change a tree. Every floating-point sum is therefore
-taken in the same order as that computation: segmented cumulative sums are exact when the
-weights are dyadic (unit weights: always), and are otherwise re-done segment by segment;
-sums over a small last axis (classes, branches) are replicated as numpy computes them
-(sequentially below 8 terms). ``tests/test_grow_equivalence.py`` holds golden trees and the
-plain grower this is checked against.
+``cumsum`` its class weights, score every cut, as treecert first did) is a hard
+requirement: tie-breaking rounds scores to 10 decimals, so one ulp could change a tree.
+Every floating-point sum is therefore taken in the same order as there: segmented
+cumulative sums are exact when the weights are dyadic (integer weights: always), and are
+otherwise re-done node by node; sums over a small last axis (classes, branches) are
+replicated as numpy computes them (one term after the other below 8 terms); where sums are
+exact, ties in a column may be sorted in any order. ``tests/test_grow_equivalence.py``
+holds golden trees grown by the original grower and property tests against a plain
+node-by-node grower, a full (unpruned) cut search and a brute-force enumeration.
 
 Rules, and where they come from
 -------------------------------
@@ -74,6 +85,13 @@ _DYADIC = 2.0**20
 _EXACT_TOTAL = 2.0**32
 # numpy sums fewer than this many terms along an axis one after the other (then pairwise).
 _SEQ_SUM = 8
+# Score only Fayyad-Irani boundary cuts first (False: every cut; for tests).
+_PRUNE = True
+# Largest total weight for which x ln x of integer counts is looked up in a table.
+_TABLE_MAX = 2.0**22
+# Nominal class counts are tallied for at most this many (node, attribute, value, class) cells
+# at once.
+_NOMINAL_CELLS = 2**22
 
 
 @dataclass(frozen=True)
@@ -190,42 +208,39 @@ def _segment_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarr
     return out
 
 
-def _segment_cumsum(a: np.ndarray, seg: np.ndarray, exact: np.ndarray):
-    """Cumulative sums of ``a`` (p, M) along axis 1, restarted in every segment.
+def _segment_cumsum(a: np.ndarray, seg: np.ndarray, exact: np.ndarray,
+                    totals: np.ndarray) -> np.ndarray:
+    """Cumulative sums of ``a`` (p, M) along axis 1 restarted in every segment, in place.
 
-    Returns ``(C, off)``: the cumsum of segment g alone at position i is ``C[:, i] -
-    off[:, g]``, equal bit for bit to ``np.cumsum`` over the segment.
+    Each equals ``np.cumsum`` over its segment alone, bit for bit: exact segments are summed
+    in one pass, with the previous segment's total (``totals[g]``: the sum of every row of
+    ``a`` over segment g) taken off at each segment start; the others one by one.
     """
-    starts = seg[:-1]
-    if exact.all():
-        C = np.cumsum(a, axis=1)
-        off = np.zeros((a.shape[0], starts.size))
-        off[:, 1:] = C[:, starts[1:] - 1]
-        return C, off
     inexact = np.flatnonzero(~exact)
-    a0 = a.copy()
+    local = [np.cumsum(a[:, seg[g] : seg[g + 1]], axis=1) for g in inexact]
     for g in inexact:
-        a0[:, seg[g] : seg[g + 1]] = 0.0
-    C = np.cumsum(a0, axis=1)
-    off = np.zeros((a.shape[0], starts.size))
-    off[:, 1:] = C[:, starts[1:] - 1]
-    off[:, inexact] = 0.0
-    for g in inexact:
-        lo, hi = seg[g], seg[g + 1]
-        np.cumsum(a[:, lo:hi], axis=1, out=C[:, lo:hi])
-    return C, off
+        a[:, seg[g] : seg[g + 1]] = 0.0
+    if seg.size > 2:
+        a[:, seg[1:-1]] -= np.where(exact[:-1], totals[:-1], 0.0).astype(a.dtype)
+    np.cumsum(a, axis=1, out=a)
+    for g, c in zip(inexact, local, strict=True):
+        a[:, seg[g] : seg[g + 1]] = c
+    return a
 
 
 class _Batch:
     """Rows of G nodes laid end to end: node g owns entries ``seg[g]:seg[g+1]``.
 
-    ``S[j]`` lists the entries sorted by numeric column j within each segment (stable, NaN
-    last) and ``V[j]`` their values; ``we`` is the eligible weight (None: all eligible).
+    ``S[j]`` lists the entries sorted by numeric column j within each segment (NaN last;
+    stable, unless sums are exact), ``V[j]`` their values and ``Y[j]`` their classes;
+    ``we`` is the eligible weight (None: all eligible). ``integral``: all weights are
+    integers summing below 2**31.
     """
 
-    __slots__ = ("G", "S", "V", "exact", "node", "rows", "seg", "total_w", "w", "we")
+    __slots__ = ("G", "S", "V", "Y", "exact", "integral", "node", "rows", "seg", "total_w",
+                 "w", "we")
 
-    def __init__(self, seg, rows, w, we, S, V):
+    def __init__(self, seg, rows, w, we, S, V, Y):
         self.seg = seg
         self.G = seg.size - 1
         self.rows = rows
@@ -233,9 +248,32 @@ class _Batch:
         self.we = we
         self.S = S
         self.V = V
+        self.Y = Y
         self.node = np.repeat(np.arange(self.G), np.diff(seg))
         self.exact = _exact_segments(w, self.node, self.G)
         self.total_w = _segment_sums(w, seg, self.exact)
+        self.integral = bool(self.exact.all() and np.all(w == np.floor(w))
+                             and float(self.total_w.sum()) < 2.0**31)
+
+
+def _exact_any_order(w: np.ndarray, XT: np.ndarray, *, missing_ok: bool) -> bool:
+    """True if the order of equal values cannot change a result: integer weights (exact
+    sums), no -0.0 (which sorts with 0.0 but prints apart) and, unless ``missing_ok``, no
+    missing value (whose fractional weights would make sums inexact further down)."""
+    if not (np.all(w == np.floor(w)) and float(w.sum()) < 2.0**31):
+        return False
+    zero = XT == 0
+    if zero.any() and np.signbit(XT[zero]).any():
+        return False
+    return missing_ok or not np.isnan(XT).any()
+
+
+def _index_dtype(n: int):
+    return np.int32 if n < 2**31 else np.int64
+
+
+def _class_dtype(n_classes: int):
+    return np.int8 if n_classes < 128 else np.int32
 
 
 @dataclass
@@ -313,15 +351,22 @@ class SplitFinder:
         w = np.asarray(w, dtype=float)
         return self._evaluate(self._single_batch(idx, w)).split(0)
 
-    def _single_batch(self, idx: np.ndarray, w: np.ndarray, we: np.ndarray | None = None):
-        S = V = None
+    def _single_batch(self, idx: np.ndarray, w: np.ndarray, we: np.ndarray | None = None,
+                      *, any_order: bool | None = None):
+        """The batch of one node; its numeric columns sorted (stable unless ``any_order``)."""
+        S = V = Y = None
         if self.numeric_idx.size:
             XT = self.X[np.ix_(idx, self.numeric_idx)].T
-            S = np.argsort(XT, axis=1, kind="stable")
+            if any_order is None:
+                any_order = _exact_any_order(w, XT, missing_ok=True)
+            # Exact (integer) sums do not depend on the order of equal values: any sort.
+            S = np.argsort(XT, axis=1, kind=None if any_order else "stable")
+            S = S.astype(_index_dtype(idx.size))
             V = np.take_along_axis(XT, S, axis=1)
+            Y = self.y.astype(_class_dtype(self.n_classes))[idx][S]
         if we is None and self.eligible is not None:
             we = w * self.eligible[idx]
-        return _Batch(np.array([0, idx.size]), idx, w, we, S, V)
+        return _Batch(np.array([0, idx.size]), idx, w, we, S, V, Y)
 
     def _nominal(self, idx, Y, we, total_w):
         """Candidate nominal tests of one node as (feature, gain, score, nan, value_branch,
@@ -402,12 +447,20 @@ class SplitFinder:
         out_score[rows] = score[rows, col]
         return _Choice(feature, threshold, n_branches, out_score, value_branch)
 
+    def _xlogx_table(self, n: int) -> np.ndarray:
+        """``_xlogx(i)`` for i = 0..n (at least), cached."""
+        table = getattr(self, "_table", None)
+        if table is None or table.size <= n:
+            table = _xlogx(np.arange(max(n + 1, 1024), dtype=float))
+            self._table = table
+        return table
+
     def _numeric_batch(self, b: _Batch):
         """Best cut of every (node, numeric column): (ok, gain, score, threshold), (G, p)."""
         params = self.params
         K = self.n_classes
         gini = params.criterion == "gini"
-        G, seg, S, V = b.G, b.seg, b.S, b.V
+        G, seg, S, V, ys = b.G, b.seg, b.S, b.V, b.Y
         p, M = S.shape
         out_ok = np.zeros((G, p), dtype=bool)
         out_gain = np.zeros((G, p))
@@ -415,82 +468,184 @@ class SplitFinder:
         out_thr = np.full((G, p), np.nan)
         if M < 2:
             return out_ok, out_gain, out_score, out_thr
-        ys = self.y[b.rows[S]]
-        ws = b.w[S]
-        C, off = [], []
-        for k in range(K):
-            c, o = _segment_cumsum(np.where(ys == k, ws, 0.0), seg, b.exact)
-            C.append(c)
-            off.append(o)
-        CE, offE = _segment_cumsum(ws if b.we is None else b.we[S], seg, b.exact)
+        exact, node = b.exact, b.node
         starts = seg[:-1]
-        node = b.node
+        lens = np.diff(seg)
+        y_e = self.y[b.rows]
+        # Class weights cumulated along every sorted column, restarted at each node. With
+        # integer weights in integers (exact, half the memory); else in floats, exactly as
+        # a per-node cumsum.
+        if b.integral:
+            w_e = b.w.astype(np.int32)
+            unit = bool(np.all(w_e == 1))
+            ws = None if unit else w_e[S]
+
+            def class_weights(k):
+                return (ys == k).astype(np.int32) if unit else np.where(ys == k, ws, 0)
+        else:
+            w_e = b.w
+            ws = b.w[S]
+
+            def class_weights(k):
+                return ws * (ys == k)  # w * 1.0 or w * 0.0: np.where(ys == k, ws, 0.0)
+
+        if b.we is None:
+            if b.integral and unit:  # the eligible weight before each cut is its position
+                CE = (np.arange(M) - np.repeat(starts, lens) + 1).astype(np.int32)
+            else:
+                CE = _segment_cumsum(ws.copy(), seg, exact,
+                                     np.bincount(node, weights=w_e, minlength=G))
+        else:
+            el = self.eligible[b.rows]
+            el_s = el[S]
+            CE = _segment_cumsum(np.where(el_s, ws, 0) if ws is not None else
+                                 el_s.astype(np.int32), seg, exact,
+                                 np.bincount(node, weights=w_e * el, minlength=G))
+        C = []
+        derive_last = b.we is None and bool(exact.all())
+        for k in range(K - 1 if derive_last else K):
+            tk = np.bincount(node, weights=np.where(y_e == k, w_e, 0), minlength=G)
+            C.append(_segment_cumsum(class_weights(k), seg, exact, tk))
+        if derive_last:  # exact sums: the last class is the rest, bit for bit
+            C.append(CE - _sum_cols(C) if C else np.broadcast_to(CE, (p, M)).copy())
         # Known values come first in each segment (NaN sorts last).
-        n_known = np.add.reduceat(~np.isnan(V), starts, axis=1, dtype=np.int64)  # (p, G)
+        if np.isnan(V[:, seg[1:] - 1]).any():
+            n_known = np.add.reduceat(~np.isnan(V), starts, axis=1, dtype=np.int64)  # (p, G)
+        else:
+            n_known = np.broadcast_to(lens, (p, G))
         has = n_known > 0
         last = np.maximum(starts + n_known - 1, 0)
         rowj = np.arange(p)[:, None]
-        KC = [np.where(has, C[k][rowj, last] - off[k], 0.0) for k in range(K)]  # (p, G)
-        KE = np.where(has, CE[rowj, last] - offE, 0.0)
-        # Candidate cut i lies between sorted positions i and i+1 of one segment.
+        KC = [np.where(has, C[k][rowj, last], 0) for k in range(K)]  # (p, G)
+        KE = np.where(has, CE[last] if CE.ndim == 1 else CE[rowj, last], 0)
+        KCf = [c.astype(float) for c in KC]
+        # Cut i lies between sorted positions i and i+1 of one node.
         pos_node = node[:-1]
-        inner = node[1:] == pos_node
-        Vi, Vn = V[:, :-1], V[:, 1:]
-        valid = (Vi < Vn) & inner
-        left_e = CE[:, :-1] - offE[:, pos_node]
-        ke_pos = KE[:, pos_node]
+
+        def per_cut(a):  # (p, G) -> (p, M - 1): the value of each cut's node
+            return a if G == 1 else np.repeat(a, lens, axis=1)[:, :-1]
+
+        valid = V[:, :-1] < V[:, 1:]
+        if G > 1:
+            valid &= node[1:] == pos_node
+        left_e = CE[..., :-1]
         if params.criterion == "gain_ratio":
-            min_split = np.clip(0.1 * KE / K, params.min_leaf, 25.0)
-            ms_pos = min_split[:, pos_node]
-            valid &= (KE >= 2 * min_split)[:, pos_node]
+            min_split = np.clip(0.1 * KE.astype(float) / K, params.min_leaf, 25.0)
+            ms_pos = per_cut(min_split)
+            valid &= per_cut(KE >= 2 * min_split)
         else:
             ms_pos = float(params.min_leaf)
-        valid &= (left_e >= ms_pos) & (ke_pos - left_e >= ms_pos)
+        valid &= left_e >= ms_pos
+        valid &= per_cut(KE) - left_e >= ms_pos
         inel = None
         if self.eligible is not None:
             inel_seg = np.bincount(node, weights=~self.eligible[b.rows], minlength=G) > 0
             if inel_seg.any():
                 inel = self._ineligible_cuts(b, inel_seg, valid)
-        jj, ii = np.nonzero(valid)
-        if ii.size == 0:
+        total_w = b.total_w
+        parent = _impurity(KCf, gini).ravel()
+        table = None
+        if b.integral and not gini and float(total_w.max()) < _TABLE_MAX:
+            table = self._xlogx_table(int(total_w.max()))  # x ln x of integer counts
+        KCr = [c.ravel().astype(np.intp) if b.integral else c.ravel() for c in KC]
+        Cr = [c.ravel() for c in C]
+
+        def cut_gain(jj, ii, gi, counts=False):
+            """Gain of the cuts (column jj, position ii, node gi) [and their counts]."""
+            kt, ft = jj * G + gi, jj * M + ii
+            L = [c.take(ft) for c in Cr]
+            KCt = [c.take(kt) for c in KCr]
+            if table is not None and not counts:
+                L = [c.astype(np.intp) for c in L]
+                R = [KCt[k] - L[k] for k in range(K)]
+                imp_l = (table.take(_sum_cols(L)) - _sum_cols([table.take(c) for c in L])) / _LN2
+                imp_r = (table.take(_sum_cols(R)) - _sum_cols([table.take(c) for c in R])) / _LN2
+                return (parent.take(kt) - imp_l - imp_r) / total_w.take(gi)
+            R = [KCt[k] - L[k] for k in range(K)]
+            if b.integral:
+                L = [c.astype(float) for c in L]
+                R = [c.astype(float) for c in R]
+                KCt = [c.astype(float) for c in KCt]
+            gain = (parent[kt] - _impurity(L, gini) - _impurity(R, gini)) / total_w[gi]
+            return (gain, L, R, KCt) if counts else gain
+
+        # Fayyad & Irani: moving the cut across rows of one class changes the gain convexly,
+        # so a cut whose neighbouring cuts are valid and which moves rows of one class only
+        # is never above both neighbours: skip it. The runs of skipped cuts next to a
+        # (near-)best cut are scored afterwards, as rounding to 10 decimals could tie them.
+        W = M - 1
+        prune = _PRUNE and W > 2
+        cand = valid
+        if prune:
+            skip = np.zeros_like(valid)
+            skip[:, 1:-1] = valid[:, :-2] & valid[:, 1:-1] & valid[:, 2:]
+            skip[:, 1:-1] &= ys[:, 1:-2] == ys[:, 2:-1]
+            cand = valid & ~skip
+        fc = np.flatnonzero(cand)
+        if fc.size == 0:
             return out_ok, out_gain, out_score, out_thr
+        jj = np.repeat(np.arange(p), np.count_nonzero(cand, axis=1))
+        ii = fc - jj * W
         gi = pos_node[ii]
         key = jj * G + gi
-        flat = jj * M + ii
-        L = [C[k].ravel()[flat] - off[k].ravel()[key] for k in range(K)]
-        KCc = [KC[k].ravel()[key] for k in range(K)]
-        R = [KCc[k] - L[k] for k in range(K)]
-        parent = _impurity(KC, gini).ravel()[key]
-        gain = (parent - _impurity(L, gini) - _impurity(R, gini)) / b.total_w[gi]
+        gain = cut_gain(jj, ii, gi)
         rgain = np.round(gain, _ROUND)
-        # First maximum of the rounded gain within each (column, node) group.
         n = key.size
         first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        n_cuts = np.diff(np.r_[first, n])
+        sizes = np.diff(np.r_[first, n])
         gmax = np.maximum.reduceat(rgain, first)
-        at_max = rgain == np.repeat(gmax, n_cuts)
-        k = np.minimum.reduceat(np.where(at_max, np.arange(n), n), first)
-        gj, gg = jj[k], gi[k]
-        g_best = gain[k]
-        ok = np.ones(k.size, dtype=bool)
+        k = np.minimum.reduceat(np.where(rgain == np.repeat(gmax, sizes), np.arange(n), n),
+                                first)
+        gj, gg, i_best, g_best = jj[k], gi[k], ii[k], gain[k]
+        if prune:
+            ht = np.flatnonzero(gain >= np.repeat(gmax, sizes) - 2e-10)
+            hpos = jj[ht] * W + ii[ht]
+            flat_skip = skip.ravel()
+            right = (ii[ht] < W - 1) & flat_skip[np.minimum(hpos + 1, p * W - 1)]
+            left = (ii[ht] > 0) & flat_skip[np.maximum(hpos - 1, 0)]
+            if right.any() or left.any():
+                # A run of skipped cuts ends at the neighbouring boundary cut of its group.
+                nxt = np.minimum(ht + 1, n - 1)
+                prv = np.maximum(ht - 1, 0)
+                lo = np.stack([ii[prv] + 1, ii[ht] + 1], axis=1).ravel()
+                ln = np.stack([np.where(left, ii[ht] - ii[prv] - 1, 0),
+                               np.where(right, ii[nxt] - ii[ht] - 1, 0)], axis=1).ravel()
+                owner = np.repeat(np.repeat(ht, 2), ln)
+                ni = _ranges(lo, ln)
+                nj, ng = jj[owner], gi[owner]
+                ngain = cut_gain(nj, ni, ng)
+                nr = np.round(ngain, _ROUND)
+                grp = np.cumsum(np.r_[True, key[1:] != key[:-1]])[owner] - 1
+                nf = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
+                ngrp = grp[nf]
+                nmax = np.maximum.reduceat(nr, nf)
+                nk = np.minimum.reduceat(
+                    np.where(nr == np.repeat(nmax, np.diff(np.r_[nf, ni.size])),
+                             np.arange(ni.size), ni.size), nf)
+                # Merge with the boundary cuts' first maximum, in position order.
+                take = (nmax > gmax[ngrp]) | ((nmax == gmax[ngrp]) & (ni[nk] < i_best[ngrp]))
+                tg = ngrp[take]
+                i_best[tg] = ni[nk[take]]
+                g_best[tg] = ngain[nk[take]]
+        ok = np.ones(gj.size, dtype=bool)
         if params.criterion == "gain_ratio":
-            tw = b.total_w[gg]
+            valid_pad = np.zeros((p, M), dtype=bool)
+            valid_pad[:, :-1] = valid
+            n_cuts = np.add.reduceat(valid_pad, starts, axis=1, dtype=np.int64)[gj, gg]
+            _, L, R, KCt = cut_gain(gj, i_best, gg, counts=True)
+            tw = total_w[gg]
             g_best = g_best - np.log2(n_cuts) / tw  # J48's MDL correction
             ok = g_best > 0
-            wk = _sum_cols([c[k] for c in KCc])
-            si = _split_info([_sum_cols([c[k] for c in L]), _sum_cols([c[k] for c in R])],
-                             tw - wk, tw)
+            si = _split_info([_sum_cols(L), _sum_cols(R)], tw - _sum_cols(KCt), tw)
             with np.errstate(invalid="ignore", divide="ignore"):
                 score = np.where(si > 0, g_best / si, 0.0)
         else:
             score = g_best
-        i_best = ii[k]
         vi = V[gj, i_best]
         vn = V[gj, i_best + 1]
         thr = vi if params.threshold == "lower" else (vi + vn) / 2.0
         if inel is not None:
-            sel = inel[0][gg]
-            thr = np.where(sel, inel[1][gj, i_best], thr)
+            thr = np.where(inel[0][gg], inel[1][gj, i_best], thr)
         thr = np.where(thr < vn, thr, vi)
         out_ok[gg, gj] = ok
         out_gain[gg, gj] = g_best
@@ -529,21 +684,32 @@ class SplitFinder:
     def _nominal_batch(self, b: _Batch):
         """Best test of every (node, nominal column): (ok, gain, score, value), (G, q);
         value is the branch-0 value of a binary test, -1 for a multiway test."""
+        cell_size = self.nominal_idx.size * max(self.max_values, 1) * self.n_classes
+        step = max(1, _NOMINAL_CELLS // cell_size)
+        if b.G <= step:
+            return self._nominal_nodes(b, 0, b.G)
+        parts = [self._nominal_nodes(b, g, min(g + step, b.G)) for g in range(0, b.G, step)]
+        return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+
+    def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
+        """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
         params = self.params
         gini = params.criterion == "gini"
         cols = self.nominal_idx
-        K, V, q, G = self.n_classes, self.max_values, cols.size, b.G
-        codes = self.X[np.ix_(b.rows, cols)]
+        K, V, q, G = self.n_classes, self.max_values, cols.size, g1 - g0
+        lo, hi = b.seg[g0], b.seg[g1]
+        rows, w = b.rows[lo:hi], b.w[lo:hi]
+        we = w if b.we is None else b.we[lo:hi]
+        codes = self.X[np.ix_(rows, cols)]
         known = ~np.isnan(codes)
         ci = np.where(known, codes, 0).astype(np.int64)
-        y = self.y[b.rows]
-        cell = (b.node[:, None] * q + np.arange(q)[None, :]) * V + ci
+        y = self.y[rows]
+        cell = ((b.node[lo:hi] - g0)[:, None] * q + np.arange(q)[None, :]) * V + ci
         flat = cell * K + y[:, None]
         counts = np.bincount(
-            flat[known], weights=np.broadcast_to(b.w[:, None], flat.shape)[known],
+            flat[known], weights=np.broadcast_to(w[:, None], flat.shape)[known],
             minlength=G * q * V * K,
         ).reshape(G, q, V, K)
-        we = b.w if b.we is None else b.we
         elig = np.bincount(
             cell[known], weights=np.broadcast_to(we[:, None], cell.shape)[known],
             minlength=G * q * V,
@@ -551,7 +717,7 @@ class SplitFinder:
         known_counts = counts.sum(axis=2)  # (G, q, K)
         wk = _lastsum(known_counts)
         parent_imp = _impurity_last(known_counts, gini)
-        tw = b.total_w
+        tw = b.total_w[g0:g1]
         ok = np.zeros((G, q), dtype=bool)
         gain = np.zeros((G, q))
         score = np.zeros((G, q))
@@ -683,9 +849,9 @@ def grow(
     """
     idx = np.asarray(idx, dtype=np.int64)
     w = np.asarray(w, dtype=float)
-    if idx.size > 1 and not bool(np.all(idx[1:] > idx[:-1])):
+    if idx.size > 1 and not bool(np.all(idx[1:] >= idx[:-1])):
         # Children of unsorted rows are re-sorted where unknown values join them; the
-        # partitioned orders of the level-wise builder assume sorted rows.
+        # partitioned orders of the level-wise builder assume rows in increasing order.
         return _grow_nodewise(finder, idx, w, depth=depth)
     return _grow_levels(finder, idx, w, depth)
 
@@ -742,26 +908,31 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         np.cumsum(lvl.lens[act], out=b_seg[1:])
         b_we = None if eligible is None else b_w * eligible[b_rows]
         if pending is None:
-            batch = finder._single_batch(b_rows, b_w) if act.size == 1 else None
-            assert batch is not None  # the root level has one node
+            # The root: sorted once. Rows with missing values (numeric or nominal) get
+            # fractional weights in children, whose sums depend on the order of ties.
+            any_order = not np.isnan(X[b_rows]).any() and _exact_any_order(
+                b_w, X[np.ix_(b_rows, finder.numeric_idx)].T, missing_ok=False)
+            batch = finder._single_batch(b_rows, b_w, b_we, any_order=any_order)
         else:
-            S, V = None, None
+            S = V = Y = None
             if p:
                 new_id = np.cumsum(keep) - 1
-                prev_S, prev_V, sent = pending
-                parts_S, parts_V = [], []
+                prev_S, prev_V, prev_Y, sent = pending
+                parts_S, parts_V, parts_Y = [], [], []
                 for ent, lo in sent:
                     kept = keep[lo : lo + ent.size]
                     mark = np.zeros(prev_S.shape[1], dtype=bool)
                     mark[ent[kept]] = True
-                    nid = np.zeros(prev_S.shape[1], dtype=np.int64)
+                    nid = np.zeros(prev_S.shape[1], dtype=_index_dtype(b_rows.size))
                     nid[ent[kept]] = new_id[lo : lo + ent.size][kept]
-                    sel = mark[prev_S]
-                    parts_S.append(nid[prev_S[sel]].reshape(p, -1))
-                    parts_V.append(prev_V[sel].reshape(p, -1))
+                    sel = np.flatnonzero(mark[prev_S])
+                    parts_S.append(nid[prev_S.ravel()[sel]].reshape(p, -1))
+                    parts_V.append(prev_V.ravel()[sel].reshape(p, -1))
+                    parts_Y.append(prev_Y.ravel()[sel].reshape(p, -1))
                 S = np.concatenate(parts_S, axis=1)
                 V = np.concatenate(parts_V, axis=1)
-            batch = _Batch(b_seg, b_rows, b_w, b_we, S, V)
+                Y = np.concatenate(parts_Y, axis=1)
+            batch = _Batch(b_seg, b_rows, b_w, b_we, S, V, Y)
         choice = finder._evaluate(batch)
         split = choice.feature >= 0
         if not split.any():
@@ -820,7 +991,7 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
             c_branch.append(np.full(int(exists.sum()), b))
             sent.append((ent, lo))
             lo += ent.size
-        pending = (batch.S, batch.V, sent) if p else (None, None, sent)
+        pending = (batch.S, batch.V, batch.Y, sent)
         lvl = _Level(lvl.base + n, np.concatenate(c_rows), np.concatenate(c_w),
                      np.concatenate(c_lens), np.concatenate(c_parent),
                      np.concatenate(c_branch), K, y)

@@ -149,6 +149,13 @@ class Model:
             raise ModelFileError(
                 f"{source}: corrupt treecert model ({type(exc).__name__}: {exc})."
             ) from None
+        for key in ("method",):
+            if doc.get(key) is not None and not isinstance(doc.get(key), str):
+                raise ModelFileError(f"{source}: corrupt treecert model ('{key}' is not text).")
+        for key in ("pruning", "calibration"):
+            if doc.get(key) is not None and not isinstance(doc.get(key), dict):
+                raise ModelFileError(f"{source}: corrupt treecert model ('{key}' is not an "
+                                     "object).")
         if tree.counts.shape[1] != schema.n_classes:
             raise ModelFileError(f"{source}: corrupt model (class counts do not fit schema).")
         return cls(

@@ -1,0 +1,159 @@
+"""Bad input at volume: malformed ARFF, CSV, YAML and model JSON thrown at the command line.
+
+Whatever the input, the CLI must answer with exit 0 or with one line ``Error: ...`` and exit
+2 — never a traceback (an exception escaping ``main``) and never a partial output file.
+``TREECERT_FUZZ_EXAMPLES`` raises the number of inputs per test (CI uses the default).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE_DATA
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from treecert.cli import main
+
+EXAMPLES = int(os.environ.get("TREECERT_FUZZ_EXAMPLES", "60"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                       HealthCheck.too_slow])
+TRIED: dict[str, int] = {}
+
+WEATHER_ARFF = (SAMPLE_DATA / "weather.nominal.arff").read_text()
+IRIS_CSV = "\n".join((SAMPLE_DATA / "iris.csv").read_text().splitlines()[:30]) + "\n"
+
+_TOKENS = ["@relation", "@attribute", "@data", "@ATTRIBUTE", "numeric", "real", "string",
+           "date", "{", "}", ",", "'", '"', "%", "?", "\\", "\n", " ", "\t", "x", "1.5",
+           "-", "e", "1e309", "nan", "{0 a}", "{1}", "yes", "no", "sunny", "relational",
+           "@end", "\x00", "é"]
+
+
+def _mutations(text: str):
+    """Strategy: ``text`` with random insertions, deletions and swaps of lines/tokens."""
+    lines = text.splitlines(keepends=True)
+
+    @st.composite
+    def mutate(draw):
+        out = list(lines)
+        for _ in range(draw(st.integers(1, 4))):
+            op = draw(st.sampled_from(["insert", "delete", "replace", "dup", "truncate"]))
+            i = draw(st.integers(0, max(0, len(out) - 1))) if out else 0
+            if op == "insert":
+                tok = draw(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=6))
+                out.insert(i, "".join(tok) + draw(st.sampled_from(["\n", ""])))
+            elif op == "delete" and out:
+                del out[i]
+            elif op == "replace" and out:
+                line = out[i]
+                j = draw(st.integers(0, len(line)))
+                tok = draw(st.sampled_from(_TOKENS))
+                out[i] = line[:j] + tok + line[j + 1:]
+            elif op == "dup" and out:
+                out.insert(i, out[i])
+            elif op == "truncate":
+                joined = "".join(out)
+                cut = draw(st.integers(0, len(joined)))
+                out = [joined[:cut]]
+        return "".join(out)
+
+    return mutate()
+
+
+def _count(name: str, tmp_path: Path) -> Path:
+    """Count one input; a fresh directory for it (hypothesis reuses ``tmp_path``)."""
+    TRIED[name] = TRIED.get(name, 0) + 1
+    return Path(tempfile.mkdtemp(dir=tmp_path))
+
+
+def _run_cli(args: list[str], capsys) -> tuple[int, str]:
+    try:
+        code = main(args)
+    except Exception as exc:  # a traceback would reach the user: that is the bug
+        pytest.fail(f"exception escaped the CLI for {args}: {type(exc).__name__}: {exc}")
+    err = capsys.readouterr().err
+    assert code in (0, 2), (code, err)
+    if code == 2:
+        errors = [ln for ln in err.splitlines() if ln.startswith("Error: ")]
+        assert len(errors) == 1, err
+    return code, err
+
+
+@FUZZ
+@given(text=_mutations(WEATHER_ARFF))
+def test_malformed_arff_never_crashes(text, tmp_path, capsys):
+    work = _count("arff", tmp_path)
+    data = work / "bad.arff"
+    out = work / "model.json"
+    data.write_text(text, encoding="utf-8", errors="surrogatepass")
+    code, _ = _run_cli(["train", str(data), "-o", str(out), "-q"], capsys)
+    assert out.exists() == (code == 0)
+    assert not list(work.glob(".*.tmp"))
+
+
+@FUZZ
+@given(text=_mutations(IRIS_CSV))
+def test_malformed_csv_never_crashes(text, tmp_path, capsys):
+    work = _count("csv", tmp_path)
+    data = work / "bad.csv"
+    out = work / "model.json"
+    data.write_text(text, encoding="utf-8", errors="surrogatepass")
+    code, _ = _run_cli(["train", str(data), "-o", str(out), "-q"], capsys)
+    assert out.exists() == (code == 0)
+
+
+def _good_model_text(tmp: Path) -> str:
+    path = tmp / "good.json"
+    if not path.exists():
+        main(["train", str(SAMPLE_DATA / "weather.nominal.arff"), "-o", str(path), "-q"])
+    return path.read_text()
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 10**6) | st.floats(allow_nan=False)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=4),
+    max_leaves=8,
+)
+
+
+@FUZZ
+@given(data=st.data())
+def test_corrupt_model_json_never_crashes(data, tmp_path_factory, capsys):
+    base = tmp_path_factory.getbasetemp()
+    tmp = _count("model", base)
+    doc = json.loads(_good_model_text(base))
+    # Replace one value somewhere in the document (top level, tree or schema).
+    section = data.draw(st.sampled_from(["top", "tree", "schema", "params", "training"]))
+    target = {"top": doc, "tree": doc["tree"], "schema": doc["schema"],
+              "params": doc["params"], "training": doc["training_data"]}[section]
+    key = data.draw(st.sampled_from(sorted(target)))
+    target[key] = data.draw(_JSON_VALUES)
+    model = tmp / "model.json"
+    model.write_text(json.dumps(doc))
+    out = tmp / "pred.csv"
+    code, _ = _run_cli(["predict", str(model), str(SAMPLE_DATA / "weather.nominal.arff"),
+                        "-o", str(out), "-q"], capsys)
+    assert out.exists() == (code == 0)
+
+
+@FUZZ
+@given(text=_mutations("loss:\n  good: {good: 0, bad: 1}\n  bad: {good: 5, bad: 0}\n"))
+def test_malformed_loss_yaml_never_crashes(text, tmp_path, capsys):
+    work = _count("yaml", tmp_path)
+    loss = work / "loss.yaml"
+    loss.write_text(text, encoding="utf-8", errors="surrogatepass")
+    out = work / "ev"
+    _run_cli(["evaluate", str(SAMPLE_DATA / "weather.nominal.arff"), "--method", "laplace",
+              "--folds", "2", "--loss", str(loss), "-o", str(out), "-q"], capsys)
+
+
+def test_report_counts():
+    """Prints how many inputs the fuzz tests tried (run with -s to see it)."""
+    print(f"fuzz inputs tried: {TRIED}")
