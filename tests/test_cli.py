@@ -73,7 +73,7 @@ def test_numeric_class_error(capsys, tmp_path):
         ("not_a_model.json", 'not a treecert model (no "format": "treecert-model" key). Pass a '
                              "file written by 'treecert train'."),
         ("newer_version.json", "model format version 99 is newer than this treecert (0.1.0) "
-                               "reads (up to version 1). Upgrade treecert."),
+                               "reads (up to version 2). Upgrade treecert."),
         ("missing.json", "no such model file."),
     ],
 )
@@ -103,9 +103,10 @@ def test_schema_mismatch_errors(capsys, tmp_path):
 
 def test_usage_errors_exit_2(capsys):
     assert run(["train"], capsys)[0] == 2
+    from treecert.methods import METHODS
+
     assert run(["evaluate", SAMPLE_DATA / "iris.arff", "--method", "nope"], capsys)[2].strip() \
-        == ("Error: unknown method 'nope'. Choose one of: bagging, frequency, kk, laplace, "
-            "m_estimate, tpce, tpce_batch.")
+        == f"Error: unknown method 'nope'. Choose one of: {', '.join(sorted(METHODS))}."
     assert run([], capsys)[0] == 2
 
 

@@ -1,16 +1,19 @@
 """The model file: one JSON document, versioned, no pickle.
 
-Layout (``format_version`` 1)::
+Layout (``format_version`` 2)::
 
     {"format": "treecert-model", "format_version": 1, "treecert_version": "...",
      "schema": {...}, "params": {...}, "method": "laplace",
      "tree": {"feature": [...], "threshold": [...], "children_ptr": [...], ...},
      "pruning": null | {...}, "calibration": null | {...},
      "training_data": null | {"n_samples": n, "sha256": "...", "columns": {name: [...]},
-                              "class": [...], "weights": [...]}}
+                              "class": [...], "weights": {...}}}
 
-The training data is embedded column-wise (nominal values as codes, missing as null)
-because the transductive and Venn methods need it at predict time. Its sha256 is taken over
+The training data is embedded column-wise because the transductive and Venn methods need it
+at predict time. Version 1 wrote each column as a JSON list (nominal codes, numbers, null for
+missing); version 2 writes float columns and weights as ``{"encoding": "base64-f8le",
+"data": ...}`` (little-endian float64, NaN = missing), which writes and reads about 20 times
+faster on large data. Both are read. Its sha256 is taken over
 the canonical little-endian bytes of X (float64, C order), y (int64) and the weights
 (float64), so a ``--train`` file given later can be checked against it.
 
@@ -21,6 +24,8 @@ naming both versions.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -34,7 +39,7 @@ from treecert.schema import Dataset, Schema
 from treecert.tree import DecisionTree, Tree
 
 FORMAT = "treecert-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def data_sha256(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> str:
@@ -89,11 +94,11 @@ class Model:
                 "n_samples": d.n_samples,
                 "sha256": self.training_sha256,
                 "columns": {
-                    a.name: [None if np.isnan(v) else _plain(v, a.is_nominal) for v in d.X[:, j]]
-                    for j, a in enumerate(self.schema.attributes)
+                    a.name: _encode_floats(d.X[:, j]) for a, j in
+                    zip(self.schema.attributes, range(d.X.shape[1]), strict=True)
                 },
                 "class": d.y.astype(int).tolist(),
-                "weights": d.weights.astype(float).tolist(),
+                "weights": _encode_floats(d.weights),
             }
         if self.extra:
             doc["extra"] = self.extra
@@ -127,16 +132,13 @@ class Model:
             training = None
             td = doc.get("training_data")
             if td is not None:
-                X = np.column_stack(
-                    [
-                        np.array(
-                            [np.nan if v is None else v for v in td["columns"][a.name]], float
-                        )
-                        for a in schema.attributes
-                    ]
-                ) if schema.attributes else np.zeros((td["n_samples"], 0))
                 y = np.asarray(td["class"], dtype=np.int64)
-                w = np.asarray(td["weights"], dtype=float)
+                X = np.column_stack(
+                    [_decode_floats(td["columns"][a.name]) for a in schema.attributes]
+                ) if schema.attributes else np.zeros((y.size, 0))
+                w = _decode_floats(td["weights"])
+                if X.shape[0] != y.size or w.size != y.size:
+                    raise ValueError("training data columns differ in length")
                 training = Dataset(schema, X.reshape(len(y), -1), y, w, source=source)
                 if data_sha256(training.X, y, w) != td["sha256"]:
                     raise ModelFileError(
@@ -145,7 +147,8 @@ class Model:
                     )
         except ModelFileError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError,
+                binascii.Error) as exc:
             raise ModelFileError(
                 f"{source}: corrupt treecert model ({type(exc).__name__}: {exc})."
             ) from None
@@ -168,8 +171,23 @@ class Model:
         )
 
 
-def _plain(v: float, nominal: bool):
-    return int(v) if nominal else float(v)
+def _encode_floats(col: np.ndarray) -> dict:
+    data = np.ascontiguousarray(col, dtype="<f8").tobytes()
+    return {"encoding": "base64-f8le", "data": base64.b64encode(data).decode("ascii")}
+
+
+def _decode_floats(obj) -> np.ndarray:
+    """A column written by either format version (list with nulls, or base64 float64)."""
+    if isinstance(obj, dict):
+        if obj.get("encoding") != "base64-f8le":
+            raise ValueError(f"unknown column encoding {obj.get('encoding')!r}")
+        raw = base64.b64decode(obj["data"], validate=True)
+        if len(raw) % 8:
+            raise ValueError("encoded column length is not a multiple of 8 bytes")
+        return np.frombuffer(raw, dtype="<f8").astype(np.float64)
+    if not isinstance(obj, list):
+        raise ValueError("a column must be a list or an encoded object")
+    return np.array([np.nan if v is None else v for v in obj], dtype=float)
 
 
 def read_model(path: str | Path) -> Model:
