@@ -13,7 +13,7 @@ import pandas as pd
 
 from treecert import render
 from treecert.errors import ConfigError
-from treecert.model import Model
+from treecert.model import Model, data_sha256
 from treecert.schema import Dataset
 from treecert.tree import DecisionTree
 
@@ -65,6 +65,7 @@ def predictions_frame(
     id_column: str | None = None,
     row_offset: int = 0,
     extra_columns: dict[str, np.ndarray] | None = None,
+    loss: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """The per-instance table shared by ``predict`` and ``evaluate``.
 
@@ -72,6 +73,10 @@ def predictions_frame(
     the data has the class, ``predicted``, ``p_<label>`` per class in the model's order,
     ``certainty`` (probability of the predicted class unless a method says otherwise), then
     ``lower_<label>``/``upper_<label>`` where a method gives bounds.
+
+    With ``loss`` (``L[true, predicted]``), ``predicted`` is the class of minimum expected
+    loss ``argmin_j Σ_c p_c L[c, j]`` (Bradford et al. sect. 2.1) and a column
+    ``expected_loss`` holds that minimum.
     """
     n = proba.shape[0]
     cols: dict[str, object] = {"row": np.arange(row_offset, row_offset + n)}
@@ -80,11 +85,18 @@ def predictions_frame(
     labels = np.asarray(classes, dtype=object)
     if data.has_class:
         cols["actual"] = np.where(data.y >= 0, labels[np.maximum(data.y, 0)], "")
-    pred = np.argmax(proba, axis=1)
+    if loss is None:
+        pred = np.argmax(proba, axis=1)
+    else:
+        from treecert.metrics import min_expected_loss_predictions
+
+        pred = min_expected_loss_predictions(proba, loss)
     cols["predicted"] = labels[pred]
     for k, c in enumerate(classes):
         cols[f"p_{c}"] = proba[:, k]
     cols["certainty"] = proba[np.arange(n), pred] if certainty is None else certainty
+    if loss is not None:
+        cols["expected_loss"] = (proba @ np.asarray(loss, dtype=float))[np.arange(n), pred]
     if extra_columns:
         cols.update(extra_columns)
     if lower is not None and upper is not None:
@@ -114,22 +126,107 @@ def _id_values(data: Dataset, id_column: str) -> np.ndarray:
 
 
 def predict(
-    model: Model, data: Dataset, *, id_column: str | None = None, method: str | None = None
+    model: Model, data: Dataset, *, id_column: str | None = None, method: str | None = None,
+    loss: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Score ``data`` (aligned to the model's schema).
 
     ``method`` (a registry spec such as ``'laplace:alpha=0.5'``) overrides the model's own
-    method; transductive methods use the training data embedded in the model.
+    method; transductive methods use the training data embedded in the model. With
+    ``loss`` (``L[true, predicted]``, see :mod:`treecert.loss`) the predicted class is the
+    one of minimum expected loss and an ``expected_loss`` column is added.
     """
     from treecert.methods import make_method
 
     spec = method or model.method or model.estimator.leaf
-    runner = make_method(spec, model.estimator.get_params()).adopt(model)
+    params = model.estimator.get_params()
+    if loss is not None:
+        params["loss"] = loss  # for methods that prune with a loss (e.g. prune=laplace_loss)
+    runner = make_method(spec, params).adopt(model)
     pred = runner.predict(data)
     return predictions_frame(
         data, pred.proba, model.schema.classes, certainty=pred.certainty, lower=pred.lower,
-        upper=pred.upper, id_column=id_column, extra_columns=pred.columns,
+        upper=pred.upper, id_column=id_column, extra_columns=pred.columns, loss=loss,
     )
+
+
+def prune(
+    model: Model,
+    method: str = "none",
+    *,
+    loss: np.ndarray | None = None,
+    cf: float | None = None,
+    subtree_raising: bool | None = None,
+    kl_threshold: float | None = None,
+    holdout: float | None = None,
+    cv: int | None = None,
+    one_se: bool | None = None,
+    seed: int = 1,
+    data: Dataset | None = None,
+) -> Model:
+    """A new model whose tree is ``model``'s pruned with ``method`` (see :mod:`treecert.prune`).
+
+    ``loss`` is ``L[true, predicted]`` in the model's class order. ``data`` is the training
+    data; by default the data embedded in the model. Given data is checked against the
+    model: its sha256 when the model records one, and in any case the tree's class counts
+    at every node must be reproduced by routing it through the tree. The returned model
+    records the pruning in ``Model.pruning`` (method, options, sizes before and after, the
+    loss matrix, ccp's α sequence and choice, and any earlier pruning as ``previous``).
+    """
+    from treecert.prune import PruneOptions, check_training_data, prune_tree
+
+    options = PruneOptions(method=method, cf=cf, subtree_raising=subtree_raising,
+                           kl_threshold=kl_threshold, holdout=holdout, cv=cv, one_se=one_se,
+                           seed=seed)
+    if data is None:
+        data = model.training_data
+        if data is None and options.needs_data:
+            raise ConfigError(
+                f"pruning with {options.method} needs the training data, but the model was "
+                "saved with --no-embed-data.",
+                "Give the training file with --train FILE (or retrain without "
+                "--no-embed-data).",
+            )
+    elif options.needs_data:
+        keep = data.y >= 0
+        data = Dataset(data.schema, data.X[keep], data.y[keep], data.weights[keep],
+                       source=data.source)
+        expected = model.training_sha256
+        if expected is not None and data_sha256(data.X, data.y, data.weights) != expected:
+            raise ConfigError(
+                f"{data.source}: not the data the model was trained on (sha256 differs from "
+                "the model's training_data).",
+                "Give the original training file.",
+            )
+    if options.needs_data:
+        check_training_data(model.tree, data)
+    params = model.estimator.get_params()
+    tree, record = prune_tree(model.tree, options, data=data, params=params, loss=loss)
+    classes = model.schema.classes
+    if loss is not None:
+        record["loss"] = {t: {p: float(loss[i, j]) for j, p in enumerate(classes)}
+                          for i, t in enumerate(classes)}
+    if model.pruning is not None:
+        record["previous"] = model.pruning
+    if model.calibration is not None:
+        record["calibration_dropped"] = True
+    estimator = DecisionTree.from_tree(tree, model.schema, params)
+    return Model(estimator=estimator, training_data=model.training_data, method=model.method,
+                 pruning=record, calibration=None, extra=dict(model.extra))
+
+
+def calibrate(model: Model, data: Dataset | None = None, *, method: str, cv: int | None = None,
+              seed: int = 1, positive: str | None = None) -> Model:
+    """A copy of ``model`` carrying calibration state; see :mod:`treecert.calibrate`.
+
+    ``data`` is held-out calibration data, or ``cv=K`` uses out-of-fold forecasts of the
+    embedded training data. ``positive`` names the positive class of ``empirical_bayes``.
+    """
+    from treecert.calibrate import calibrate as _calibrate
+    from treecert.calibrate import with_positive
+
+    spec = with_positive(method, positive) if positive is not None else method
+    return _calibrate(model, data, method=spec, cv=cv, seed=seed)
 
 
 def evaluate(data: Dataset, methods: list[str], **kwargs):

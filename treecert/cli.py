@@ -86,6 +86,56 @@ Nominal = Annotated[
 Ignore = Annotated[str | None, typer.Option(help="Attributes to leave out, comma-separated.")]
 Seed = Annotated[int, typer.Option(help="Seed of every random choice (folds, bootstraps).")]
 Jobs = Annotated[int, typer.Option("--jobs", "-j", help="Parallel workers (-1 = all cores).")]
+LossOpt = Annotated[
+    str | None,
+    typer.Option("--loss", help="Loss matrix YAML (rows = true class, columns = predicted)."),
+]
+CfOpt = Annotated[
+    float | None, typer.Option("--cf", help="ebp: confidence factor (J48 -C; default 0.25).")
+]
+NoRaise = Annotated[
+    bool, typer.Option("--no-raise", help="ebp: no subtree raising (J48 -S).")
+]
+HoldoutOpt = Annotated[
+    float | None,
+    typer.Option(help="ccp/rep: fraction held out (ccp 0.2 as Bradford et al.; rep 1/3 as "
+                      "J48 -R)."),
+]
+CvOpt = Annotated[
+    int | None, typer.Option("--cv", help="ccp: choose alpha by K-fold CV (rpart's way).")
+]
+OneSe = Annotated[bool, typer.Option("--one-se", help="ccp: the 1-SE rule.")]
+
+
+def _read_loss(path: str | None, classes: tuple[str, ...]):
+    if path is None:
+        return None
+    from treecert.loss import read_loss
+
+    matrix, warns = read_loss(path, classes)
+    _warn_all(warns)
+    return matrix
+
+
+def _prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed) -> dict:
+    return {"cf": cf, "subtree_raising": False if no_raise else None,
+            "kl_threshold": kl_threshold, "holdout": holdout, "cv": cv,
+            "one_se": True if one_se else None, "seed": seed}
+
+
+def _pruning_summary(record: dict) -> str:
+    b, a = record["before"], record["after"]
+    text = (f"pruned with {record['method']}: {b['leaves']} leaves ({b['nodes']} nodes) -> "
+            f"{a['leaves']} leaves ({a['nodes']} nodes)")
+    if record["method"] == "ccp":
+        text += f", alpha = {record['alpha']:.6g} chosen by {record['selection']}"
+    return text
+
+
+def _loss_unused_warning(method: str, loss: str | None) -> None:
+    if loss is not None and method.strip().lower() in ("none", "ebp", "kl"):
+        say(f"Warning: pruning method {method} does not use the loss matrix; give it to "
+            "'treecert predict --loss' to choose predictions by expected loss.")
 
 
 def _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits, threshold,
@@ -121,25 +171,49 @@ def train(
         bool,
         typer.Option("--no-embed-data", help="Do not store the training data in the model."),
     ] = False,
+    prune: Annotated[
+        str, typer.Option(help="Post-pruning: none, ccp, ebp, laplace_loss, kl or rep "
+                               "(see 'treecert prune --help').")
+    ] = "none",
+    loss: LossOpt = None,
+    cf: CfOpt = None,
+    no_raise: NoRaise = False,
+    kl_threshold: Annotated[
+        float | None, typer.Option(help="kl: prune below this weighted KL (default 0.01).")
+    ] = None,
+    holdout: HoldoutOpt = None,
+    cv: CvOpt = None,
+    one_se: OneSe = False,
+    seed: Seed = 1,
     quiet: Quiet = False,
 ) -> None:
     """Grow a tree and save it as a JSON model.
+
+    Unpruned by default; --prune M prunes it as 'treecert prune' does.
 
     Example: treecert train sample_data/iris.arff -o iris.json --leaf laplace
     """
     _state["quiet"] = quiet
     check_not_input(output, [data])
     dataset = _load_training(data, class_name, nominal, ignore)
+    loss_matrix = _read_loss(loss, dataset.schema.classes)
     model = api.train(
         dataset, criterion=criterion, min_leaf=min_leaf, max_depth=max_depth,
         min_gain=min_gain, cp=cp, binary_splits=binary_splits, threshold=threshold,
         collapse=collapse, leaf=leaf, alpha=alpha, m=m, embed_data=not no_embed_data,
     )
+    pruned = ""
+    _loss_unused_warning(prune, loss)
+    if prune.strip().lower() != "none":
+        model = api.prune(model, prune, loss=loss_matrix, data=dataset,
+                          **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se,
+                                          seed))
+        pruned = f"; {_pruning_summary(model.pruning)}"
     write_text(output, api.model_json(model))
     say(
         f"Trained on {dataset.n_samples} rows of {dataset.source}: "
-        f"{model.tree.n_nodes} nodes, {model.tree.n_leaves} leaves, depth {model.tree.depth}; "
-        f"wrote {output}"
+        f"{model.tree.n_nodes} nodes, {model.tree.n_leaves} leaves, depth {model.tree.depth}"
+        f"{pruned}; wrote {output}"
     )
 
 
@@ -158,12 +232,18 @@ def predict(
         typer.Option(help="Certainty method, e.g. laplace or 'laplace:alpha=0.5' "
                           "(default: the model's own)."),
     ] = None,
+    loss: Annotated[
+        str | None,
+        typer.Option("--loss", help="Loss matrix YAML: predict the class of minimum expected "
+                                    "loss and add an expected_loss column."),
+    ] = None,
     quiet: Quiet = False,
 ) -> None:
     """Score data with a model: one CSV row per instance, in input order.
 
     Columns: row, [id], actual (if the file has the class), predicted, p_<label> per class,
-    certainty, and lower_<label>/upper_<label> for methods that give bounds.
+    certainty, and lower_<label>/upper_<label> for methods that give bounds. With --loss,
+    predicted is the class of minimum expected loss and expected_loss is that loss.
 
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv
     """
@@ -172,9 +252,10 @@ def predict(
     _state["quiet"] = quiet
     check_not_input(output, [model_path, data])
     model = read_model(model_path)
+    loss_matrix = _read_loss(loss, model.schema.classes)
     dataset = load_for_schema(data, model.schema, id_column=id_column)
     _warn_all(dataset.warnings)
-    frame = api.predict(model, dataset, id_column=id_column, method=method)
+    frame = api.predict(model, dataset, id_column=id_column, method=method, loss=loss_matrix)
     with atomic_writer(output) as fh:
         frame.to_csv(fh, index=False, lineterminator="\n")
     if output != "-":
@@ -298,6 +379,11 @@ def evaluate(
         int, typer.Option(help="Bias-variance decomposition over R bootstrap samples.")
     ] = 0,
     plots: Annotated[bool, typer.Option("--plots", help="PNG plots into the -o dir.")] = False,
+    interval_auc: Annotated[
+        str, typer.Option(help="Methods with bounds: exact AUC range (auc_low/auc_high), or "
+                               "endpoints to add the EB paper's AUC of the lower and upper "
+                               "vectors.")
+    ] = "exact",
     no_timing: Annotated[
         bool, typer.Option("--no-timing", help="Leave out timings (byte-identical metrics).")
     ] = False,
@@ -346,6 +432,7 @@ def evaluate(
             dataset, method, protocol=protocol, tree_params=params, loss=loss_matrix,
             bins=bins, bias_variance=bias_variance, jobs=jobs,
             dataset_name=_dataset_name(data), timing=not no_timing, progress=update,
+            interval_auc=interval_auc,
         )
     finally:
         if progress is not None:
@@ -479,6 +566,136 @@ def _read_metrics(path: str):
         return pd.read_csv(p)
     except (ValueError, OSError) as exc:
         raise ConfigError(f"{p}: cannot read results ({exc}).") from None
+
+
+@app.command("prune")
+def prune_command(
+    model_path: Annotated[str, typer.Argument(metavar="MODEL", help="Model file (JSON).")],
+    output: Annotated[str, typer.Option("-o", "--output", help="Pruned model file to write.")],
+    method: Annotated[
+        str, typer.Option("--method", help="none, ccp, ebp, laplace_loss, kl or rep.")
+    ],
+    loss: LossOpt = None,
+    cf: CfOpt = None,
+    no_raise: NoRaise = False,
+    kl_threshold: Annotated[
+        float | None,
+        typer.Option("--threshold", "--kl-threshold",
+                     help="kl: prune below this weighted KL divergence (default 0.01)."),
+    ] = None,
+    holdout: HoldoutOpt = None,
+    cv: CvOpt = None,
+    one_se: OneSe = False,
+    seed: Seed = 1,
+    train: Annotated[
+        str | None,
+        typer.Option("--train", help="Training data for models saved with --no-embed-data "
+                                     "(checked against the model)."),
+    ] = None,
+    table: Annotated[
+        bool, typer.Option("--table", help="ccp: print the alpha sequence as CSV to stdout.")
+    ] = False,
+    quiet: Quiet = False,
+) -> None:
+    """Prune a model's tree; print its size before and after.
+
+    Methods: ccp (CART cost-complexity; alpha by --holdout 0.2 or --cv K, --one-se), ebp
+    (C4.5/J48 error-based, --cf 0.25, --no-raise), laplace_loss and kl (Bradford et al.),
+    rep (reduced-error on a holdout, J48 -R), none. With --loss, ccp, laplace_loss and rep
+    prune for the loss matrix.
+
+    Loss file (YAML), keyed by class label, rows = true class, columns = predicted:
+    "loss: {bad: {bad: 0, good: 5}, good: {bad: 1, good: 0}}" (predicting good for a bad
+    case costs 5). Every class exactly once in rows and columns, costs >= 0.
+
+    Example: treecert prune credit-g.json --method ccp --loss sample_data/credit-g.loss.yaml
+    -o credit-g.ccp.json
+    """
+    _state["quiet"] = quiet
+    check_not_input(output, [model_path] + ([train] if train else []))
+    if table and method.strip().lower() != "ccp":
+        raise ConfigError("--table needs --method ccp.")
+    model = read_model(model_path)
+    loss_matrix = _read_loss(loss, model.schema.classes)
+    data = None
+    if train is not None:
+        from treecert.data import load_for_schema
+
+        data = load_for_schema(train, model.schema)
+        _warn_all(data.warnings)
+        if not data.has_class:
+            raise ConfigError(f"{train}: the training file has no class column "
+                              f"'{model.schema.class_attribute.name}'.")
+    _loss_unused_warning(method, loss)
+    pruned = api.prune(model, method, loss=loss_matrix, data=data,
+                       **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed))
+    write_text(output, api.model_json(pruned))
+    if table:
+        import csv
+
+        rows = pruned.pruning["sequence"]
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    say(f"{model_path}: {_pruning_summary(pruned.pruning)}; wrote {output}")
+
+
+@app.command()
+def calibrate(
+    model_path: Annotated[str, typer.Argument(metavar="MODEL", help="Model file (JSON).")],
+    data: Annotated[
+        str | None,
+        typer.Argument(help="Held-out calibration data: ARFF or CSV with the class "
+                            "('-' = CSV on stdin)."),
+    ] = None,
+    output: Annotated[
+        str, typer.Option("-o", "--output", help="Calibrated model file to write (JSON).")
+    ] = "",
+    method: Annotated[
+        str, typer.Option("--method", help="binning, venn or empirical_bayes, with options "
+                                           "(e.g. 'binning:base=laplace,bins=10').")
+    ] = "binning",
+    cv: Annotated[
+        int | None,
+        typer.Option("--cv", help="Calibrate on K-fold out-of-fold forecasts of the training "
+                                  "data embedded in the model instead of DATA."),
+    ] = None,
+    seed: Seed = 1,
+    positive: Annotated[
+        str | None,
+        typer.Option("--positive", help="empirical_bayes: the positive class (default: the "
+                                        "second declared class value)."),
+    ] = None,
+    quiet: Quiet = False,
+) -> None:
+    """Attach calibration to a model; 'treecert predict' then applies it by default.
+
+    binning maps each class's forecast to the class frequency of its MDL (or equal-frequency,
+    bins=N) bin on the calibration data. venn with DATA or --cv is an inductive Venn
+    predictor (probabilities with [lower, upper] bounds); without either it runs the
+    transductive Venn machine on the embedded training data. empirical_bayes fits a Beta
+    (Dirichlet) prior on the model's own leaves and takes no DATA.
+
+    Example: treecert calibrate credit-g.json sample_data/credit-g.arff --method binning
+    -o credit-g.cal.json
+    """
+    from treecert.calibrate import describe
+
+    _state["quiet"] = quiet
+    if not output:
+        raise ConfigError("calibrate needs an output file (-o CALIBRATED.json).")
+    check_not_input(output, [model_path] + ([data] if data else []))
+    model = read_model(model_path)
+    dataset = None
+    if data is not None:
+        from treecert.data import load_for_schema
+
+        dataset = load_for_schema(data, model.schema)
+        _warn_all(dataset.warnings)
+    calibrated = api.calibrate(model, dataset, method=method, cv=cv, seed=seed,
+                               positive=positive)
+    write_text(output, api.model_json(calibrated))
+    say(f"Calibrated {model_path}: {describe(calibrated)}; wrote {output}")
 
 
 @app.command()

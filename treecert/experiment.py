@@ -162,16 +162,26 @@ def evaluate(
     dataset_name: str | None = None,
     timing: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    interval_auc: str = "exact",
 ) -> EvaluationResult:
     """Cross-validate every method on ``data``; see the module docstring for protocols.
 
     Metrics are computed on all test predictions of a repeat pooled together, then averaged
     over repeats (``leaves``, ``fit_seconds`` and ``predict_seconds`` are means per fold).
+    Methods with bounds also get ``brier_low/high``, ``log_loss_low/high`` and the exact
+    ``auc_low/high``; ``interval_auc="endpoints"`` adds the EB paper's endpoint-only AUC
+    (``auc_low_endpoints``, ``auc_high_endpoints``).
     """
     from joblib import Parallel, delayed
 
     protocol = protocol or Protocol()
     tree_params = dict(tree_params or {})
+    if interval_auc not in ("exact", "endpoints"):
+        raise ConfigError(f"unknown --interval-auc '{interval_auc}'.",
+                          "Choose exact or endpoints.")
+    if loss is not None:
+        # Methods that prune for a loss (e.g. 'laplace:prune=ccp') read it from here.
+        tree_params["loss"] = np.asarray(loss, dtype=float)
     specs = [parse_method_spec(m, METHODS) for m in methods]
     if not specs:
         raise ConfigError("no method given.", "Add --method NAME (e.g. --method laplace).")
@@ -226,7 +236,7 @@ def evaluate(
             test_sub = test_data.subset(rows)
             frame = predictions_frame(
                 test_sub, pred.proba, classes, certainty=pred.certainty_or_max(),
-                lower=pred.lower, upper=pred.upper, extra_columns=pred.columns,
+                lower=pred.lower, upper=pred.upper, extra_columns=pred.columns, loss=loss,
             )
             frame["row"] = rows
             frame.insert(0, "fold", fold_of)
@@ -241,6 +251,11 @@ def evaluate(
                 y, pred.proba, certainty=pred.certainty_or_max(), lower=pred.lower,
                 upper=pred.upper, loss=loss, bins=bins,
             ))
+            if interval_auc == "endpoints" and pred.lower is not None:
+                # The EB paper code's AUC "interval" (AUC of the lower and of the upper
+                # vector), next to the exact range auc_low/auc_high, for comparison.
+                lo, hi = M.auc_bounds_endpoints(y, pred.lower, pred.upper)
+                per_repeat[-1].update(auc_low_endpoints=lo, auc_high_endpoints=hi)
         row = {"dataset": name, "method": spec.text}
         for key in per_repeat[0]:
             row[key] = float(np.mean([m[key] for m in per_repeat]))

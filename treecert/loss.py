@@ -83,8 +83,37 @@ def diagonal_warning(L: np.ndarray, classes: tuple[str, ...], source: str) -> st
     return None
 
 
+class _LabelLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that keeps mapping keys exactly as written.
+
+    Keys are class labels: YAML 1.1 would read ``yes``/``no``/``on``/``off`` as booleans,
+    ``01`` as the number 1 and ``null`` as None, so weather's classes ``yes``/``no`` could
+    never match. A repeated key is an error instead of silently keeping the last one.
+    """
+
+
+def _construct_mapping(loader: _LabelLoader, node: yaml.MappingNode, deep: bool = False):
+    loader.flatten_mapping(node)
+    out: dict = {}
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            key = key_node.value
+        else:
+            key = loader.construct_object(key_node, deep=deep)
+        if key in out:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"repeated key '{key}'", key_node.start_mark
+            )
+        out[key] = loader.construct_object(value_node, deep=deep)
+    return out
+
+
+_LabelLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
 def read_loss(path: str | Path, classes: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
-    """Read a loss YAML file (``yaml.safe_load`` only); returns (L, warnings)."""
+    """Read a loss YAML file (a safe loader only; keys kept as written); returns
+    (L, warnings)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -93,11 +122,15 @@ def read_loss(path: str | Path, classes: tuple[str, ...]) -> tuple[np.ndarray, l
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: cannot read loss file ({exc}).") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_LabelLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{p}: not valid YAML{line}.") from None
+        problem = getattr(exc, "problem", None)
+        why = f" ({problem})" if problem else ""
+        raise ConfigError(f"{p}: not valid YAML{line}{why}.") from None
+    except (TypeError, ValueError) as exc:  # e.g. a mapping used as a key (``? {a: 1}``)
+        raise ConfigError(f"{p}: not a loss matrix ({exc}).") from None
     L = parse_loss(doc, classes, str(p))
     warn = diagonal_warning(L, classes, str(p))
     return L, [warn] if warn else []

@@ -147,7 +147,7 @@ class Model:
                     )
         except ModelFileError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError,
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError,
                 binascii.Error) as exc:
             raise ModelFileError(
                 f"{source}: corrupt treecert model ({type(exc).__name__}: {exc})."

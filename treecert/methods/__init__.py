@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from treecert.methods.bagging import BaggingMethod
 from treecert.methods.base import Method, MethodSpec, Prediction, parse_method_spec
+from treecert.methods.binning import BinningMethod
+from treecert.methods.empirical_bayes import EmpiricalBayesMethod
 from treecert.methods.kk import KukarKononenkoMethod
 from treecert.methods.leaf import FrequencyMethod, LaplaceMethod, MEstimateMethod
+from treecert.methods.naive_bayes import NaiveBayesMethod
 from treecert.methods.tpce import TpceMethod
 from treecert.methods.tpce_batch import TpceBatchMethod
+from treecert.methods.venn import VennMethod
 
 METHODS: dict[str, type[Method]] = {
     "frequency": FrequencyMethod,
@@ -23,6 +27,10 @@ METHODS: dict[str, type[Method]] = {
     "tpce_batch": TpceBatchMethod,
     "kk": KukarKononenkoMethod,
     "bagging": BaggingMethod,
+    "naive_bayes": NaiveBayesMethod,
+    "binning": BinningMethod,
+    "venn": VennMethod,
+    "empirical_bayes": EmpiricalBayesMethod,
 }
 
 

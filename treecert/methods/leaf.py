@@ -6,30 +6,66 @@ paper's comparison), J48 ``-A``; the m-estimate after Cestnik (1990).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from treecert.methods.base import Method, Prediction
+from treecert.methods.base import Method, MethodSpec, Prediction
 from treecert.schema import Dataset
+
+#: Post-pruning options every leaf method accepts (``treecert.prune``), e.g.
+#: ``laplace:prune=ccp,cv=10,one_se=true``; the loss matrix is the run's ``--loss``.
+PRUNE_OPTIONS: dict[str, type] = {
+    "prune": str, "cf": float, "subtree_raising": bool, "kl_threshold": float,
+    "holdout": float, "cv": int, "one_se": bool, "seed": int,
+}
+PRUNE_DEFAULTS: dict[str, Any] = {"prune": "none", "seed": 1}
 
 
 class _LeafMethod(Method):
     leaf: ClassVar[str] = "frequency"
+    #: The options that are leaf-estimate parameters (the others are pruning options).
+    leaf_options: ClassVar[dict[str, type]] = {}
+    options: ClassVar[dict[str, type]] = dict(PRUNE_OPTIONS)
+    defaults: ClassVar[dict] = dict(PRUNE_DEFAULTS)
+
+    def __init__(self, tree_params: dict, spec: MethodSpec | None = None) -> None:
+        super().__init__(tree_params, spec)
+        #: Loss matrix L[true, predicted] of the run (evaluate/predict --loss), for pruning.
+        self.loss = tree_params.get("loss")
 
     def _leaf_kwargs(self) -> dict:
-        return {"leaf": self.leaf, **self.opts}
+        return {"leaf": self.leaf, **{k: self.opts[k] for k in self.leaf_options}}
+
+    def _prune(self, estimator, data: Dataset):
+        from treecert.prune import PruneOptions, prune_tree
+
+        o = self.opts
+        options = PruneOptions(
+            method=o.get("prune", "none"), cf=o.get("cf"), subtree_raising=o.get("subtree_raising"),
+            kl_threshold=o.get("kl_threshold"), holdout=o.get("holdout"), cv=o.get("cv"),
+            one_se=o.get("one_se"), seed=o.get("seed", 1),
+        )
+        if options.method != "none":
+            estimator.tree_, self.pruning_ = prune_tree(
+                estimator.tree_, options, data=data, params=estimator.get_params(),
+                loss=self.loss,
+            )
+        return estimator
 
     def fit(self, data: Dataset) -> _LeafMethod:
-        self.model_ = self.new_tree(**self._leaf_kwargs()).fit(data)
+        self.model_ = self._prune(self.new_tree(**self._leaf_kwargs()).fit(data), data)
         return self
 
     def adopt(self, model) -> _LeafMethod:
         """Reuse the stored tree; only the leaf estimate changes (unless tree options are
-        given, which need the training data to regrow)."""
+        given, which need the training data to regrow). A ``prune`` option prunes the
+        stored tree, with the model's embedded training data where the method needs it."""
         if any(k not in self.options for k in self.spec.options):
             return super().adopt(model)
         est = model.estimator
         params = {**est.get_params(), **self._leaf_kwargs()}
         self.model_ = type(est).from_tree(est.tree_, est.schema_, params)
+        if self.opts.get("prune", "none") != "none":
+            self.model_ = self._prune(self.model_, _training_data_for(model, self.spec))
         return self
 
     def predict(self, data: Dataset) -> Prediction:
@@ -38,6 +74,23 @@ class _LeafMethod(Method):
     @property
     def size(self) -> float | None:
         return float(self.model_.tree_.n_leaves)
+
+
+def _training_data_for(model, spec) -> Dataset | None:
+    from treecert.prune import PruneOptions
+
+    data = model.training_data
+    needs = PruneOptions(method=str(spec.options.get("prune", "none")),
+                         subtree_raising=spec.options.get("subtree_raising")).needs_data
+    if data is None and needs:
+        from treecert.errors import ConfigError
+
+        raise ConfigError(
+            f"method '{spec}' needs the training data, but the model was saved with "
+            "--no-embed-data.",
+            "Retrain without --no-embed-data, or prune with 'treecert prune --train FILE'.",
+        )
+    return data
 
 
 class FrequencyMethod(_LeafMethod):
@@ -52,8 +105,9 @@ class LaplaceMethod(_LeafMethod):
 
     name = "laplace"
     leaf = "laplace"
-    options: ClassVar[dict[str, type]] = {"alpha": float}
-    defaults: ClassVar[dict] = {"alpha": 1.0}
+    leaf_options: ClassVar[dict[str, type]] = {"alpha": float}
+    options: ClassVar[dict[str, type]] = {"alpha": float, **PRUNE_OPTIONS}
+    defaults: ClassVar[dict] = {"alpha": 1.0, **PRUNE_DEFAULTS}
 
 
 class MEstimateMethod(_LeafMethod):
@@ -61,5 +115,6 @@ class MEstimateMethod(_LeafMethod):
 
     name = "m_estimate"
     leaf = "m_estimate"
-    options: ClassVar[dict[str, type]] = {"m": float}
-    defaults: ClassVar[dict] = {"m": 2.0}
+    leaf_options: ClassVar[dict[str, type]] = {"m": float}
+    options: ClassVar[dict[str, type]] = {"m": float, **PRUNE_OPTIONS}
+    defaults: ClassVar[dict] = {"m": 2.0, **PRUNE_DEFAULTS}

@@ -1,0 +1,145 @@
+"""The Venn Probability Machine: hand-worked rows, the batched tree machine against the
+one-(x, j)-at-a-time reference, grouped MDL against Weka's, incremental Naive Bayes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SAMPLE_DATA, make_dataset, random_datasets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treecert.data import load_dataset
+from treecert.discretize import mdl_cut_points
+from treecert.methods import make_method
+from treecert.methods.naive_bayes import NaiveBayes
+from treecert.methods.venn import _NBVenn, summarise, venn_row
+from treecert.methods.venn_fast import mdl_cuts_grouped
+from treecert.schema import Dataset
+
+
+def test_venn_row_by_hand():
+    # 10 examples forecast 0.1 (class 0), 10 forecast 0.9 (class 1), x forecast 0.9: the MDL
+    # cut at 0.5 puts x with the ten class-1 examples.
+    p1 = np.r_[np.full(10, 0.1), np.full(10, 0.9), 0.9]
+    F = np.column_stack([1 - p1, p1])
+    y = np.r_[np.zeros(10, int), np.ones(10, int), 0]
+    assert mdl_cut_points(p1, y, 2).tolist() == [0.5]
+    np.testing.assert_allclose(venn_row(F, y, np.ones(21), 2), [1 / 11, 10 / 11])
+    y[-1] = 1
+    np.testing.assert_allclose(venn_row(F, y, np.ones(21), 2), [0.0, 1.0])
+
+
+def test_venn_row_without_a_cut_is_the_overall_frequency():
+    F = np.tile([0.5, 0.5], (5, 1))
+    y = np.array([0, 1, 1, 0, 1])
+    np.testing.assert_allclose(venn_row(F, y, np.ones(5), 2), [0.4, 0.6])
+
+
+def test_summarise_column_means_and_ranges():
+    M = np.array([[[0.5, 0.5], [0.0, 1.0]]])
+    proba, lower, upper = summarise(M)
+    np.testing.assert_allclose(proba, [[0.25, 0.75]])
+    np.testing.assert_allclose(lower, [[0.0, 0.5]])
+    np.testing.assert_allclose(upper, [[0.5, 1.0]])
+
+
+@pytest.mark.parametrize("engine", ["fast", "naive"])
+def test_leaf_taxonomy_by_hand(engine):
+    # Train v = 1, 2 (A), 3, 4 (B), x = 2.6 (the TPCE toy): label A puts x in the leaf
+    # {x, 3} = [A 1, B 1]; label B in the pure leaf {x, 3, 4} = [A 0, B 3].
+    train = make_dataset({"v": [1.0, 2.0, 3.0, 4.0]}, ["A", "A", "B", "B"], classes=("A", "B"))
+    test = make_dataset({"v": [2.6]}, ["A"], classes=("A", "B"))
+    pred = make_method(f"venn:taxonomy=leaf,min_leaf=1,engine={engine}").fit(train).predict(test)
+    np.testing.assert_allclose(pred.proba, [[0.25, 0.75]])
+    np.testing.assert_allclose(pred.lower, [[0.0, 0.5]])
+    np.testing.assert_allclose(pred.upper, [[0.5, 1.0]])
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    data=random_datasets(min_rows=8, max_rows=40, missing=False),
+    criterion=st.sampled_from(["info_gain", "gini"]),
+    min_leaf=st.sampled_from([1.0, 2.0]),
+    binary=st.booleans(),
+    base=st.sampled_from(["frequency", "laplace", "m_estimate"]),
+    taxonomy=st.sampled_from(["forecast", "leaf"]),
+)
+def test_batched_tree_machine_equals_one_at_a_time(data, criterion, min_leaf, binary, base,
+                                                   taxonomy):
+    n = data.n_samples
+    test_rows = np.arange(n) % 8 == 0
+    train, test = data.subset(np.flatnonzero(~test_rows)), data.subset(np.flatnonzero(test_rows))
+    spec = (f"venn:base={base},taxonomy={taxonomy},criterion={criterion},min_leaf={min_leaf},"
+            f"binary_splits={binary}")
+    fast = make_method(spec).fit(train)
+    assert fast.batch_ is not None
+    naive = make_method(spec + ",engine=naive").fit(train)
+    a, b = fast.predict(test), naive.predict(test)
+    np.testing.assert_array_equal(a.proba, b.proba)
+    np.testing.assert_array_equal(a.lower, b.lower)
+    np.testing.assert_array_equal(a.upper, b.upper)
+
+
+def test_batched_machine_equals_reference_on_diabetes():
+    data = load_dataset(SAMPLE_DATA / "diabetes.arff")
+    train, test = data.subset(np.arange(60, 400)), data.subset(np.arange(6))
+    for taxonomy in ("forecast", "leaf"):
+        a = make_method(f"venn:taxonomy={taxonomy}").fit(train).predict(test)
+        b = make_method(f"venn:taxonomy={taxonomy},engine=naive").fit(train).predict(test)
+        np.testing.assert_array_equal(a.proba, b.proba)
+
+
+def test_missing_values_fall_back_to_the_engine():
+    train = make_dataset({"v": [1.0, 2.0, None, 4.0, 5.0, 6.0]},
+                         ["A", "A", "B", "B", "B", "A"], classes=("A", "B"))
+    test = make_dataset({"v": [None, 3.0]}, ["A", "B"], classes=("A", "B"))
+    fast = make_method("venn:min_leaf=1").fit(train)
+    assert fast.batch_ is None  # training data with missing values: one (x, j) at a time
+    naive = make_method("venn:min_leaf=1,engine=naive").fit(train)
+    np.testing.assert_array_equal(fast.predict(test).proba, naive.predict(test).proba)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 4), st.booleans())
+def test_grouped_mdl_equals_weka_mdl(seed, n_classes, weighted):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 120))
+    v = np.round(rng.random(n) * rng.integers(1, 20)) / 7
+    y = (rng.random(n) * n_classes * (0.3 + v / max(v.max(), 1e-9))).astype(int) % n_classes
+    w = rng.integers(1, 4, n).astype(float) if weighted else np.ones(n)
+    u, inv = np.unique(v, return_inverse=True)
+    counts = np.zeros((u.size, n_classes))
+    for k in range(n_classes):
+        counts[:, k] = np.bincount(inv, weights=w * (y == k), minlength=u.size)
+    got = mdl_cuts_grouped(u, counts, np.bincount(inv, minlength=u.size).astype(float))
+    np.testing.assert_array_equal(got, mdl_cut_points(v, y, n_classes, w))
+
+
+def test_incremental_naive_bayes_equals_refitting():
+    rng = np.random.default_rng(5)
+    n = 40
+    data = make_dataset(
+        {"a": rng.normal(size=n).round(2).tolist(),
+         "b": [["p", "q", "r"][i % 3] if i % 7 else None for i in range(n)],
+         "c": [float(v) if i % 5 else None for i, v in enumerate(rng.integers(0, 9, n))]},
+        [int(v) for v in rng.integers(0, 3, n)], classes=("x", "y", "z"),
+    )
+    machine = _NBVenn(data, discretize=False)
+    for x in (data.X[3], np.array([0.123, np.nan, 4.0]), np.array([9.0, 1.0, np.nan])):
+        M = np.empty((3, 3))
+        Xa = np.vstack([data.X, x])
+        for j in range(3):
+            ya = np.r_[data.y, j]
+            wa = np.ones(n + 1)
+            aug = Dataset(data.schema, Xa, ya, wa)
+            M[j] = venn_row(NaiveBayes().fit(aug).predict_proba(Xa), ya, wa, 3)
+        np.testing.assert_allclose(machine.matrix(x), M, atol=1e-12)
+
+
+def test_venn_naive_bayes_discretised_runs():
+    data = load_dataset(SAMPLE_DATA / "iris.arff")
+    train, test = data.subset(np.arange(0, 150, 3)), data.subset(np.arange(1, 150, 25))
+    pred = make_method("venn:base=naive_bayes,discretize=true").fit(train).predict(test)
+    np.testing.assert_allclose(pred.proba.sum(axis=1), 1.0)
+    assert np.all(pred.lower <= pred.proba) and np.all(pred.proba <= pred.upper)

@@ -1,0 +1,177 @@
+"""``treecert calibrate``: attach calibration state to a trained model.
+
+A calibrated model file is an ordinary model file whose ``"method"`` is the calibration
+method's spec and whose ``"calibration"`` holds what that method learnt::
+
+    "calibration": {"method": "binning:base=laplace", "source": "data" | "cv" | "model",
+                    "cv": null | K, "seed": 1, "n_samples": 300, "data": "cal.csv",
+                    "data_sha256": "...", "state": {...}}
+
+``treecert predict`` then applies it by default; ``--method`` still chooses anything else.
+A method finds its state with :func:`stored_state` when the spec it was built from equals the
+stored one (same name and options); a different spec is fitted afresh from the embedded
+training data, as ``predict --method`` always does.
+
+What each method calibrates on
+------------------------------
+* ``binning``: the base method's forecasts on held-out DATA, or out-of-fold forecasts on the
+  embedded training data with ``cv=K`` (the base refitted on K−1 folds each time, with the
+  model's tree settings); the base model used at prediction is the model itself.
+* ``venn``: with DATA or ``cv`` an *inductive* Venn predictor — the bag is the calibration
+  examples with their forecasts, plus (x, j); without either, the transductive machine on the
+  embedded training data (nothing to store).
+* ``empirical_bayes``: the prior fitted on the model's own leaves (the paper's recipe), so it
+  takes no calibration data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treecert.errors import ConfigError, ModelFileError
+from treecert.methods import METHODS, MethodSpec, make_method, parse_method_spec
+from treecert.methods.base import TREE_OPTIONS
+from treecert.methods.binning import CALIBRATION_METHODS, make_base, out_of_fold
+from treecert.model import Model, data_sha256
+from treecert.schema import Dataset
+
+
+def reading_state(load):
+    """Run ``load()`` (a method reading its stored state); a malformed state is a model-file
+    error (exit 2), not a crash."""
+    try:
+        return load()
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ModelFileError(
+            f"the model's calibration state is corrupt ({type(exc).__name__}: {exc}).",
+            "Calibrate the original model again with 'treecert calibrate'.",
+        ) from None
+
+
+def stored_state(model: Model, spec: MethodSpec) -> dict | None:
+    """The model's calibration state if it was made by ``spec`` (same name and options)."""
+    cal = model.calibration
+    if not cal or not isinstance(cal, dict) or "method" not in cal:
+        return None
+    try:
+        stored = parse_method_spec(str(cal["method"]), METHODS)
+    except ConfigError:
+        return None
+    if stored.name != spec.name or stored.options != spec.options:
+        return None
+    return cal.get("state")
+
+
+def with_positive(method: str | MethodSpec, positive: str) -> MethodSpec:
+    """``method`` with ``positive=LABEL`` (``--positive``; only ``empirical_bayes`` has it).
+
+    The label is kept verbatim, so it may contain characters the ``key=value`` syntax
+    cannot (commas); such a spec is not re-read from the model file by text.
+    """
+    spec = parse_method_spec(method, METHODS) if isinstance(method, str) else method
+    if "positive" not in METHODS[spec.name].options:
+        raise ConfigError(f"--positive applies to empirical_bayes, not to '{spec.name}'.")
+    options = {**spec.options, "positive": positive}
+    text = spec.name + ":" + ",".join(f"{k}={v}" for k, v in options.items())
+    return MethodSpec(spec.name, options, text)
+
+
+def _tree_params(model: Model) -> dict:
+    return {k: v for k, v in model.estimator.get_params().items() if k in TREE_OPTIONS}
+
+
+def calibrate(
+    model: Model,
+    data: Dataset | None = None,
+    *,
+    method: str | MethodSpec,
+    cv: int | None = None,
+    seed: int = 1,
+) -> Model:
+    """A copy of ``model`` calibrated by ``method`` (see the module docstring).
+
+    Parameters
+    ----------
+    model : the trained model.
+    data : held-out calibration data (aligned to the model's schema, with the class).
+    method : ``binning``, ``venn`` or ``empirical_bayes``, with options.
+    cv : calibrate on K-fold out-of-fold forecasts of the embedded training data instead.
+    seed : seed of those folds.
+    """
+    spec = parse_method_spec(method, METHODS) if isinstance(method, str) else method
+    if spec.name not in CALIBRATION_METHODS:
+        raise ConfigError(f"'{spec.name}' is not a calibration method.",
+                          f"Choose one of: {', '.join(CALIBRATION_METHODS)}.")
+    if data is not None and cv is not None:
+        raise ConfigError("give calibration DATA or --cv, not both.")
+    if cv is not None and cv < 2:
+        raise ConfigError(f"--cv must be at least 2, got {cv}.")
+    runner = make_method(spec, _tree_params(model))
+    record: dict = {"method": spec.text or spec.name, "source": "model", "cv": cv,
+                    "seed": seed, "n_samples": None, "data": None, "data_sha256": None}
+    if spec.name == "empirical_bayes":
+        if data is not None or cv is not None:
+            raise ConfigError(
+                "empirical_bayes fits its prior on the model's own leaves and takes no "
+                "calibration data.", "Drop DATA and --cv.")
+        runner.adopt(Model(model.estimator, model.training_data, model.method,
+                           model.pruning, None, model.extra))
+        record["state"] = runner.state()
+    elif spec.name == "venn" and data is None and cv is None:
+        if model.training_data is None:
+            raise ConfigError(
+                "the transductive venn method needs the training data, but the model was "
+                "saved with --no-embed-data.",
+                "Give calibration DATA (inductive Venn) or retrain without --no-embed-data.")
+        runner.fit(model.training_data)  # checks the options
+        record["source"] = "transductive"
+        record["state"] = None
+    else:
+        if data is None and cv is None:
+            raise ConfigError(f"{spec.name} needs calibration data.",
+                              "Give held-out DATA, or --cv K to use the training data.")
+        base = make_base(runner.opts["base"], spec.options, _tree_params(model))
+        if data is not None:
+            if not data.has_class:
+                raise ConfigError(f"{data.source}: the calibration data has no class column "
+                                  f"'{model.schema.class_attribute.name}'.")
+            cal = data.subset(np.flatnonzero(data.y >= 0))
+            if cal.n_samples == 0:
+                raise ConfigError(f"{data.source}: no calibration row has a class.")
+            proba = base.adopt(model).predict(cal).proba
+            record.update(source="data", data=data.source,
+                          data_sha256=data_sha256(cal.X, cal.y, cal.weights))
+        else:
+            if model.training_data is None:
+                raise ConfigError(
+                    "--cv needs the training data, but the model was saved with "
+                    "--no-embed-data.", "Give held-out calibration DATA instead.")
+            cal = model.training_data.subset(np.flatnonzero(model.training_data.y >= 0))
+            proba = out_of_fold(base.spec, _tree_params(model), cal, cv, seed)
+            record["source"] = "cv"
+        record["n_samples"] = cal.n_samples
+        record["state"] = runner.calibrate(model, proba, cal.y.astype(np.int64),
+                                           cal.weights.astype(float))
+    return Model(estimator=model.estimator, training_data=model.training_data,
+                 method=record["method"], pruning=model.pruning, calibration=record,
+                 extra=dict(model.extra))
+
+
+def describe(model: Model) -> str:
+    """One line about a calibrated model, for the CLI."""
+    cal = model.calibration or {}
+    state = cal.get("state") or {}
+    parts = [f"method {cal.get('method')}"]
+    if cal.get("source") == "data":
+        parts.append(f"on {cal.get('n_samples')} rows of {cal.get('data')}")
+    elif cal.get("source") == "cv":
+        parts.append(f"on {cal.get('cv')}-fold out-of-fold forecasts of "
+                     f"{cal.get('n_samples')} training rows")
+    elif cal.get("source") == "transductive":
+        parts.append("transductive, on the embedded training data")
+    if "alpha" in state:
+        parts.append(f"prior alpha={state['alpha']:.4g} beta={state['beta']:.4g} "
+                     f"(positive class '{state['positive']}')")
+    elif "prior" in state:
+        parts.append("Dirichlet prior " + ", ".join(f"{a:.4g}" for a in state["prior"]))
+    return "; ".join(parts)

@@ -1,0 +1,336 @@
+"""The Venn Probability Machine of Lindsay & Cox (ICDM 2004, section 4; Vovk, Shafer &
+Nouretdinov, NIPS 2003).
+
+For a test object x and every tentative label j:
+
+1. learn the underlying model on D ∪ {(x, j)};
+2. compute its forecasts for all n + 1 examples — **resubstitution** forecasts (each
+   example's forecast by the model that was trained on it), the reading the paper implies
+   ("we take the underlying learners' probability forecasts and discretise them");
+3. assign every example a *type* by discretising those forecasts with Fayyad & Irani's MDL
+   criterion against the labels (Weka's supervised ``Discretize``, as the paper did): the
+   type is the tuple of the bins of the forecast columns (for two classes the column of
+   class 1 alone, since p_0 = 1 − p_1; for K > 2 every column);
+4. row j of the K×K Venn matrix M is the (weighted) class frequency among the examples of
+   x's type, x included with label j.
+
+The probability of label l is the column mean (1/K) Σ_j M_jl and the Venn interval is
+[min_j M_jl, max_j M_jl] (``lower_<label>`` / ``upper_<label>``).
+
+Options
+-------
+``base``: ``frequency`` (default; the plain tree as in the paper), ``laplace``,
+``m_estimate`` (tree leaf estimates used as forecasts) or ``naive_bayes``.
+``taxonomy``: ``forecast`` (default, steps 2–3) or ``leaf`` — the type of an example is the
+leaf of the tree on D ∪ {(x, j)} it falls in, so row j is x's leaf's class frequencies with x
+counted (the leaves come from :meth:`TransductiveEngine.leaves`, which grows only x's path).
+``engine``: ``fast`` (default) or ``naive`` (whole trees, the reference; identical output).
+
+Departures from the paper, and why
+----------------------------------
+* The tree on D ∪ {(x, j)} is grown with x *ineligible for thresholds* (x counts in the
+  heuristic and in the leaves but never becomes a cut point or makes a test admissible), the
+  rule of treecert's transductive engine (TPCE paper, section 3.2). It keeps a single test
+  example from carving out its own leaf; the taxonomy is then not perfectly symmetric in the
+  n + 1 examples, which Venn validity formally assumes.
+* With unknown values x may reach several leaves; with ``taxonomy=leaf`` its row is the
+  share-weighted mixture of those leaves' frequencies.
+* Instance weights count in M and in the MDL discretisation; x has weight 1.
+
+Cost: the Naive Bayes machine is incremental (counts and normal sums updated by one
+instance; only the per-attribute precision, which depends on x, is recomputed). The tree
+machine reuses the engine: ``tree_with`` copies the untouched subtrees of the tree grown on D.
+
+Inductive variant: ``treecert calibrate MODEL DATA --method venn`` stores the model's
+forecasts on DATA (or out-of-fold forecasts with ``--cv``); prediction then uses those
+calibration examples plus (x, j) as the bag, with the model fixed (an inductive Venn
+predictor, Lambrou et al. 2015) — no regrowing at prediction time.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from treecert.errors import ConfigError
+from treecert.methods.base import Method, Prediction
+from treecert.methods.binning import BASE_PASS_OPTIONS, make_base
+from treecert.methods.naive_bayes import (
+    NaiveBayes,
+    nb_stats,
+    softmax_rows,
+    weka_precision,
+    weka_round,
+)
+from treecert.methods.venn_fast import TreeVennBatch, venn_row_atoms
+from treecert.schema import Dataset
+
+TREE_BASES = ("frequency", "laplace", "m_estimate")
+
+
+def type_columns(n_classes: int) -> list[int]:
+    """Forecast columns that define the types: class 1 for two classes, else all."""
+    return [1] if n_classes == 2 else list(range(n_classes))
+
+
+def venn_row(F: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
+    """One row of the Venn matrix: class frequencies among the examples whose MDL-binned
+    forecasts equal those of the last example (the test object with its tentative label).
+
+    Parameters
+    ----------
+    F : (n + 1, K) forecasts of the bag; the last row is x.
+    y : (n + 1,) labels (x's tentative label last).
+    w : (n + 1,) weights.
+    """
+    counts = np.zeros((y.size, n_classes))
+    counts[np.arange(y.size), y] = w
+    return venn_row_atoms(F, counts, np.ones(y.size), y.size - 1, type_columns(n_classes))
+
+
+def summarise(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Probability (column means), lower and upper (column min / max) of Venn matrices
+    (n, K, K)."""
+    return M.mean(axis=1), M.min(axis=1), M.max(axis=1)
+
+
+class _NBVenn:
+    """Venn matrices with Naive Bayes as the underlying learner, updated by one instance."""
+
+    def __init__(self, data: Dataset, discretize: bool) -> None:
+        self.data = data
+        self.K = data.schema.n_classes
+        self.discretize = discretize
+        self.X, self.y, self.w = data.X, data.y.astype(np.int64), data.weights.astype(float)
+        schema = data.schema
+        nominal = schema.nominal_mask()
+        self.nominal_idx = np.flatnonzero(nominal)
+        self.numeric_idx = np.flatnonzero(~nominal)
+        self.n_values = [int(v) for v in schema.n_values()]
+        # Counts of D alone; x's contribution is added per label.
+        self.base = nb_stats(self.X, self.y, self.w, self.n_values, self.K, self.nominal_idx,
+                             np.empty(0, np.int64), np.empty(0))
+        self.codes = self.base.padded_codes(self.X)
+
+    def matrix(self, x: np.ndarray) -> np.ndarray:
+        if self.discretize:
+            return self._matrix_refit(x)
+        K, n = self.K, self.y.size
+        Xa = np.vstack([self.X, x[None, :]])
+        ya = np.concatenate([self.y, [0]])
+        wa = np.concatenate([self.w, [1.0]])
+        num = self.numeric_idx
+        precision = np.array([weka_precision(Xa[:, f]) for f in num], dtype=float)
+        Xr = weka_round(Xa[:, num], precision) if num.size else np.zeros((n + 1, 0))
+        d_only = nb_stats(Xa[:n], self.y, self.w, self.n_values, K, self.nominal_idx, num,
+                          precision)
+        codes = np.vstack([self.codes, d_only.padded_codes(x[None, :])])
+        L0 = d_only.log_joint(Xa, Xr, codes=codes)
+        M = np.empty((K, K))
+        for j in range(K):
+            ya[n] = j
+            stats = _add_instance(d_only, x, Xr[n], j)
+            L = L0.copy()
+            L[:, j] = stats.log_joint(Xa, Xr, classes=np.array([j]), codes=codes)[:, 0]
+            M[j] = venn_row(softmax_rows(L), ya, wa, K)
+        return M
+
+    def _matrix_refit(self, x: np.ndarray) -> np.ndarray:
+        """``discretize=true``: the MDL cut points depend on (x, j), so refit."""
+        K, n = self.K, self.y.size
+        Xa = np.vstack([self.X, x[None, :]])
+        wa = np.concatenate([self.w, [1.0]])
+        M = np.empty((K, K))
+        for j in range(K):
+            ya = np.concatenate([self.y, [j]])
+            aug = Dataset(self.data.schema, Xa, ya, wa, source=self.data.source)
+            F = NaiveBayes(discretize=True).fit(aug).predict_proba(Xa)
+            M[j] = venn_row(F, ya, wa, K)
+        del n
+        return M
+
+
+def _add_instance(stats, x: np.ndarray, xr: np.ndarray, j: int):
+    """The statistics with (x, j) of weight 1 added last (as Weka adds instances)."""
+    from dataclasses import replace
+
+    class_w = stats.class_w.copy()
+    class_w[j] += 1.0
+    nominal = []
+    for f, cnt in zip(stats.nominal_idx, stats.nominal, strict=True):
+        c = cnt.copy()
+        if not np.isnan(x[f]):
+            c[j, int(x[f])] += 1.0
+        nominal.append(c)
+    sw, s1, s2 = stats.sw.copy(), stats.s1.copy(), stats.s2.copy()
+    known = ~np.isnan(xr)
+    sw[known, j] += 1.0
+    s1[known, j] += xr[known]
+    s2[known, j] += xr[known] * xr[known]
+    return replace(stats, class_w=class_w, nominal=nominal, sw=sw, s1=s1, s2=s2)
+
+
+class VennMethod(Method):
+    """The Venn Probability Machine; options ``base``, ``taxonomy`` (forecast|leaf),
+    ``engine`` (fast|naive) and the base's ``alpha``/``m``/``discretize``."""
+
+    name = "venn"
+    options: ClassVar[dict[str, type]] = {"base": str, "taxonomy": str, "engine": str,
+                                          **BASE_PASS_OPTIONS}
+    defaults: ClassVar[dict] = {"base": "frequency", "taxonomy": "forecast", "engine": "fast"}
+
+    def _check(self) -> None:
+        o = self.opts
+        if o["base"] not in (*TREE_BASES, "naive_bayes"):
+            raise ConfigError(f"venn: unknown base '{o['base']}'.",
+                              f"Choose one of: {', '.join((*TREE_BASES, 'naive_bayes'))}.")
+        if o["taxonomy"] not in ("forecast", "leaf"):
+            raise ConfigError(f"venn: unknown taxonomy '{o['taxonomy']}'.",
+                              "Choose forecast or leaf.")
+        if o["taxonomy"] == "leaf" and o["base"] == "naive_bayes":
+            raise ConfigError("venn: taxonomy=leaf needs a tree base, not naive_bayes.")
+        if o["engine"] not in ("fast", "naive"):
+            raise ConfigError(f"venn: unknown engine '{o['engine']}'.", "Choose fast or naive.")
+
+    def _leaf_kwargs(self) -> dict:
+        o = self.opts
+        return {"kind": o["base"], "alpha": o.get("alpha", 1.0), "m": o.get("m", 2.0)}
+
+    def fit(self, data: Dataset) -> VennMethod:
+        from treecert.engine import TransductiveEngine
+
+        self._check()
+        data = data.subset(np.flatnonzero(data.y >= 0))
+        self.inductive_ = None
+        self.data_ = data
+        if self.opts["base"] == "naive_bayes":
+            self.nb_ = _NBVenn(data, bool(self.opts.get("discretize", False)))
+        else:
+            learner = self.new_tree()
+            self.engine_ = TransductiveEngine(data, learner)
+            self.batch_ = None
+            if self.opts["engine"] == "fast" and TreeVennBatch.supports(data, learner):
+                self.batch_ = TreeVennBatch(data, learner)
+        return self
+
+    # ------------------------------------------------------------------ inductive variant
+    def calibrate(self, model, proba: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict:
+        """Inductive Venn: keep the base model and its calibration forecasts."""
+        self._check()
+        if self.opts["taxonomy"] != "forecast":
+            raise ConfigError("venn: calibration data needs taxonomy=forecast.")
+        self.base_ = make_base(self.opts["base"], self.spec.options, self.tree_params)
+        self.base_.adopt(model)
+        self.inductive_ = (np.asarray(proba, float), np.asarray(y, np.int64),
+                           np.asarray(w, float))
+        return {"forecasts": self.inductive_[0].tolist(), "y": self.inductive_[1].tolist(),
+                "weights": self.inductive_[2].tolist()}
+
+    def adopt(self, model) -> VennMethod:
+        from treecert.calibrate import reading_state, stored_state
+
+        state = stored_state(model, self.spec)
+        if not isinstance(state, dict) or "forecasts" not in state:
+            return super().adopt(model)
+        self._check()
+        self.base_ = make_base(self.opts["base"], self.spec.options, self.tree_params)
+        self.base_.adopt(model)
+        K = model.schema.n_classes
+
+        def load():
+            F = np.asarray(state["forecasts"], float).reshape(-1, K)
+            y = np.asarray(state["y"], np.int64)
+            w = np.asarray(state["weights"], float)
+            if not (F.shape[0] == y.size == w.size) or np.any((y < 0) | (y >= K)):
+                raise ValueError("forecasts, labels and weights do not fit together")
+            return F, y, w
+
+        self.inductive_ = reading_state(load)
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def _tree_matrix(self, x: np.ndarray) -> np.ndarray:
+        eng = self.engine_
+        K = eng.n_classes
+        M = np.empty((K, K))
+        if self.opts["taxonomy"] == "leaf":
+            for j in range(K):
+                row = np.zeros(K)
+                for leaf in eng.leaves(x, j, engine=self.opts["engine"]):
+                    row += leaf.weight * leaf.counts / leaf.counts.sum()
+                M[j] = row / row.sum()
+            return M
+        d = self.data_
+        Xa = np.vstack([d.X, x[None, :]])
+        ya = np.concatenate([d.y.astype(np.int64), [0]])
+        wa = np.concatenate([d.weights.astype(float), [1.0]])
+        kw = self._leaf_kwargs()
+        for j in range(K):
+            tree = eng.tree_with(x, j, engine=self.opts["engine"])
+            ya[-1] = j
+            F = tree.predict_proba(Xa, kw["kind"], alpha=kw["alpha"], m=kw["m"])
+            M[j] = venn_row(F, ya, wa, K)
+        return M
+
+    def _tree_matrices(self, X: np.ndarray) -> np.ndarray:
+        """Venn matrices of rows of X: the batch machine for rows without missing values
+        (when it applies), the engine one (x, j) at a time for the others."""
+        K = self.engine_.n_classes
+        out = np.empty((X.shape[0], K, K))
+        fast = np.zeros(X.shape[0], dtype=bool)
+        if self.batch_ is not None:
+            fast = ~np.isnan(X).any(axis=1)
+        if fast.any():
+            kw = self._leaf_kwargs()
+            out[fast] = self.batch_.venn_matrices(
+                X[fast], self.opts["taxonomy"], kw["kind"], kw["alpha"], kw["m"],
+                type_columns(K))
+        for i in np.flatnonzero(~fast):
+            out[i] = self._tree_matrix(X[i])
+        return out
+
+    def _inductive_matrix(self, x_proba: np.ndarray) -> np.ndarray:
+        F0, y0, w0 = self.inductive_
+        K = F0.shape[1]
+        F = np.vstack([F0, x_proba[None, :]])
+        w = np.concatenate([w0, [1.0]])
+        y = np.concatenate([y0, [0]])
+        M = np.empty((K, K))
+        for j in range(K):
+            y[-1] = j
+            M[j] = venn_row(F, y, w, K)
+        return M
+
+    def matrices(self, data: Dataset) -> np.ndarray:
+        """Venn matrices (n, K, K) of the rows of ``data``."""
+        from treecert.parallel import map_chunks
+
+        X = data.X
+        if self.inductive_ is not None:
+            P = self.base_.predict(data).proba
+
+            def work(lo, hi):
+                return np.array([self._inductive_matrix(P[i]) for i in range(lo, hi)])
+        elif self.opts["base"] == "naive_bayes":
+            def work(lo, hi):
+                return np.array([self.nb_.matrix(X[i]) for i in range(lo, hi)])
+        else:
+            def work(lo, hi):
+                return self._tree_matrices(X[lo:hi])
+
+        K = data.schema.n_classes
+        parts = map_chunks(work, X.shape[0], self.jobs)
+        return np.concatenate(parts).reshape(-1, K, K) if parts else np.zeros((0, K, K))
+
+    def predict(self, data: Dataset) -> Prediction:
+        proba, lower, upper = summarise(self.matrices(data))
+        return Prediction(proba, lower=lower, upper=upper)
+
+    @property
+    def size(self) -> float | None:
+        if getattr(self, "inductive_", None) is not None:
+            return self.base_.size
+        if self.opts["base"] == "naive_bayes":
+            return None
+        return float(self.engine_.base[0].n_leaves)
