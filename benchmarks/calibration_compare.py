@@ -43,8 +43,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 RESULTS = ROOT / "benchmarks" / "results"
 
+# soybean is left out: with missing values the tree Venn machine falls back to the engine
+# one (x, j) at a time, ~10 CPU-seconds per test row with 19 classes (~1.9 hours).
 LC_DATASETS = ("breast-cancer", "credit-g", "diabetes", "glass", "ionosphere", "iris",
-               "labor", "segment-challenge", "soybean", "unbalanced", "vote", "wdbc", "wine")
+               "labor", "segment-challenge", "unbalanced", "vote", "wdbc", "wine")
 LC_METHODS = {  # label -> (spec, base label)
     "C4.5 (frequency)": ("frequency", None),
     "C4.5 Laplace": ("laplace", "C4.5 (frequency)"),
@@ -91,11 +93,11 @@ def lindsay_cox(datasets, min_leaf: float) -> None:
             rows.append(r)
             print(f"{name:18s} {label:20s} acc {r['accuracy']:.4f} erc {r['erc_deviation']:.4f}"
                   f" cpu {r['cpu_seconds']:.2f}s", file=sys.stderr, flush=True)
-    frame = pd.DataFrame(rows)
-    frame["error"] = 1.0 - frame["accuracy"]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    suffix = "" if min_leaf == 2 else f"_min_leaf{min_leaf:g}"
-    frame.to_csv(RESULTS / f"calibration_lindsay_cox{suffix}.csv", index=False)
+        frame = pd.DataFrame(rows)  # written after every dataset: partial results survive
+        frame["error"] = 1.0 - frame["accuracy"]
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        suffix = "" if min_leaf == 2 else f"_min_leaf{min_leaf:g}"
+        frame.to_csv(RESULTS / f"calibration_lindsay_cox{suffix}.csv", index=False)
     print(lindsay_cox_tables(frame))
 
 

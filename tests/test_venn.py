@@ -14,7 +14,7 @@ from treecert.discretize import mdl_cut_points
 from treecert.methods import make_method
 from treecert.methods.naive_bayes import NaiveBayes
 from treecert.methods.venn import _NBVenn, summarise, venn_row
-from treecert.methods.venn_fast import mdl_cuts_grouped
+from treecert.methods.venn_types import mdl_cuts_grouped
 from treecert.schema import Dataset
 
 

@@ -63,7 +63,8 @@ from treecert.methods.naive_bayes import (
     weka_precision,
     weka_round,
 )
-from treecert.methods.venn_fast import TreeVennBatch, venn_row_atoms
+from treecert.methods.venn_fast import TreeVennBatch
+from treecert.methods.venn_types import venn_row_atoms
 from treecert.schema import Dataset
 
 TREE_BASES = ("frequency", "laplace", "m_estimate")
@@ -138,7 +139,7 @@ class _NBVenn:
 
     def _matrix_refit(self, x: np.ndarray) -> np.ndarray:
         """``discretize=true``: the MDL cut points depend on (x, j), so refit."""
-        K, n = self.K, self.y.size
+        K = self.K
         Xa = np.vstack([self.X, x[None, :]])
         wa = np.concatenate([self.w, [1.0]])
         M = np.empty((K, K))
@@ -147,7 +148,6 @@ class _NBVenn:
             aug = Dataset(self.data.schema, Xa, ya, wa, source=self.data.source)
             F = NaiveBayes(discretize=True).fit(aug).predict_proba(Xa)
             M[j] = venn_row(F, ya, wa, K)
-        del n
         return M
 
 
