@@ -125,17 +125,10 @@ def _id_values(data: Dataset, id_column: str) -> np.ndarray:
     )
 
 
-def predict(
-    model: Model, data: Dataset, *, id_column: str | None = None, method: str | None = None,
-    loss: np.ndarray | None = None,
-) -> pd.DataFrame:
-    """Score ``data`` (aligned to the model's schema).
-
-    ``method`` (a registry spec such as ``'laplace:alpha=0.5'``) overrides the model's own
-    method; transductive methods use the training data embedded in the model. With
-    ``loss`` (``L[true, predicted]``, see :mod:`treecert.loss`) the predicted class is the
-    one of minimum expected loss and an ``expected_loss`` column is added.
-    """
+def predictor(model: Model, *, method: str | None = None, loss: np.ndarray | None = None,
+              jobs: int = 1):
+    """The fitted method that :func:`predict` uses (fit once, then score any number of
+    chunks with :func:`predict_with`)."""
     from treecert.methods import make_method
 
     spec = method or model.method or model.estimator.leaf
@@ -143,11 +136,36 @@ def predict(
     if loss is not None:
         params["loss"] = loss  # for methods that prune with a loss (e.g. prune=laplace_loss)
     runner = make_method(spec, params).adopt(model)
+    runner.jobs = jobs
+    return runner
+
+
+def predict_with(runner, model: Model, data: Dataset, *, id_column: str | None = None,
+                 loss: np.ndarray | None = None, row_offset: int = 0) -> pd.DataFrame:
+    """Score ``data`` with a :func:`predictor`; ``row`` numbers start at ``row_offset``."""
     pred = runner.predict(data)
     return predictions_frame(
         data, pred.proba, model.schema.classes, certainty=pred.certainty, lower=pred.lower,
         upper=pred.upper, id_column=id_column, extra_columns=pred.columns, loss=loss,
+        row_offset=row_offset,
     )
+
+
+def predict(
+    model: Model, data: Dataset, *, id_column: str | None = None, method: str | None = None,
+    loss: np.ndarray | None = None, jobs: int = 1,
+) -> pd.DataFrame:
+    """Score ``data`` (aligned to the model's schema).
+
+    ``method`` (a registry spec such as ``'laplace:alpha=0.5'``) overrides the model's own
+    method; transductive methods use the training data embedded in the model. With
+    ``loss`` (``L[true, predicted]``, see :mod:`treecert.loss`) the predicted class is the
+    one of minimum expected loss and an ``expected_loss`` column is added. Every instance
+    is scored on its own, so scoring the rows in chunks (:func:`predictor` once, then
+    :func:`predict_with` per chunk) gives the same rows.
+    """
+    runner = predictor(model, method=method, loss=loss, jobs=jobs)
+    return predict_with(runner, model, data, id_column=id_column, loss=loss)
 
 
 def prune(

@@ -217,6 +217,21 @@ def train(
     )
 
 
+ShardOpt = Annotated[
+    str | None,
+    typer.Option("--shard", metavar="I/N",
+                 help="Do only part I (0-based) of N: a contiguous 1/N of the rows (predict) "
+                      "or of the (dataset, fold) units (evaluate, compare); for job arrays. "
+                      "See 'treecert merge'."),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option("--scheduler", metavar="ADDRESS",
+                 help="Run the per-instance/per-fold work on this Dask distributed scheduler "
+                      "(e.g. tcp://127.0.0.1:8786); needs pip install 'treecert[dask]'."),
+]
+
+
 @app.command()
 def predict(
     model_path: Annotated[str, typer.Argument(metavar="MODEL", help="Model file (JSON).")],
@@ -237,6 +252,13 @@ def predict(
         typer.Option("--loss", help="Loss matrix YAML: predict the class of minimum expected "
                                     "loss and add an expected_loss column."),
     ] = None,
+    shard: ShardOpt = None,
+    jobs: Jobs = 1,
+    scheduler: SchedulerOpt = None,
+    chunk_size: Annotated[
+        int, typer.Option("--chunk-size", metavar="BYTES",
+                          help="CSV text read per chunk (memory is a small multiple of it).")
+    ] = 4 << 20,
     quiet: Quiet = False,
 ) -> None:
     """Score data with a model: one CSV row per instance, in input order.
@@ -245,21 +267,111 @@ def predict(
     certainty, and lower_<label>/upper_<label> for methods that give bounds. With --loss,
     predicted is the class of minimum expected loss and expected_loss is that loss.
 
+    CSV input (files, .csv.gz, stdin) is streamed: read in chunks of --chunk-size bytes
+    (4 MB) and written as it goes, so memory stays at the model plus a few times one chunk,
+    whatever the file size. ARFF files are read whole, then scored in chunks of 50,000 rows.
+    The output is still written atomically. --shard I/N scores rows
+    [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers; every shard has the
+    header, so the header once plus the shards' other lines in order is the whole output.
+
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv
     """
-    from treecert.data import load_for_schema
+    from treecert.parallel import backend, parse_shard, shard_bounds
+    from treecert.stream import SchemaReader
 
     _state["quiet"] = quiet
     check_not_input(output, [model_path, data])
+    part = parse_shard(shard)
+    if chunk_size < 1:
+        raise ConfigError("--chunk-size must be at least 1 byte.")
     model = read_model(model_path)
     loss_matrix = _read_loss(loss, model.schema.classes)
-    dataset = load_for_schema(data, model.schema, id_column=id_column)
-    _warn_all(dataset.warnings)
-    frame = api.predict(model, dataset, id_column=id_column, method=method, loss=loss_matrix)
-    with atomic_writer(output) as fh:
-        frame.to_csv(fh, index=False, lineterminator="\n")
+    reader = SchemaReader(data, model.schema, id_column=id_column, chunk_bytes=chunk_size)
+    rows, total = None, None
+    if part is not None or reader.format == "arff":
+        total = reader.count_rows()
+    if part is not None:
+        rows = shard_bounds(total, *part)
+        total = rows[1] - rows[0]
+    with backend(scheduler):
+        runner = api.predictor(model, method=method, loss=loss_matrix, jobs=jobs)
+        written = 0
+        with atomic_writer(output) as fh, _RowProgress("predicting", total) as bar:
+            for chunk in reader.chunks(rows):
+                with bar.chunk(chunk):
+                    frame = api.predict_with(runner, model, chunk.data, id_column=id_column,
+                                             loss=loss_matrix, row_offset=chunk.row_offset)
+                frame.to_csv(fh, index=False, header=written == 0, lineterminator="\n")
+                written += len(frame)
+            if written == 0:  # an empty shard: the header alone, from the first row's frame
+                first = next(iter(reader.chunks((0, 1))))
+                frame = api.predict_with(runner, model, first.data, id_column=id_column,
+                                         loss=loss_matrix)
+                frame.iloc[:0].to_csv(fh, index=False, lineterminator="\n")
+    _warn_all(reader.warnings)
     if output != "-":
-        say(f"Wrote {len(frame)} predictions to {output}")
+        say(f"Wrote {written} predictions to {output}")
+
+
+class _RowProgress:
+    """A progress bar in rows on stderr (a terminal only, not --quiet), with rate and ETA.
+
+    Rows finished inside a chunk are reported by :func:`treecert.parallel.reporting` (the
+    transductive methods' per-instance work); the rest of a chunk when it is done. Without
+    a known total the total is estimated from the fraction of the input read.
+    """
+
+    def __init__(self, description: str, total: int | None) -> None:
+        self.total, self.done = total, 0
+        self.progress = None
+        if not _state["quiet"] and sys.stderr.isatty():
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=_stderr,
+                transient=True)
+            self.task = self.progress.add_task(description, total=total, rate="")
+
+    def __enter__(self) -> _RowProgress:
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def advance(self, rows: int) -> None:
+        self.done += rows
+        if self.progress is not None:
+            speed = self.progress.tasks[0].speed
+            self.progress.update(self.task, completed=self.done,
+                                 rate=f"{speed:,.0f} rows/s" if speed else "")
+
+    def chunk(self, chunk):
+        """Context for scoring one chunk: counts its rows, in pieces where it can."""
+        import contextlib
+
+        from treecert.parallel import reporting
+
+        @contextlib.contextmanager
+        def scope():
+            before = self.done
+            with reporting(self.advance if self.progress is not None else None):
+                yield
+            self.advance(chunk.data.n_samples - (self.done - before))
+            if self.progress is not None and self.total is None and chunk.fraction > 0:
+                self.progress.update(self.task, total=max(self.done,
+                                                          round(self.done / chunk.fraction)))
+
+        return scope()
 
 
 def _progress_callback():
@@ -554,6 +666,10 @@ def compare(
             say(f"Wrote {len(written)} plots to {out}")
 
 
+def _merge_runs(parts: list[str], output: str) -> None:
+    raise ConfigError("not yet")
+
+
 def _read_metrics(path: str):
     import pandas as pd
 
@@ -711,6 +827,63 @@ def show(
     check_not_input(output, [model_path])
     text = api.show(read_model(model_path), fmt)
     write_text(output, text)
+
+
+@app.command()
+def merge(
+    parts: Annotated[
+        list[str],
+        typer.Argument(help="Shard outputs in order: predict CSV files, or evaluate/compare "
+                            "output directories."),
+    ],
+    output: Annotated[
+        str, typer.Option("-o", "--output", help="CSV file ('-' = stdout) for predict shards; "
+                                                 "directory for evaluate/compare shards.")
+    ] = "-",
+    quiet: Quiet = False,
+) -> None:
+    """Put the outputs of a --shard job array back together.
+
+    predict shards (CSV files, given in shard order): checks that the headers agree and
+    writes the header once and every file's rows after it; the result is byte-identical to
+    an unsharded run. evaluate/compare shard directories: reads the per-unit results they
+    recorded, checks that they are of one run and complete, and writes the files an
+    unsharded run writes (predictions.csv, metrics.csv/.json; comparison.* for compare).
+
+    Example: treecert merge part-0.csv part-1.csv part-2.csv -o predictions.csv
+    """
+    _state["quiet"] = quiet
+    check_not_input(output, parts)
+    if all(Path(p).is_dir() for p in parts):
+        _merge_runs(parts, output)
+        return
+    header = None
+    with atomic_writer(output) as out:
+        for part in parts:
+            p = Path(part)
+            if p.is_dir():
+                raise ConfigError(f"{part}: a directory among CSV files.",
+                                  "Merge predict CSV files or evaluate/compare directories.")
+            try:
+                fh = p.open("r", encoding="utf-8", newline="")
+            except FileNotFoundError:
+                raise ConfigError(f"{part}: no such file.") from None
+            except OSError as exc:
+                raise ConfigError(f"{part}: cannot read ({exc.strerror}).") from None
+            with fh:
+                first = fh.readline()
+                if not first:
+                    raise ConfigError(f"{part}: empty file; not a predict shard output.")
+                if header is None:
+                    header = first
+                    out.write(first)
+                elif first != header:
+                    raise ConfigError(f"{part}: its header differs from {parts[0]}'s; not "
+                                      "shards of one run.")
+                while block := fh.read(1 << 20):
+                    out.write(block)
+    if output != "-":
+        say(f"Merged {len(parts)} shards into {output}")
 
 
 class Interrupted(BaseException):

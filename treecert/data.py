@@ -740,10 +740,13 @@ def _format_date(seconds: float, pattern: str) -> str:
 
 
 # --------------------------------------------------------------------------- CSV
-def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = True) -> _Table:
+def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = True,
+               line_offset: int = 0) -> _Table:
     """Parse CSV text; ``str_columns(names)`` says which columns to keep as strings.
 
-    ``fast=False`` forces the csv-module reader (for tests).
+    ``fast=False`` forces the csv-module reader (for tests). ``line_offset`` is added to the
+    line numbers of data-row errors: a chunk of a larger file (see :mod:`treecert.stream`)
+    is its header plus rows that start that many lines further down.
     """
     header_reader = csv.reader(io.StringIO(text), skipinitialspace=True)
     header: list[str] = []
@@ -764,7 +767,7 @@ def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = 
     keep = str_columns(names)
     columns = _csv_fast(text, names, header_lines, keep) if fast and "\x00" not in text else None
     if columns is None:
-        columns = _csv_slow(text, source, names)
+        columns = _csv_slow(text, source, names, line_offset)
     relation = "stdin" if source == "<stdin>" else Path(source).name
     for suffix in (".gz", ".GZ", ".csv", ".CSV"):
         relation = relation.removesuffix(suffix)
@@ -825,7 +828,8 @@ def _csv_fast(text: str, names: list[str], skip: int, keep: set[str]) -> list | 
     return out
 
 
-def _csv_slow(text: str, source: str, names: list[str]) -> list[np.ndarray]:
+def _csv_slow(text: str, source: str, names: list[str], line_offset: int = 0
+              ) -> list[np.ndarray]:
     """The reference reader (the csv module); reports a ragged row with its line."""
     reader = csv.reader(io.StringIO(text), skipinitialspace=True)
     for row in reader:
@@ -837,7 +841,7 @@ def _csv_slow(text: str, source: str, names: list[str]) -> list[np.ndarray]:
             if not any(v.strip() for v in row):
                 continue
             raise DataError(
-                f"{source}, line {reader.line_num}: expected {len(names)} fields "
+                f"{source}, line {reader.line_num + line_offset}: expected {len(names)} fields "
                 f"(as in the header), found {len(row)}.",
                 "Every row needs one field per column; quote values that contain commas.",
             )
@@ -1070,19 +1074,44 @@ def load_for_schema(
     DataError
         The file cannot be read or has a syntax error.
     """
+    table = _read_table(path, fmt, schema_str_columns(schema))
+    return align_to_schema(table, schema, id_column=id_column)
+
+
+def schema_str_columns(schema: Schema) -> StrColumns:
+    """Which CSV columns to keep as text when reading data for ``schema``: every
+    non-numeric model attribute, the class, and any column the model does not know."""
     nominal_like = {a.name for a in schema.attributes if a.kind != "numeric"}
     known = set(schema.feature_names) | {schema.class_attribute.name}
 
     def str_columns(names: list[str]) -> set[str]:
         return nominal_like | {schema.class_attribute.name} | (set(names) - known)
 
-    table = _read_table(path, fmt, str_columns)
+    return str_columns
+
+
+def align_to_schema(
+    table: _Table,
+    schema: Schema,
+    *,
+    id_column: str | None = None,
+    row_offset: int = 0,
+    unseen: dict[str, Counter[str]] | None = None,
+) -> Dataset:
+    """The rows of ``table`` (as read) aligned to ``schema``: the body of
+    :func:`load_for_schema`, shared with the chunked reader of :mod:`treecert.stream`.
+
+    ``row_offset`` is the number of data rows before this table in its file (for messages);
+    when ``unseen`` is given, unseen nominal values are counted into it and no warning is
+    attached (the caller reports the total with :func:`unseen_warning`).
+    """
+    known = set(schema.feature_names) | {schema.class_attribute.name}
     src, names = table.source, table.names
     trained_on = _listing(schema.feature_names)
     if id_column is not None and id_column not in names:
         raise DataError(f"{src}: id column {id_column!r} not found; the columns are "
                         f"{_listing(names)}.")
-    unseen: dict[str, Counter[str]] = {}
+    counts: dict[str, Counter[str]] = {} if unseen is None else unseen
     xs: list[np.ndarray] = []
     extra: dict[str, np.ndarray] = {}
     for attr in schema.attributes:
@@ -1093,36 +1122,42 @@ def load_for_schema(
                 f"{trained_on}.",
                 f"The file has {near[0]!r}; names are case-sensitive." if near else None,
             )
-        xs.append(_test_attribute(attr, table.column(attr.name), table, unseen, trained_on))
+        xs.append(_test_attribute(attr, table.column(attr.name), table, counts, trained_on,
+                                  row_offset))
     y = np.full(table.weights.size, -1, dtype=np.int64)
     has_class = schema.class_attribute.name in names
     if has_class:
-        y = _test_classes(schema, table.column(schema.class_attribute.name), table)
+        y = _test_classes(schema, table.column(schema.class_attribute.name), table,
+                          row_offset)
     string_attrs = {a.name for a in schema.attributes if a.kind == "string"}
     for col in table.columns:
         name = col.attr.name
         if name not in known or name == id_column or name in string_attrs:
             extra[name] = _labels(col)
-    notes: list[str] = []
-    if unseen:
-        total = sum(sum(c.values()) for c in unseen.values())
-        parts = [f"{name}: " + ", ".join(f"{v!r} \u00d7{k}" for v, k in c.most_common())
-                 for name, c in unseen.items()]
-        detail = "; ".join(parts)
-        if len(detail) > 200:
-            detail = detail[:200].rsplit(",", 1)[0] + ", ..."
-        values = "value" if total == 1 else "values"
-        notes.append(
-            f"{src}: {total} {values} not seen in training read as missing ({detail})"
-        )
+    notes = [] if unseen is not None else unseen_warning(src, schema, counts)
     X = np.column_stack(xs) if xs else np.empty((table.weights.size, 0))
     return Dataset(schema, X.astype(np.float64, copy=False), y, table.weights, extra,
                    source=src, has_class=has_class, warnings=notes)
 
 
+def unseen_warning(src: str, schema: Schema, unseen: dict[str, Counter[str]]) -> list[str]:
+    """The one warning line counting nominal values not seen in training (or none)."""
+    if not any(unseen.values()):
+        return []
+    order = {a.name: j for j, a in enumerate(schema.attributes)}
+    total = sum(sum(c.values()) for c in unseen.values())
+    parts = [f"{name}: " + ", ".join(f"{v!r} \u00d7{k}" for v, k in unseen[name].most_common())
+             for name in sorted((n for n in unseen if unseen[n]), key=order.__getitem__)]
+    detail = "; ".join(parts)
+    if len(detail) > 200:
+        detail = detail[:200].rsplit(",", 1)[0] + ", ..."
+    values = "value" if total == 1 else "values"
+    return [f"{src}: {total} {values} not seen in training read as missing ({detail})"]
+
+
 def _test_attribute(
     attr: Attribute, col: _Column, table: _Table, unseen: dict[str, Counter[str]],
-    trained_on: str,
+    trained_on: str, row_offset: int = 0,
 ) -> np.ndarray:
     src, file_kind = table.source, col.attr.kind
     if table.is_csv:
@@ -1142,7 +1177,7 @@ def _test_attribute(
         x = np.array([_NAN if v is None else lookup.get(v, -1.0) for v in labels])
         bad = x < 0
         if bad.any():
-            unseen[attr.name] = Counter(labels[bad].tolist())
+            unseen.setdefault(attr.name, Counter()).update(labels[bad].tolist())
             x[bad] = np.nan
         return x
     if attr.kind == "numeric":
@@ -1151,8 +1186,8 @@ def _test_attribute(
             if numbers is None:
                 row = next(i for i, v in enumerate(col.values) if v is not None
                            and not _is_number(v))
-                raise mismatch(f"holds {col.values[row]!r} (data row {row + 1}) but is "
-                               "numeric in the model")
+                raise mismatch(f"holds {col.values[row]!r} (data row {row + 1 + row_offset}) "
+                               "but is numeric in the model")
             return numbers
         if file_kind != "numeric":
             raise mismatch(f"is {file_kind} here but numeric in the model")
@@ -1164,8 +1199,8 @@ def _test_attribute(
         return col.values
     parsed, bad_i = _parse_dates(_labels(col), attr.date_format or DEFAULT_DATE_FORMAT)
     if bad_i >= 0:
-        raise mismatch(f"holds {_labels(col)[bad_i]!r} (data row {bad_i + 1}), not a date "
-                       f"in the model's format {attr.date_format!r}")
+        raise mismatch(f"holds {_labels(col)[bad_i]!r} (data row {bad_i + 1 + row_offset}), "
+                       f"not a date in the model's format {attr.date_format!r}")
     return parsed
 
 
@@ -1176,7 +1211,8 @@ def _is_number(v: str) -> bool:
         return False
 
 
-def _test_classes(schema: Schema, col: _Column, table: _Table) -> np.ndarray:
+def _test_classes(schema: Schema, col: _Column, table: _Table, row_offset: int = 0
+                  ) -> np.ndarray:
     cls = schema.class_attribute
     if not table.is_csv and col.attr.kind not in ("nominal", "string"):
         raise SchemaMismatchError(
@@ -1190,8 +1226,8 @@ def _test_classes(schema: Schema, col: _Column, table: _Table) -> np.ndarray:
     if bad.size:
         i = int(bad[0])
         raise SchemaMismatchError(
-            f"{table.source}: class label {labels[i]!r} in data row {i + 1} is not one the "
-            f"model knows ({_listing(cls.values)}).",
+            f"{table.source}: class label {labels[i]!r} in data row {i + 1 + row_offset} is not "
+            f"one the model knows ({_listing(cls.values)}).",
             "Correct the label, or drop the class column to predict without scoring.",
         )
     return y

@@ -1,0 +1,192 @@
+"""Scale-out: streaming predict, --shard + merge, --scheduler (Dask), --resume.
+
+Every test checks bytes: a chunked, sharded, resumed or distributed run must write exactly
+what the plain in-memory run writes.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import SAMPLE_DATA
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from treecert import api
+from treecert.cli import main
+from treecert.data import load_for_schema
+from treecert.model import read_model
+from treecert.stream import SchemaReader, _safe_cut
+
+
+def run(args, capsys):
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def in_memory(model_path, data, method=None, id_column=None) -> str:
+    """The reference: the whole file loaded at once, scored at once."""
+    model = read_model(model_path)
+    frame = api.predict(model, load_for_schema(data, model.schema, id_column=id_column),
+                        method=method, id_column=id_column)
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False, lineterminator="\n")
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def weather_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("m") / "weather.json"
+    assert main(["train", str(SAMPLE_DATA / "weather.numeric.arff"), "-o", str(path),
+                 "--leaf", "laplace", "--min-leaf", "1", "-q"]) == 0
+    return path
+
+
+def _weather_csv(rows: list[tuple], path) -> None:
+    lines = ["id,outlook,temperature,humidity,windy,play"]
+    for r in rows:
+        lines.append(",".join(r))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+_IDS = st.text(alphabet='ab,"\n é', max_size=4).map(
+    lambda s: '"' + s.replace('"', '""') + '"')
+_ROW = st.tuples(
+    _IDS,
+    st.sampled_from(["sunny", "overcast", "rainy", "foggy", "?", ""]),
+    st.sampled_from(["85", "64.5", "?", "71", "1e2"]),
+    st.sampled_from(["85", "70", "", "96"]),
+    st.sampled_from(["TRUE", "FALSE", "?"]),
+    st.sampled_from(["yes", "no", "?"]),
+)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(_ROW, min_size=1, max_size=30), chunk=st.integers(1, 200),
+       method=st.sampled_from(["laplace", "naive_bayes", "frequency"]))
+def test_streamed_predict_equals_in_memory(rows, chunk, method, weather_model, tmp_path,
+                                           capsys):
+    data = tmp_path / "w.csv"
+    _weather_csv(rows, data)
+    code, out, err = run(["predict", weather_model, data, "--id", "id", "--method", method,
+                          "--chunk-size", chunk], capsys)
+    assert code == 0, err
+    assert out == in_memory(weather_model, data, method, "id")
+    # the unseen-value warning is summed over the chunks: the same line as the whole file
+    whole = load_for_schema(data, read_model(weather_model).schema, id_column="id")
+    assert [ln for ln in err.splitlines() if ln.startswith("Warning")] == \
+        [f"Warning: {w}" for w in whole.warnings]
+
+
+@pytest.mark.parametrize("method", ["tpce", "kk"])
+def test_streamed_transductive_equals_in_memory(method, weather_model, tmp_path, capsys):
+    data = SAMPLE_DATA / "weather.numeric.arff"
+    code, out, _ = run(["predict", weather_model, data, "--method", method], capsys)
+    assert code == 0
+    assert out == in_memory(weather_model, data, method)
+
+
+def test_shards_concatenate_to_the_whole_output(tmp_path, capsys):
+    model = tmp_path / "iris.json"
+    assert main(["train", str(SAMPLE_DATA / "iris.arff"), "-o", str(model), "-q"]) == 0
+    whole = in_memory(model, SAMPLE_DATA / "iris.csv")
+    for n in (1, 4, 200):  # 200 shards of 150 rows: some are empty (header only)
+        parts = []
+        for i in range(n):
+            out = tmp_path / f"part{i}.csv"
+            assert main(["predict", str(model), str(SAMPLE_DATA / "iris.csv"), "--shard",
+                         f"{i}/{n}", "--chunk-size", "700", "-o", str(out), "-q"]) == 0
+            parts.append(out.read_text())
+        assert all(p.splitlines()[0] == whole.splitlines()[0] for p in parts)
+        # header once + every shard's lines after the first (head -1 / tail -n +2)
+        assert parts[0].split("\n", 1)[0] + "\n" + "".join(
+            p.split("\n", 1)[1] for p in parts) == whole
+        merged = tmp_path / "merged.csv"
+        assert main(["merge", *map(str, (tmp_path / f"part{i}.csv" for i in range(n))),
+                     "-o", str(merged), "-q"]) == 0
+        assert merged.read_text() == whole
+
+
+@pytest.mark.parametrize(("line", "bad", "error"), [
+    (30, ",extra", "line 31: expected 5 fields (as in the header), found 6."),
+    (20, "hot", "column 'temperature' holds 'hot' (data row 20) but is numeric"),
+])
+def test_errors_in_a_later_chunk_name_the_file_line(line, bad, error, weather_model, tmp_path,
+                                                    capsys):
+    good = ",".join(["sunny", "85", "85", "FALSE", "no"])
+    lines = ["outlook,temperature,humidity,windy,play"] + [good] * 40
+    lines[line] = good + bad if bad.startswith(",") else f"sunny,{bad},85,FALSE,no"
+    data = tmp_path / "bad.csv"
+    data.write_text("\n".join(lines) + "\n")
+    whole = run(["predict", weather_model, data], capsys)
+    chunked = run(["predict", weather_model, data, "--chunk-size", "64"], capsys)
+    assert whole[0] == chunked[0] == 2
+    assert chunked[2] == whole[2]
+    assert chunked[2].startswith(f"Error: {data}")
+    assert error in chunked[2]
+
+
+def test_safe_cut_never_splits_a_quoted_newline():
+    assert _safe_cut('a,b\n"x\ny",1\n"z\n') == len('a,b\n"x\ny",1\n')
+    assert _safe_cut("no newline") == 0
+    assert _safe_cut('"open\n') == 0
+
+
+def test_shard_option_errors(weather_model, capsys):
+    for bad in ("3/3", "1", "a/b", "-1/2"):
+        code, _, err = run(["predict", weather_model, SAMPLE_DATA / "iris.csv", "--shard",
+                            bad], capsys)
+        assert code == 2
+        assert err.strip() == (f"Error: --shard {bad!r} is not I/N with 0 <= I < N. Write "
+                               "e.g. --shard 0/4 for the first of four shards.")
+
+
+def test_gzip_and_latin1_stream_like_the_whole_file(weather_model, tmp_path, capsys):
+    import gzip
+
+    text = "id,outlook,temperature,humidity,windy,play\n" + "".join(
+        f"caf\xe9{i},sunny,{60 + i},{70 + i},TRUE,no\n" for i in range(30))
+    latin = tmp_path / "l.csv"
+    latin.write_bytes(text.encode("latin-1"))
+    gz = tmp_path / "g.csv.gz"
+    gz.write_bytes(gzip.compress(text.encode("utf-8")))
+    for path in (latin, gz):
+        code, out, _ = run(["predict", weather_model, path, "--id", "id", "--chunk-size",
+                            "50"], capsys)
+        assert code == 0
+        assert out == in_memory(weather_model, path, None, "id")
+        assert "caf\xe9" in out
+
+
+def test_reader_counts_rows_like_the_loader(weather_model, tmp_path):
+    data = tmp_path / "w.csv"
+    _weather_csv([('"a\nb"', "sunny", "85", "85", "TRUE", "no")] * 7, data)
+    reader = SchemaReader(data, read_model(weather_model).schema, chunk_bytes=10)
+    assert reader.count_rows() == 7
+    assert [c.row_offset for c in reader.chunks((2, 5))] == [2, 3, 4]
+
+
+def test_stdin_streams(weather_model, tmp_path):
+    data = tmp_path / "w.csv"
+    _weather_csv([(f"r{i}", "rainy", str(60 + i), "80", "TRUE", "yes") for i in range(40)],
+                 data)
+    proc = subprocess.run([sys.executable, "-m", "treecert", "predict", str(weather_model), "-",
+                           "--chunk-size", "100", "--id", "id"], input=data.read_bytes(),
+                          capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == in_memory(weather_model, data, None, "id")
+
+
+def test_predictions_do_not_depend_on_jobs(weather_model, capsys):
+    data = SAMPLE_DATA / "weather.numeric.arff"
+    one = run(["predict", weather_model, data, "--method", "tpce"], capsys)[1]
+    two = run(["predict", weather_model, data, "--method", "tpce", "--jobs", "2"], capsys)[1]
+    assert one == two
+    assert np.isfinite(np.loadtxt(io.StringIO(one), delimiter=",", skiprows=1,
+                                  usecols=(3, 4))).all()

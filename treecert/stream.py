@@ -1,0 +1,315 @@
+"""Reading data for a model in chunks, so ``predict`` runs in memory bounded by the chunk.
+
+A CSV file (plain, ``.gz`` or stdin) is read in blocks of about ``chunk_bytes`` characters,
+cut at record boundaries; each block, with the header line in front, goes through the same
+code as a whole file (:func:`treecert.data._parse_csv`, then
+:func:`treecert.data.align_to_schema`), with line and row numbers offset so messages name the
+same lines. So the rows, values and messages are those of :func:`treecert.data.load_for_schema`
+on the whole file; the unseen-value warning is summed over the chunks. Memory is about
+``chunk_bytes`` of text and the pandas/numpy arrays of one block (a few times the block),
+whatever the file size.
+
+ARFF files are read whole (the ARFF header and Weka's sparse/quoted rows make splitting a
+file unsafe) and then handed out in row chunks, which still bounds the work per chunk.
+
+A record boundary is a newline preceded by an even number of ``"``: a newline inside a
+quoted field is not one. A block in which no such newline is found (a stray quote) grows
+until the end of the file: then the file is parsed in one piece, as before.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import itertools
+import sys
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from treecert.data import (
+    _Column,
+    _parse_csv,
+    _Table,
+    align_to_schema,
+    load_for_schema,
+    schema_str_columns,
+    unseen_warning,
+)
+from treecert.errors import ConfigError, DataError
+from treecert.schema import Dataset, Schema
+
+DEFAULT_CHUNK_BYTES = 4 << 20
+"""About 4 MiB of CSV text per chunk (~50,000 rows of ten numbers)."""
+
+DEFAULT_CHUNK_ROWS = 50_000
+"""Rows per chunk of an ARFF file (which is read whole)."""
+
+
+@dataclass
+class Chunk:
+    """Rows ``row_offset .. row_offset + data.n_samples`` of the file, aligned to the
+    schema; ``fraction`` is how much of the input has been read (for progress)."""
+
+    row_offset: int
+    data: Dataset
+    fraction: float
+
+
+def _safe_cut(buf: str) -> int:
+    """Index just after the last newline in ``buf`` that ends a record, or 0 if none.
+
+    ``buf`` starts at a record boundary; a newline ends a record when an even number of
+    quote characters precedes it (quotes inside quoted fields are doubled).
+    """
+    pos = buf.rfind("\n")
+    if pos < 0:
+        return 0
+    if '"' not in buf:
+        return pos + 1
+    quotes = buf.count('"', 0, pos)
+    while quotes % 2:
+        prev = buf.rfind("\n", 0, pos)
+        if prev < 0:
+            return 0
+        quotes -= buf.count('"', prev, pos)
+        pos = prev
+    return pos + 1
+
+
+class SchemaReader:
+    """Data for ``schema`` from ``path`` ('-' = CSV on stdin), chunk by chunk.
+
+    Iterate :meth:`chunks` (optionally only rows [lo, hi)); afterwards ``warnings`` holds
+    what :func:`~treecert.data.load_for_schema` would have warned about the whole file.
+    :meth:`count_rows` reads a file once to count its data rows (for ``--shard``).
+    """
+
+    def __init__(self, path: str | Path, schema: Schema, *, fmt: str | None = None,
+                 id_column: str | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+        self.path = str(path)
+        self.schema = schema
+        self.id_column = id_column
+        self.chunk_bytes = max(1, chunk_bytes)
+        self.chunk_rows = max(1, chunk_rows)
+        self.warnings: list[str] = []
+        self.stdin = self.path == "-"
+        self.source = "<stdin>" if self.stdin else self.path
+        self.format = self._format(fmt)
+        self._encoding: str | None = "utf-8-sig" if self.stdin else None
+        self._block_rows: list[int] | None = None
+        self._whole: Dataset | None = None
+
+    # ------------------------------------------------------------------ input
+    def _format(self, fmt: str | None) -> str:
+        if fmt is not None:
+            fmt = fmt.lower()
+            if fmt not in ("arff", "csv"):
+                raise ConfigError(f"unknown data format {fmt!r}; use 'arff' or 'csv'.")
+            return fmt
+        if self.stdin:
+            return "csv"
+        name = Path(self.path).name.lower().removesuffix(".gz")
+        if name.endswith(".arff"):
+            return "arff"
+        if name.endswith(".csv"):
+            return "csv"
+        raise DataError(
+            f"{self.source}: cannot tell the format from the file name; "
+            "expected .arff, .csv, .arff.gz or .csv.gz.",
+            "Rename the file or give the format explicitly.",
+        )
+
+    def _open(self) -> tuple[IO[bytes], IO[bytes]]:
+        """(stream of file bytes, the raw file whose position measures progress)."""
+        if self.stdin:
+            stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+            return stream, stream
+        try:
+            raw = open(self.path, "rb")  # closed by _bytes
+        except FileNotFoundError:
+            raise DataError(f"{self.source}: no such file.", "Check the path.") from None
+        except OSError as exc:
+            raise DataError(f"{self.source}: cannot read the file: {exc.strerror}.") from None
+        if self.path.lower().endswith(".gz"):
+            return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+        return raw, raw
+
+    def _bytes(self) -> Iterator[tuple[bytes, float]]:
+        """Blocks of the file's bytes (decompressed), with the fraction read so far."""
+        stream, raw = self._open()
+        size = None
+        if not self.stdin:
+            try:
+                size = Path(self.path).stat().st_size or None
+            except OSError:
+                size = None
+        try:
+            while True:
+                try:
+                    block = stream.read(self.chunk_bytes)
+                except (OSError, EOFError, zlib.error) as exc:
+                    raise DataError(f"{self.source}: not a valid gzip file ({exc}).") from None
+                if not block:
+                    return
+                fraction = 0.0
+                if size is not None:
+                    try:
+                        fraction = min(1.0, raw.tell() / size)
+                    except (OSError, ValueError):
+                        fraction = 0.0
+                yield block, fraction
+        finally:
+            if not self.stdin:
+                stream.close()
+                raw.close()
+
+    def _detect_encoding(self) -> str:
+        """UTF-8 (a BOM dropped) if the whole file decodes as UTF-8, else Latin-1 — the
+        rule of :func:`treecert.data._decode`, decided before any row is handed out."""
+        decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        try:
+            for block, _ in self._bytes():
+                decoder.decode(block)
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return "latin-1"
+        return "utf-8-sig"
+
+    def _text(self) -> Iterator[tuple[str, float]]:
+        if self._encoding is None:
+            self._encoding = self._detect_encoding()
+        decoder = codecs.getincrementaldecoder(self._encoding)()
+        try:
+            for block, fraction in self._bytes():
+                yield decoder.decode(block), fraction
+            yield decoder.decode(b"", final=True), 1.0
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{self.source}: not UTF-8 text ({exc.reason} at byte "
+                            f"{exc.start} of a block).",
+                            "Convert it to UTF-8, or give it as a file.") from None
+
+    # ------------------------------------------------------------------ CSV blocks
+    def _csv_blocks(self) -> Iterator[tuple[str, int, str, float]]:
+        """(header text, lines before the block, block of whole records, fraction read)."""
+        import csv
+        import io
+
+        buf, header, lines_before, seen_text = "", None, 0, False
+        pieces = self._text()
+        done = False
+        while not done:
+            try:
+                text, fraction = next(pieces)
+            except StopIteration:
+                done, text, fraction = True, "", 1.0
+            buf += text
+            seen_text = seen_text or bool(buf.strip())
+            if header is None:
+                cut = len(buf) if done else _safe_cut(buf)
+                if not buf[:cut].strip():
+                    if done:
+                        break
+                    continue
+                reader = csv.reader(io.StringIO(buf[:cut]), skipinitialspace=True)
+                for row in reader:
+                    if any(h.strip() for h in row):
+                        break
+                # Exactly the header text _parse_csv skips: its first line_num lines.
+                parts = buf.split("\n", reader.line_num)
+                header = "\n".join(parts[:reader.line_num]) + "\n"
+                buf = parts[reader.line_num] if len(parts) > reader.line_num else ""
+            cut = len(buf) if done else _safe_cut(buf)
+            if cut:
+                block, buf = buf[:cut], buf[cut:]
+                yield header, lines_before, block, fraction
+                lines_before += block.count("\n")
+        if header is None:
+            hint = "A CSV file needs a header row and data rows; an ARFF file a header and @data."
+            raise DataError(f"{self.source}: the file is empty.", hint)
+
+    def _tables(self, skip=None) -> Iterator[tuple[int, _Table | None, float]]:
+        """(rows, table or None if not parsed, fraction) for every block; ``skip(k)`` says
+        that block k (whose row count :meth:`count_rows` recorded) need not be parsed."""
+        str_columns = schema_str_columns(self.schema)
+        for k, (header, lines_before, block, fraction) in enumerate(self._csv_blocks()):
+            if skip is not None and skip(k):
+                yield self._block_rows[k], None, fraction
+                continue
+            if not block.strip():
+                yield 0, None, fraction
+                continue
+            table = _parse_csv(header + block, self.source, str_columns,
+                               line_offset=lines_before)
+            yield table.weights.size, table, fraction
+
+    # ------------------------------------------------------------------ public
+    def count_rows(self) -> int:
+        """The number of data rows (reads the file once; not possible on stdin)."""
+        if self.stdin:
+            raise ConfigError("--shard needs a data file, not stdin: each shard reads the "
+                              "file to count its rows.")
+        if self.format == "arff":
+            return self._arff().n_samples
+        counts = [rows for rows, _, _ in self._tables()]
+        self._block_rows = counts
+        total = sum(counts)
+        if total == 0:
+            raise DataError(f"{self.source}: no data rows after the header row.",
+                            "Add at least one instance.")
+        return total
+
+    def _arff(self) -> Dataset:
+        if self._whole is None:
+            self._whole = load_for_schema(self.path, self.schema, fmt=self.format,
+                                          id_column=self.id_column)
+        return self._whole
+
+    def chunks(self, rows: tuple[int, int] | None = None) -> Iterator[Chunk]:
+        """The data in chunks, in file order; only rows [lo, hi) when ``rows`` is given."""
+        lo, hi = rows if rows is not None else (0, None)
+        if self.format == "arff":
+            data = self._arff()
+            self.warnings = list(data.warnings)
+            end = data.n_samples if hi is None else min(hi, data.n_samples)
+            for a in range(lo, end, self.chunk_rows):
+                b = min(a + self.chunk_rows, end)
+                yield Chunk(a, data.subset(np.arange(a, b)), b / max(1, end))
+            return
+        unseen: dict[str, Counter[str]] = {}
+        offset, any_rows = 0, False
+        counts, skip = self._block_rows, None
+        if counts is not None:
+            starts = list(itertools.accumulate(counts, initial=0))
+
+            def skip(k: int) -> bool:
+                return starts[k + 1] <= lo or (hi is not None and starts[k] >= hi)
+
+        for n, table, fraction in self._tables(skip):
+            any_rows = any_rows or n > 0
+            a, b = max(lo, offset), n + offset if hi is None else min(hi, n + offset)
+            if table is not None and b > a:
+                if (a, b) != (offset, offset + n):
+                    table = _slice(table, a - offset, b - offset)
+                data = align_to_schema(table, self.schema, id_column=self.id_column,
+                                       row_offset=a, unseen=unseen)
+                yield Chunk(a, data, fraction)
+            offset += n
+            if hi is not None and offset >= hi:
+                break
+        if not any_rows and counts is None:
+            raise DataError(f"{self.source}: no data rows after the header row.",
+                            "Add at least one instance.")
+        self.warnings = unseen_warning(self.source, self.schema, unseen)
+
+
+def _slice(table: _Table, a: int, b: int) -> _Table:
+    return _Table(table.source, table.relation,
+                  [_Column(c.attr, c.values[a:b]) for c in table.columns],
+                  table.weights[a:b], table.is_csv)
