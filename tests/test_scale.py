@@ -95,12 +95,15 @@ def test_streamed_transductive_equals_in_memory(method, weather_model, tmp_path,
 def test_shards_concatenate_to_the_whole_output(tmp_path, capsys):
     model = tmp_path / "iris.json"
     assert main(["train", str(SAMPLE_DATA / "iris.arff"), "-o", str(model), "-q"]) == 0
-    whole = in_memory(model, SAMPLE_DATA / "iris.csv")
-    for n in (1, 4, 200):  # 200 shards of 150 rows: some are empty (header only)
+    small = tmp_path / "small.csv"
+    small.write_text("".join((SAMPLE_DATA / "iris.csv").open().readlines()[:11]))
+    # 13 shards of 10 rows: three are empty (the header only)
+    for data, n in ((SAMPLE_DATA / "iris.csv", 1), (SAMPLE_DATA / "iris.csv", 4), (small, 13)):
+        whole = in_memory(model, data)
         parts = []
         for i in range(n):
             out = tmp_path / f"part{i}.csv"
-            assert main(["predict", str(model), str(SAMPLE_DATA / "iris.csv"), "--shard",
+            assert main(["predict", str(model), str(data), "--shard",
                          f"{i}/{n}", "--chunk-size", "700", "-o", str(out), "-q"]) == 0
             parts.append(out.read_text())
         assert all(p.splitlines()[0] == whole.splitlines()[0] for p in parts)
@@ -190,3 +193,94 @@ def test_predictions_do_not_depend_on_jobs(weather_model, capsys):
     assert one == two
     assert np.isfinite(np.loadtxt(io.StringIO(one), delimiter=",", skiprows=1,
                                   usecols=(3, 4))).all()
+
+
+# ---------------------------------------------------------------- evaluate / compare units
+EVAL = ["evaluate", str(SAMPLE_DATA / "weather.numeric.arff"), "--method", "laplace",
+        "--method", "tpce", "--folds", "3", "--no-timing", "-q"]
+FILES = ("predictions.csv", "metrics.csv", "metrics.json")
+
+
+def _same_files(a, b, names=FILES):
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_evaluate_shards_merge_to_the_unsharded_run(tmp_path):
+    assert main([*EVAL, "-o", str(tmp_path / "whole")]) == 0
+    for i in range(3):
+        assert main([*EVAL, "--shard", f"{i}/3", "-o", str(tmp_path / f"s{i}")]) == 0
+        assert not (tmp_path / f"s{i}" / "metrics.csv").exists()
+    parts = [str(tmp_path / f"s{i}") for i in range(3)]
+    assert main(["merge", *parts, "-o", str(tmp_path / "merged"), "-q"]) == 0
+    _same_files(tmp_path / "whole", tmp_path / "merged")
+
+
+def test_merge_names_a_missing_unit(tmp_path, capsys):
+    assert main([*EVAL, "--shard", "0/2", "-o", str(tmp_path / "s0")]) == 0
+    code, _, err = run(["merge", tmp_path / "s0", "-o", tmp_path / "m"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        "Error: weather.numeric: unit method 'tpce' repeat 0 fold 1 is in none of the "
+        "directories. Is a shard unfinished or failed? Run it again (with --resume), then "
+        "merge.")
+
+
+def test_resume_finishes_a_partial_run_identically(tmp_path, capsys):
+    assert main([*EVAL, "-o", str(tmp_path / "whole")]) == 0
+    partial = tmp_path / "partial"
+    assert main([*EVAL, "--shard", "1/2", "-o", str(partial)]) == 0  # half the units, as if
+    recorded = sorted(p.name for p in (partial / "units").glob("*.npz"))  # interrupted
+    assert 0 < len(recorded) < 6
+    assert main([*EVAL, "--resume", "-o", str(partial)]) == 0
+    _same_files(tmp_path / "whole", partial)
+    # a resumed run with other options is refused, not mixed in
+    code, _, err = run([*EVAL[:-2], "--folds", "4", "--resume", "-o", partial], capsys)
+    assert code == 2
+    assert "holds results of a different run" in err
+
+
+def test_compare_shards_merge_to_the_unsharded_run(tmp_path, capsys):
+    args = ["compare", "--data", SAMPLE_DATA / "weather.nominal.arff", "--data",
+            SAMPLE_DATA / "labor.arff", "--method", "laplace", "--method", "frequency",
+            "--no-timing", "-q"]
+    code, whole_md, _ = run([*args, "-o", tmp_path / "whole"], capsys)
+    assert code == 0
+    for i in range(2):
+        assert run([*args, "--shard", f"{i}/2", "-o", tmp_path / "shared"], capsys)[0] == 0
+    code, merged_md, _ = run(["merge", tmp_path / "shared", "-o", tmp_path / "shared", "-q"],
+                             capsys)
+    assert code == 0
+    assert merged_md == whole_md
+    _same_files(tmp_path / "whole", tmp_path / "shared",
+                ("metrics.csv", "comparison.csv", "comparison.json", "comparison.md"))
+
+
+# ---------------------------------------------------------------- Dask
+def test_scheduler_output_equals_single_process(weather_model, tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    data = SAMPLE_DATA / "weather.numeric.arff"
+    local = run(["predict", weather_model, data, "--method", "tpce"], capsys)[1]
+    assert main([*EVAL, "-o", str(tmp_path / "local")]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  protocol="tcp", host="127.0.0.1",
+                                  dashboard_address="127.0.0.1:0") as cluster:
+        code, remote, err = run(["predict", weather_model, data, "--method", "tpce",
+                                 "--scheduler", cluster.scheduler_address], capsys)
+        assert code == 0, err
+        assert main([*EVAL, "-o", str(tmp_path / "dask"), "--scheduler",
+                     cluster.scheduler_address]) == 0
+    assert remote == local
+    _same_files(tmp_path / "local", tmp_path / "dask")
+
+
+def test_scheduler_unreachable_is_one_line(weather_model, capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    from treecert import parallel
+
+    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT", 1.0)
+    code, _, err = run(["predict", weather_model, SAMPLE_DATA / "weather.numeric.arff",
+                        "--scheduler", "tcp://127.0.0.1:9", "-q"], capsys)
+    assert code == 2
+    assert err.startswith("Error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+    assert len(err.strip().splitlines()) == 1

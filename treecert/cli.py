@@ -224,6 +224,11 @@ ShardOpt = Annotated[
                       "or of the (dataset, fold) units (evaluate, compare); for job arrays. "
                       "See 'treecert merge'."),
 ]
+ResumeOpt = Annotated[
+    bool,
+    typer.Option("--resume", help="Keep the (dataset, method, fold) units already recorded in "
+                                  "the -o directory by an interrupted run; run the rest."),
+]
 SchedulerOpt = Annotated[
     str | None,
     typer.Option("--scheduler", metavar="ADDRESS",
@@ -321,8 +326,8 @@ class _RowProgress:
     a known total the total is estimated from the fraction of the input read.
     """
 
-    def __init__(self, description: str, total: int | None) -> None:
-        self.total, self.done = total, 0
+    def __init__(self, description: str, total: int | None, unit: str = "rows") -> None:
+        self.total, self.done, self.unit = total, 0, unit
         self.progress = None
         if not _state["quiet"] and sys.stderr.isatty():
             from rich.progress import (
@@ -353,7 +358,13 @@ class _RowProgress:
         if self.progress is not None:
             speed = self.progress.tasks[0].speed
             self.progress.update(self.task, completed=self.done,
-                                 rate=f"{speed:,.0f} rows/s" if speed else "")
+                                 rate=f"{speed:,.1f} {self.unit}/s" if speed else "")
+
+    def set(self, done: int, total: int) -> None:
+        """Absolute progress (evaluate/compare: units done of total)."""
+        if self.progress is not None:
+            self.progress.update(self.task, total=total)
+        self.advance(done - self.done)
 
     def chunk(self, chunk):
         """Context for scoring one chunk: counts its rows, in pieces where it can."""
@@ -372,23 +383,6 @@ class _RowProgress:
                                                           round(self.done / chunk.fraction)))
 
         return scope()
-
-
-def _progress_callback():
-    """A rich progress bar on stderr when it is a terminal and not --quiet; else None."""
-    if _state["quiet"] or not sys.stderr.isatty():
-        return None, None
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-    progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                        TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn(),
-                        console=_stderr, transient=True)
-    task = progress.add_task("evaluating", total=None)
-
-    def update(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
-
-    return progress, update
 
 
 def _metrics_table(metrics, title: str) -> None:
@@ -500,6 +494,9 @@ def evaluate(
         bool, typer.Option("--no-timing", help="Leave out timings (byte-identical metrics).")
     ] = False,
     jobs: Jobs = 1,
+    shard: ShardOpt = None,
+    resume: ResumeOpt = False,
+    scheduler: SchedulerOpt = None,
     criterion: Criterion = "info_gain",
     min_leaf: MinLeaf = 2.0,
     max_depth: MaxDepth = None,
@@ -521,6 +518,7 @@ def evaluate(
     -o results/credit-g
     """
     from treecert.loss import read_loss
+    from treecert.parallel import backend
 
     _state["quiet"] = quiet
     if plots and output is None:
@@ -536,25 +534,82 @@ def evaluate(
     params = _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits,
                           threshold, collapse)
     params["seed"] = seed
-    progress, update = _progress_callback()
-    if progress is not None:
-        progress.start()
-    try:
+    part = _check_units_options(shard, resume, output, plots, bias_variance)
+    name = _dataset_name(data)
+    store, only = None, None
+    if output is not None:
+        store, keys = _unit_store(Path(output) / "units", dataset, method, protocol, params,
+                                  name, loss_matrix, bins, interval_auc, not no_timing,
+                                  fresh=not (resume or part))
+        only = _shard_keys(keys, part)
+    with backend(scheduler), _RowProgress("evaluating", None, unit="units") as bar:
         result = api.evaluate(
             dataset, method, protocol=protocol, tree_params=params, loss=loss_matrix,
-            bins=bins, bias_variance=bias_variance, jobs=jobs,
-            dataset_name=_dataset_name(data), timing=not no_timing, progress=update,
-            interval_auc=interval_auc,
+            bins=bins, bias_variance=bias_variance, jobs=jobs, dataset_name=name,
+            timing=not no_timing, progress=bar.set, interval_auc=interval_auc, store=store,
+            only=only,
         )
-    finally:
-        if progress is not None:
-            progress.stop()
-    _metrics_table(result.metrics, f"{_dataset_name(data)} ({protocol.kind})")
+    if result is None:
+        say(f"Shard {shard}: recorded {len(only)} of {len(keys)} units in {output}/units; "
+            "when every shard is done, run 'treecert merge' on the output directories.")
+        return
+    _metrics_table(result.metrics, f"{name} ({protocol.kind})")
     if output is None:
         result.metrics.to_csv(sys.stdout, index=False, lineterminator="\n")
     else:
         _write_evaluation(result, Path(output), plots, bins)
         say(f"Wrote {len(result.predictions)} predictions and metrics to {output}")
+
+
+def _check_units_options(shard, resume, output, plots, bias_variance=0):
+    from treecert.parallel import parse_shard
+
+    part = parse_shard(shard)
+    if (part is not None or resume) and output is None:
+        raise ConfigError(f"{'--shard' if part is not None else '--resume'} needs an output "
+                          "directory (-o DIR): finished units are recorded there.")
+    if part is not None and plots:
+        raise ConfigError("--plots cannot be drawn by one shard.",
+                          "Merge the shards, then evaluate without --shard for plots.")
+    if part is not None and bias_variance:
+        raise ConfigError("--bias-variance needs the whole run, not a shard.")
+    return part
+
+
+def _unit_store(directory, dataset, methods, protocol, params, name, loss, bins,
+                interval_auc, timing, *, fresh):
+    """The unit record of one dataset's run: (store, every unit key in order)."""
+    from treecert.experiment import unit_keys
+    from treecert.model import data_sha256
+    from treecert.units import FORMAT, UnitStore, fingerprint
+
+    keys = unit_keys(dataset, methods, protocol)
+    finish = {"loss": None if loss is None else loss.tolist(), "bins": bins,
+              "interval_auc": interval_auc, "timing": timing}
+    test = protocol.test
+    description = {
+        "data": data_sha256(dataset.X, dataset.y, dataset.weights),
+        "protocol": [protocol.kind, protocol.n_folds, protocol.repeats, protocol.seed,
+                     protocol.fold_ids,
+                     None if test is None else data_sha256(test.X, test.y, test.weights)],
+        "params": {k: v for k, v in params.items() if k != "loss"},
+        "methods": list(methods), "finish": finish, "name": name,
+    }
+    manifest = {"format": FORMAT, "version": 1, "dataset": name, "methods": list(methods),
+                "schema": dataset.schema.to_json(), "finish": finish,
+                "units": [list(k) for k in keys], "fingerprint": fingerprint(description)}
+    store = UnitStore(directory)
+    store.open(manifest, fresh=fresh)
+    return store, keys
+
+
+def _shard_keys(keys, part):
+    if part is None:
+        return None
+    from treecert.parallel import shard_bounds
+
+    lo, hi = shard_bounds(len(keys), *part)
+    return keys[lo:hi]
 
 
 def _dataset_name(path: str) -> str:
@@ -594,7 +649,13 @@ def compare(
     ] = True,
     seed: Seed = 1,
     plots: Annotated[bool, typer.Option("--plots", help="Scatter plots into the -o dir.")] = False,
+    no_timing: Annotated[
+        bool, typer.Option("--no-timing", help="Leave out timings (byte-identical metrics).")
+    ] = False,
     jobs: Jobs = 1,
+    shard: ShardOpt = None,
+    resume: ResumeOpt = False,
+    scheduler: SchedulerOpt = None,
     criterion: Criterion = "info_gain",
     min_leaf: MinLeaf = 2.0,
     max_depth: MaxDepth = None,
@@ -612,9 +673,7 @@ def compare(
 
     Example: treecert compare --data-dir sample_data --method frequency --method laplace
     """
-    import pandas as pd
-
-    from treecert.compare import to_markdown
+    import json
 
     _state["quiet"] = quiet
     if plots and output is None:
@@ -627,31 +686,82 @@ def compare(
         paths += sorted(str(p) for p in d.iterdir()
                         if p.suffix in (".arff", ".csv") and not p.name.endswith(".folds.csv"))
     frames = [_read_metrics(r) for r in (results or [])]
+    part = _check_units_options(shard, resume, output, plots)
+    if part is not None and frames:
+        raise ConfigError("--shard runs evaluations; give --data/--data-dir, not result "
+                          "directories.")
     if paths:
+        from treecert.parallel import backend
+
         if not method:
             raise ConfigError("--data/--data-dir need at least one --method.")
         params = _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits,
                               threshold, collapse)
         params["seed"] = seed
+        runs = []
         for path in paths:
             dataset = _load_training(path, None, None, None)
             protocol = _protocol(path, dataset, folds, False, 1, None, None, seed, None)
             ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
             if use_folds_files and ff.exists():
                 protocol = _protocol(path, dataset, folds, False, 1, str(ff), None, seed, None)
-            say(f"evaluating {path}")
-            res = api.evaluate(dataset, method, protocol=protocol, tree_params=params,
-                               jobs=jobs, dataset_name=_dataset_name(path))
-            frames.append(res.metrics)
+            store, keys = None, None
+            if output is not None:
+                root = Path(output) / "units"
+                root.mkdir(parents=True, exist_ok=True)
+                store, keys = _unit_store(root / _unit_dir(len(runs), path), dataset, method,
+                                          protocol, params, _dataset_name(path), None,
+                                          "equal_width", "exact", not no_timing,
+                                          fresh=not (resume or part))
+            runs.append((path, dataset, protocol, store, keys))
+        if output is not None:
+            doc = {"datasets": [_unit_dir(i, p) for i, p in enumerate(paths)],
+                   "metrics": list(metric) if metric else None, "tol": tol}
+            write_text(Path(output) / "units" / "compare.json", json.dumps(doc) + "\n")
+        # --shard: a contiguous 1/N of every dataset's units, in dataset order
+        everything = [(i, k) for i, run in enumerate(runs) for k in (run[4] or [])]
+        mine = None if part is None else set(_shard_keys(everything, part))
+        total = len(everything) if output is not None else None
+        offset = 0
+        with backend(scheduler), _RowProgress("evaluating", total, unit="units") as bar:
+            for i, (path, dataset, protocol, store, keys) in enumerate(runs):
+                only = None if mine is None else [k for k in keys if (i, k) in mine]
+                if only == []:
+                    continue
+                say(f"evaluating {path}")
+                res = api.evaluate(dataset, method, protocol=protocol, tree_params=params,
+                                   jobs=jobs, dataset_name=_dataset_name(path),
+                                   timing=not no_timing, store=store, only=only,
+                                   progress=lambda d, t, o=offset: bar.set(o + d, total or t))
+                offset += len(keys or [])
+                if res is not None:
+                    frames.append(res.metrics)
+        if part is not None:
+            say(f"Shard {shard}: recorded {len(mine)} of {len(everything)} units in "
+                f"{output}/units; when every shard is done, run 'treecert merge' on the "
+                "output directories.")
+            return
     if not frames:
         raise ConfigError("nothing to compare.",
                           "Give evaluate result directories, or --data/--data-dir with --method.")
+    _write_comparison(frames, None if output is None else Path(output),
+                      list(metric) if metric else None, tol, plots)
+
+
+def _unit_dir(index: int, path: str) -> str:
+    return f"{index}-{_dataset_name(path)}"  # numbered: iris.arff and iris.csv may both run
+
+
+def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
+    import pandas as pd
+
+    from treecert.compare import to_markdown
+
     metrics = pd.concat(frames, ignore_index=True)
     comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol)
     md = to_markdown(comp)
     sys.stdout.write(md)
-    if output is not None:
-        out = Path(output)
+    if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         with atomic_writer(out / "metrics.csv") as fh:
             metrics.to_csv(fh, index=False, lineterminator="\n")
@@ -667,7 +777,75 @@ def compare(
 
 
 def _merge_runs(parts: list[str], output: str) -> None:
-    raise ConfigError("not yet")
+    """Final files of an evaluate or compare run from its shards' recorded units."""
+    from treecert.units import UnitStore
+
+    roots = [Path(p) / "units" for p in parts]
+    for root in roots:
+        if not root.is_dir():
+            raise ConfigError(f"{root.parent}: no units/ here; not an evaluate or compare "
+                              "output directory.")
+    out = Path(output)
+    if output == "-":
+        raise ConfigError("merging evaluate/compare shards needs an output directory (-o DIR).")
+    compare_docs = [_read_json(r / "compare.json") if (r / "compare.json").exists() else None
+                    for r in roots]
+    if any(d != compare_docs[0] for d in compare_docs):
+        raise ConfigError(f"{parts[0]} and the other directories are not shards of one run.")
+    if compare_docs[0] is None:
+        result, bins = _finish_units([UnitStore(r) for r in roots])
+        _write_evaluation(result, out, False, bins)
+        say(f"Merged {len(parts)} shards: wrote {len(result.predictions)} predictions and "
+            f"metrics to {output}")
+        return
+    doc = compare_docs[0]
+    frames = [_finish_units([UnitStore(r / d) for r in roots])[0].metrics
+              for d in doc["datasets"]]
+    _write_comparison(frames, out, doc["metrics"], doc["tol"], plots=False)
+
+
+def _read_json(path: Path):
+    import json
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: unreadable ({exc}).") from None
+
+
+def _finish_units(stores):
+    """Check the stores hold one run's units between them; finalize that run."""
+    import numpy as np
+
+    from treecert.experiment import finalize
+    from treecert.schema import Schema
+
+    manifests = [s.manifest() for s in stores]
+    present = [(s, m) for s, m in zip(stores, manifests, strict=True) if m is not None]
+    if not present:
+        raise ConfigError(f"{stores[0].directory}: no recorded run here.")
+    manifest = present[0][1]
+    for s, m in present:
+        if m["fingerprint"] != manifest["fingerprint"]:
+            raise ConfigError(f"{s.directory} and {present[0][0].directory} hold results of "
+                              "different runs; not shards of one run.")
+    results = []
+    for key in (tuple(k) for k in manifest["units"]):
+        where = next((s for s, _ in present if s.has(key)), None)
+        if where is None:
+            m, r, f = key
+            raise ConfigError(
+                f"{manifest['dataset']}: unit method {manifest['methods'][m]!r} repeat {r} "
+                f"fold {f} is in none of the directories.",
+                "Is a shard unfinished or failed? Run it again (with --resume), then merge.",
+            )
+        results += where.load(key)
+    finish = manifest["finish"]
+    loss = None if finish["loss"] is None else np.array(finish["loss"], dtype=float)
+    result = finalize(results, manifest["methods"], Schema.from_json(manifest["schema"]),
+                      manifest["dataset"], loss=loss, bins=finish["bins"],
+                      interval_auc=finish["interval_auc"], timing=finish["timing"])
+    return result, finish["bins"]
 
 
 def _read_metrics(path: str):
@@ -853,10 +1031,13 @@ def merge(
     Example: treecert merge part-0.csv part-1.csv part-2.csv -o predictions.csv
     """
     _state["quiet"] = quiet
-    check_not_input(output, parts)
+    for part in parts:
+        if not Path(part).exists():
+            raise ConfigError(f"{part}: no such file or directory.")
     if all(Path(p).is_dir() for p in parts):
-        _merge_runs(parts, output)
+        _merge_runs(parts, output)  # may write into a shard directory: units/ is untouched
         return
+    check_not_input(output, parts)
     header = None
     with atomic_writer(output) as out:
         for part in parts:

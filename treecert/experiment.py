@@ -24,7 +24,9 @@ from treecert import metrics as M
 from treecert.api import predictions_frame
 from treecert.errors import ConfigError, DataError
 from treecert.methods import METHODS, MethodSpec, Prediction, make_method, parse_method_spec
-from treecert.schema import Dataset
+from treecert.parallel import run_calls
+from treecert.schema import Dataset, Schema
+from treecert.units import UnitStore
 
 DEFAULT_SEED = 1
 
@@ -107,6 +109,7 @@ class UnitResult:
     fit_seconds: float
     predict_seconds: float
     size: float | None
+    y: np.ndarray | None = None  # the test rows' classes (so stored units suffice for metrics)
 
 
 def _run_unit(spec: MethodSpec, m_idx: int, tree_params: dict, train: Dataset,
@@ -119,7 +122,7 @@ def _run_unit(spec: MethodSpec, m_idx: int, tree_params: dict, train: Dataset,
     t1 = time.perf_counter()
     pred = method.predict(test)
     t2 = time.perf_counter()
-    return UnitResult(repeat, fold, m_idx, rows, pred, t1 - t0, t2 - t1, method.size)
+    return [UnitResult(repeat, fold, m_idx, rows, pred, t1 - t0, t2 - t1, method.size, test.y)]
 
 
 def _run_loo_unit(spec: MethodSpec, m_idx: int, tree_params: dict, data: Dataset,
@@ -134,7 +137,7 @@ def _run_loo_unit(spec: MethodSpec, m_idx: int, tree_params: dict, data: Dataset
     n = labelled.size
     return [
         UnitResult(0, int(row), m_idx, np.array([row]), _take(pred, np.array([k])),
-                   (t1 - t0) / n, (t2 - t1) / n, method.size)
+                   (t1 - t0) / n, (t2 - t1) / n, method.size, data.y[[row]])
         for k, row in enumerate(labelled)
     ]
 
@@ -163,7 +166,9 @@ def evaluate(
     timing: bool = True,
     progress: Callable[[int, int], None] | None = None,
     interval_auc: str = "exact",
-) -> EvaluationResult:
+    store: UnitStore | None = None,
+    only: list[tuple[int, int, int]] | None = None,
+) -> EvaluationResult | None:
     """Cross-validate every method on ``data``; see the module docstring for protocols.
 
     Metrics are computed on all test predictions of a repeat pooled together, then averaged
@@ -171,9 +176,12 @@ def evaluate(
     Methods with bounds also get ``brier_low/high``, ``log_loss_low/high`` and the exact
     ``auc_low/high``; ``interval_auc="endpoints"`` adds the EB paper's endpoint-only AUC
     (``auc_low_endpoints``, ``auc_high_endpoints``).
-    """
-    from joblib import Parallel, delayed
 
+    With ``store`` (:class:`treecert.units.UnitStore`) every finished unit is recorded and
+    units already recorded are read back instead of run (``--resume``); ``only`` restricts
+    the run to those unit keys (``--shard``), and then the result is None unless every unit
+    is in the store.
+    """
     protocol = protocol or Protocol()
     tree_params = dict(tree_params or {})
     if interval_auc not in ("exact", "endpoints"):
@@ -189,51 +197,89 @@ def evaluate(
         raise ConfigError("the same --method is given twice.")
     name = dataset_name or data.schema.relation or data.source
     test_data = protocol.test if protocol.kind == "test" else data
-    splits = protocol.splits(data)
-    loo_fast = {k for k, spec in enumerate(specs)
-                if protocol.kind == "loo" and hasattr(METHODS[spec.name], "predict_loo")}
-    units = [
-        (spec, k, r, f, tr, te)
-        for (r, f, tr, te) in splits
-        for k, spec in enumerate(specs)
-        if k not in loo_fast
-    ]
-    calls = [
-        delayed(_run_unit)(spec, k, tree_params, data.subset(tr), test_data.subset(te), r, f, te)
-        for (spec, k, r, f, tr, te) in units
-    ]
+    units = plan_units(data, specs, protocol)
+    selected = list(units) if only is None else [k for k in units if k in set(only)]
     labelled = np.flatnonzero(data.y >= 0)
-    results: list[UnitResult] = []
-    done = 0
-    runner = Parallel(n_jobs=jobs, return_as="generator") if jobs != 1 else None
-    iterator = runner(calls) if runner is not None else (fn(*a, **kw) for fn, a, kw in calls)
-    total = len(units) + len(loo_fast)
-    for res in iterator:
-        results.append(res)
+    finished: dict[tuple[int, int, int], list[UnitResult]] = {}
+    if store is not None:
+        finished = {k: store.load(k) for k in selected if store.has(k)}
+    todo = [k for k in selected if k not in finished]
+
+    def call(key):
+        k, r, f = key
+        if f < 0:  # leave-one-out served by one engine; its per-instance work uses jobs
+            return key, _run_loo_unit(specs[k], k, tree_params, data, labelled, jobs)
+        tr, te = units[key]
+        return key, _run_unit(specs[k], k, tree_params, data.subset(tr), test_data.subset(te),
+                              r, f, te)
+
+    done, total = len(finished), len(selected)
+    if progress is not None and total:
+        progress(done, total)
+    local = [k for k in todo if k[2] >= 0]
+    loo = [k for k in todo if k[2] < 0]
+    for key, res in [*run_calls(call, [(k,) for k in local], jobs), *map(call, loo)]:
+        finished[key] = res
+        if store is not None:
+            store.save(key, res)
         done += 1
         if progress is not None:
             progress(done, total)
-    for k in sorted(loo_fast):
-        # Leave-one-out served by one engine on all the data (see TpceMethod.predict_loo);
-        # its per-instance work uses the jobs itself.
-        results.extend(_run_loo_unit(specs[k], k, tree_params, data, labelled, jobs))
-        done += 1
-        if progress is not None:
-            progress(done, total)
-    classes = data.schema.classes
+    if len(finished) < len(units):
+        return None  # a shard: the other units are another job's
+    results = [r for key in units for r in finished[key]]
+    extra = {}
+    if bias_variance:
+        extra = {k: _bias_variance(data, spec, tree_params, protocol, bias_variance, test_data)
+                 for k, spec in enumerate(specs)}
+    return finalize(results, [s.text for s in specs], data.schema, name, loss=loss, bins=bins,
+                    interval_auc=interval_auc, timing=timing, extra_metrics=extra)
+
+
+def unit_keys(data: Dataset, methods: list[str], protocol: Protocol
+              ) -> list[tuple[int, int, int]]:
+    """The (method, repeat, fold) keys of a run, in the order :func:`evaluate` runs them."""
+    specs = [parse_method_spec(m, METHODS) for m in methods]
+    return list(plan_units(data, specs, protocol))
+
+
+def plan_units(data: Dataset, specs: list[MethodSpec], protocol: Protocol
+               ) -> dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray] | None]:
+    """Every unit of a run, keyed (method, repeat, fold), in a fixed order: the splits'
+    order, methods within a split, then the leave-one-out units (fold -1) of methods served
+    by one engine. Values are (train rows, test rows), or None for those LOO units."""
+    loo_fast = [k for k, spec in enumerate(specs)
+                if protocol.kind == "loo" and hasattr(METHODS[spec.name], "predict_loo")]
+    units: dict = {}
+    for r, f, tr, te in protocol.splits(data):
+        for k in range(len(specs)):
+            if k not in loo_fast:
+                units[(k, r, f)] = (tr, te)
+    for k in loo_fast:
+        units[(k, 0, -1)] = None
+    return units
+
+
+def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name: str, *,
+             loss: np.ndarray | None = None, bins: str = "equal_width",
+             interval_auc: str = "exact", timing: bool = True,
+             extra_metrics: dict[int, dict] | None = None) -> EvaluationResult:
+    """Predictions and metrics from every unit's results (fresh or read back from disk)."""
+    classes = schema.classes
     frames, metric_rows = [], []
-    for k, spec in enumerate(specs):
+    for k, text in enumerate(methods):
         mine = [r for r in results if r.method == k]
         per_repeat = []
         for rep in sorted({r.repeat for r in mine}):
             parts = sorted((r for r in mine if r.repeat == rep), key=lambda r: r.fold)
             rows = np.concatenate([r.rows for r in parts])
             fold_of = np.concatenate([np.full(r.rows.size, r.fold) for r in parts])
+            y = np.concatenate([r.y for r in parts])
             pred = _concat_predictions([r.prediction for r in parts])
             order = np.argsort(rows, kind="stable")
-            rows, fold_of = rows[order], fold_of[order]
+            rows, fold_of, y = rows[order], fold_of[order], y[order]
             pred = _take(pred, order)
-            test_sub = test_data.subset(rows)
+            test_sub = Dataset(schema, np.empty((rows.size, 0)), y, np.ones(rows.size))
             frame = predictions_frame(
                 test_sub, pred.proba, classes, certainty=pred.certainty_or_max(),
                 lower=pred.lower, upper=pred.upper, extra_columns=pred.columns, loss=loss,
@@ -241,12 +287,11 @@ def evaluate(
             frame["row"] = rows
             frame.insert(0, "fold", fold_of)
             frame.insert(0, "repeat", rep)
-            frame.insert(0, "method", spec.text)
+            frame.insert(0, "method", text)
             frame.insert(0, "dataset", name)
             frames.append(frame)
-            y = test_sub.y
             if np.any(y < 0):
-                raise DataError(f"{test_data.source}: the test data has rows without a class.")
+                raise DataError(f"{name}: the test data has rows without a class.")
             per_repeat.append(M.compute_metrics(
                 y, pred.proba, certainty=pred.certainty_or_max(), lower=pred.lower,
                 upper=pred.upper, loss=loss, bins=bins,
@@ -256,7 +301,7 @@ def evaluate(
                 # vector), next to the exact range auc_low/auc_high, for comparison.
                 lo, hi = M.auc_bounds_endpoints(y, pred.lower, pred.upper)
                 per_repeat[-1].update(auc_low_endpoints=lo, auc_high_endpoints=hi)
-        row = {"dataset": name, "method": spec.text}
+        row = {"dataset": name, "method": text}
         for key in per_repeat[0]:
             row[key] = float(np.mean([m[key] for m in per_repeat]))
         sizes = [r.size for r in mine if r.size is not None]
@@ -266,12 +311,8 @@ def evaluate(
             row["predict_seconds"] = float(np.mean([r.predict_seconds for r in mine]))
         row["repeats"] = len(per_repeat)
         row["n_test"] = int(sum(r.rows.size for r in mine) / len(per_repeat))
+        row.update((extra_metrics or {}).get(k, {}))
         metric_rows.append(row)
-    if bias_variance:
-        for k, spec in enumerate(specs):
-            metric_rows[k].update(
-                _bias_variance(data, spec, tree_params, protocol, bias_variance, test_data)
-            )
     predictions = pd.concat(frames, ignore_index=True)
     return EvaluationResult(predictions, pd.DataFrame(metric_rows), classes)
 

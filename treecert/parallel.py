@@ -25,6 +25,9 @@ T = TypeVar("T")
 #: ``progress`` is called with the number of rows of every finished chunk.
 _active: dict[str, Any] = {"workers": 0, "progress": None}
 
+#: Seconds to wait for the Dask scheduler to answer.
+CONNECT_TIMEOUT = 30.0
+
 
 def chunk_bounds(n: int, n_chunks: int) -> list[tuple[int, int]]:
     """Split range(n) into ``n_chunks`` contiguous, nearly equal (lo, hi) pieces."""
@@ -63,7 +66,7 @@ def effective_jobs(jobs: int) -> int:
 
 
 @contextlib.contextmanager
-def backend(scheduler: str | None = None, *, timeout: float = 30.0) -> Iterator[None]:
+def backend(scheduler: str | None = None) -> Iterator[None]:
     """Run the parallel work inside the block on the Dask scheduler at ``scheduler``
     (``tcp://host:8786`` or a ``Client``-accepted address); None keeps local joblib.
 
@@ -83,7 +86,7 @@ def backend(scheduler: str | None = None, *, timeout: float = 30.0) -> Iterator[
     from joblib import parallel_config
 
     try:
-        client = Client(scheduler, timeout=timeout, set_as_default=False)
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {exc}.",
                           "Check the address (e.g. tcp://127.0.0.1:8786).") from None
