@@ -29,6 +29,9 @@ from treecert.grow import SplitFinder, branch_known_weights, grow, route_rows
 from treecert.schema import Dataset
 from treecert.tree import DecisionTree, Tree
 
+#: Engines of :meth:`TransductiveEngine.estimates`, fastest first (identical results).
+ENGINES = ("fast", "path", "naive")
+
 
 @dataclass
 class ReachedLeaf:
@@ -122,6 +125,52 @@ class TransductiveEngine:
                 if cidx.size and cidx[-1] == n:
                     stack.append((cidx, cw, depth + 1))
         return out
+
+    # ------------------------------------------------------------------ many at once
+    def estimates(self, X: np.ndarray, labels: np.ndarray, drop_rows: np.ndarray | None = None,
+                  *, count_x: bool = True, alpha: float = 1.0, engine: str = "fast",
+                  batch: int = 256) -> np.ndarray:
+        """Laplace estimate (:func:`leaf_estimate`) of x's leaf for every job i: x = ``X[i]``
+        with class ``labels[i]``, training row ``drop_rows[i]`` removed when >= 0.
+
+        ``engine="fast"`` serves jobs from :class:`treecert.engine_batch.BatchEngine` where it
+        applies (no missing values, information gain or Gini, no collapse/cp) and from
+        :meth:`leaves` one job at a time elsewhere; ``"path"`` always uses :meth:`leaves`,
+        ``"naive"`` grows whole trees. All three give identical results.
+        """
+        if engine not in ENGINES:
+            raise ConfigError(f"unknown engine '{engine}'.", "Choose " + ", ".join(ENGINES) + ".")
+        X = np.asarray(X, dtype=float)
+        labels = np.asarray(labels, dtype=np.int64)
+        J, K = X.shape[0], self.n_classes
+        drop = np.full(J, -1, np.int64) if drop_rows is None else np.asarray(drop_rows, np.int64)
+        out = np.empty((J, K))
+        batched = np.zeros(J, dtype=bool)
+        if engine == "fast" and self._batch_engine() is not None:
+            batched = ~np.isnan(X).any(axis=1)
+        for i in np.flatnonzero(~batched):
+            leaves = self.leaves(X[i], int(labels[i]), engine="naive" if engine == "naive"
+                                 else "fast", drop_row=None if drop[i] < 0 else int(drop[i]))
+            out[i] = leaf_estimate(leaves, K, count_x=count_x, alpha=alpha)
+        idx = np.flatnonzero(batched)
+        for lo in range(0, idx.size, batch):
+            part = idx[lo:lo + batch]
+            jobs = self._batch.grow_batch(X[part], labels[part], drop[part])
+            counts = np.array([job["x_counts"] for job in jobs]).reshape(part.size, K)
+            if not count_x:
+                counts = np.maximum(counts - np.eye(K)[labels[part]], 0.0)
+            est = (counts + alpha) / (counts.sum(axis=1, keepdims=True) + K * alpha)
+            out[part] = est / est.sum(axis=1, keepdims=True)
+        return out
+
+    def _batch_engine(self):
+        """The batched engine over the training data, or None where it does not apply."""
+        if not hasattr(self, "_batch"):
+            from treecert.engine_batch import BatchEngine
+
+            self._batch = (BatchEngine(self.data, self.learner)
+                           if BatchEngine.supports(self.data, self.learner) else None)
+        return self._batch
 
     # ------------------------------------------------------------------ whole trees
     @property

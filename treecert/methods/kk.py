@@ -22,7 +22,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from treecert.engine import TransductiveEngine, leaf_estimate
+from treecert.engine import ENGINES, TransductiveEngine
+from treecert.errors import ConfigError
 from treecert.methods.base import Method, Prediction
 from treecert.schema import Dataset
 
@@ -33,13 +34,16 @@ def symmetric_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 class KukarKononenkoMethod(Method):
-    """K&K reliability; option ``engine`` (fast|naive)."""
+    """K&K reliability; option ``engine`` (fast|path|naive)."""
 
     name = "kk"
     options: ClassVar[dict[str, type]] = {"engine": str}
     defaults: ClassVar[dict] = {"engine": "fast"}
 
     def fit(self, data: Dataset) -> KukarKononenkoMethod:
+        if self.opts["engine"] not in ENGINES:
+            raise ConfigError(f"kk: unknown engine '{self.opts['engine']}'.",
+                              "Choose " + ", ".join(ENGINES) + ".")
         self.inductive_ = self.new_tree(leaf="laplace").fit(data)
         self.engine_ = TransductiveEngine(data, self.new_tree())
         return self
@@ -51,13 +55,9 @@ class KukarKononenkoMethod(Method):
         c_hat = np.argmax(P, axis=1)
 
         def work(lo: int, hi: int) -> np.ndarray:
-            Q = np.empty((hi - lo, K))
-            for k, i in enumerate(range(lo, hi)):
-                drop = None if drop_rows is None else int(drop_rows[i])
-                leaves = self.engine_.leaves(X[i], int(c_hat[i]), drop_row=drop,
-                                             engine=self.opts["engine"])
-                Q[k] = leaf_estimate(leaves, K, count_x=True)
-            return Q
+            drop = None if drop_rows is None else drop_rows[lo:hi]
+            return self.engine_.estimates(X[lo:hi], c_hat[lo:hi], drop, count_x=True,
+                                          engine=self.opts["engine"])
 
         parts = map_chunks(work, X.shape[0], self.jobs)
         Q = np.concatenate(parts) if parts else np.zeros((0, K))

@@ -12,8 +12,10 @@ has unknown values it reaches several leaves fractionally and their estimates ar
 with x's shares, as in ordinary C4.5 prediction. ``tpce_disagree`` is 1 when the K trees
 do not all predict the same class for x.
 
-``engine=fast`` grows only x's path (:mod:`treecert.engine`); ``engine=naive`` grows every
-tree in full — the reference, identical output.
+``engine=fast`` serves every (x, c) from the tree grown on D (:mod:`treecert.engine_batch`:
+tests certified unchanged, exact searches only where a test may change, batched over all
+instances); ``engine=path`` grows x's path one (x, c) at a time (:mod:`treecert.engine`);
+``engine=naive`` grows every tree in full — the reference. All three give identical output.
 """
 
 from __future__ import annotations
@@ -22,47 +24,46 @@ from typing import ClassVar
 
 import numpy as np
 
-from treecert.engine import TransductiveEngine, leaf_estimate
+from treecert.engine import ENGINES, TransductiveEngine
 from treecert.errors import ConfigError
 from treecert.methods.base import Method, Prediction
 from treecert.schema import Dataset
 
 
 class TpceMethod(Method):
-    """TPCE (Eq. 1); options ``engine`` (fast|naive) and ``count_x`` (true|false)."""
+    """TPCE (Eq. 1); options ``engine`` (fast|path|naive) and ``count_x`` (true|false)."""
 
     name = "tpce"
     options: ClassVar[dict[str, type]] = {"engine": str, "count_x": bool}
     defaults: ClassVar[dict] = {"engine": "fast", "count_x": True}
 
     def fit(self, data: Dataset) -> TpceMethod:
-        if self.opts["engine"] not in ("fast", "naive"):
+        if self.opts["engine"] not in ENGINES:
             raise ConfigError(f"tpce: unknown engine '{self.opts['engine']}'.",
-                              "Choose fast or naive.")
+                              "Choose " + ", ".join(ENGINES) + ".")
         self.engine_ = TransductiveEngine(data, self.new_tree())
         return self
-
-    def _one(self, x: np.ndarray, drop_row: int | None = None) -> tuple[np.ndarray, int]:
-        K = self.engine_.n_classes
-        per_tree = np.empty((K, K))
-        for c in range(K):
-            leaves = self.engine_.leaves(x, c, drop_row=drop_row, engine=self.opts["engine"])
-            per_tree[c] = leaf_estimate(leaves, K, count_x=self.opts["count_x"])
-        proba = per_tree.mean(axis=0)  # Eq. 1
-        disagree = int(np.unique(np.argmax(per_tree, axis=1)).size > 1)
-        return proba, disagree
 
     def _predict_rows(self, X: np.ndarray, drop_rows: np.ndarray | None) -> Prediction:
         from treecert.parallel import map_chunks
 
+        K = self.engine_.n_classes
+
         def work(lo: int, hi: int):
-            out = [self._one(X[i], None if drop_rows is None else int(drop_rows[i]))
-                   for i in range(lo, hi)]
-            return (np.array([o[0] for o in out]).reshape(hi - lo, -1),
-                    np.array([o[1] for o in out], dtype=np.int64))
+            m = hi - lo
+            jobs_x = np.repeat(X[lo:hi], K, axis=0)  # instance-major: (x, 0), (x, 1), ...
+            labels = np.tile(np.arange(K), m)
+            drop = None if drop_rows is None else np.repeat(drop_rows[lo:hi], K)
+            per_tree = self.engine_.estimates(
+                jobs_x, labels, drop, count_x=self.opts["count_x"],
+                engine=self.opts["engine"]).reshape(m, K, K)
+            proba = per_tree.mean(axis=1)  # Eq. 1: the mean over the K trees
+            votes = np.argmax(per_tree, axis=2)
+            disagree = (votes != votes[:, :1]).any(axis=1).astype(np.int64)
+            return proba, disagree
 
         parts = map_chunks(work, X.shape[0], self.jobs)
-        proba = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 0))
+        proba = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, K))
         disagree = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
         return Prediction(proba, columns={"tpce_disagree": disagree})
 

@@ -1,0 +1,116 @@
+"""The batched transductive engine gives exactly what growing whole trees gives.
+
+Every certificate is exercised on small data (``cert_min_rows = 0``), with duplicated and
+mirrored columns to create the exact ties the rescoring has to settle, and under
+leave-one-out (a training row swapped for x).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SAMPLE_DATA, random_datasets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treecert.engine import TransductiveEngine
+from treecert.engine_batch import BatchEngine
+from treecert.schema import Attribute, Dataset, Schema
+from treecert.tree import DecisionTree
+
+
+@pytest.fixture(autouse=True)
+def certify_small_trees(monkeypatch):
+    monkeypatch.setattr(BatchEngine, "cert_min_rows", 0)
+
+
+def _with_tied_columns(data: Dataset, copy: bool, mirror: bool) -> Dataset:
+    """Add a copy and/or a negated copy of the first numeric column (exact gain ties)."""
+    num = [j for j, a in enumerate(data.schema.attributes) if not a.is_nominal]
+    if not num or not (copy or mirror):
+        return data
+    cols, attrs = [data.X], list(data.schema.attributes)
+    if copy:
+        cols.append(data.X[:, num[:1]] * 3.0 + 1.0)
+        attrs.append(Attribute("copy", "numeric"))
+    if mirror:
+        cols.append(-data.X[:, num[:1]])
+        attrs.append(Attribute("mirror", "numeric"))
+    schema = Schema(tuple(attrs), data.schema.class_attribute)
+    return Dataset(schema, np.hstack(cols), data.y, data.weights, source=data.source)
+
+
+def _jobs(data: Dataset, rows: np.ndarray):
+    K = data.schema.n_classes
+    return np.repeat(data.X[rows], K, axis=0), np.tile(np.arange(K), rows.size)
+
+
+def _assert_engines_agree(engine: TransductiveEngine, X, labels, drop=None):
+    assert engine._batch_engine() is not None
+    for count_x in (True, False):
+        fast = engine.estimates(X, labels, drop, count_x=count_x, engine="fast")
+        naive = engine.estimates(X, labels, drop, count_x=count_x, engine="naive")
+        np.testing.assert_array_equal(fast, naive)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=random_datasets(min_rows=8, max_rows=60, missing=False),
+    criterion=st.sampled_from(["info_gain", "gini"]),
+    min_leaf=st.sampled_from([1.0, 2.0, 3.0]),
+    binary=st.booleans(),
+    rule=st.sampled_from(["midpoint", "lower"]),
+    max_depth=st.sampled_from([None, 2, 4]),
+    min_gain=st.sampled_from([0.0, 0.05]),
+    copy=st.booleans(),
+    mirror=st.booleans(),
+)
+def test_batch_engine_equals_whole_trees(data, criterion, min_leaf, binary, rule, max_depth,
+                                         min_gain, copy, mirror):
+    data = _with_tied_columns(data, copy, mirror)
+    learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, binary_splits=binary,
+                           threshold=rule, max_depth=max_depth, min_gain=min_gain)
+    n_test = 4
+    train = data.subset(np.arange(data.n_samples - n_test))
+    engine = TransductiveEngine(train, learner)
+    X, labels = _jobs(data, np.arange(data.n_samples - n_test, data.n_samples))
+    _assert_engines_agree(engine, X, labels)
+    # leave-one-out: training row r swapped for (x_r, c)
+    rows = np.arange(0, train.n_samples, max(1, train.n_samples // 5))
+    X, labels = _jobs(train, rows)
+    drop = np.repeat(rows, train.schema.n_classes)
+    _assert_engines_agree(engine, X, labels, drop)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["credit-g", "diabetes", "iris", "weather.numeric"])
+def test_batch_engine_equals_path_engine_on_sample_data(name, monkeypatch):
+    from treecert.data import load_dataset
+
+    monkeypatch.setattr(BatchEngine, "cert_min_rows", 64)  # as shipped
+    data = load_dataset(SAMPLE_DATA / f"{name}.arff")
+    n = data.n_samples
+    test_rows = np.arange(0, n, max(1, n // 25))
+    train = data.subset(np.setdiff1d(np.arange(n), test_rows))
+    for criterion in ("info_gain", "gini"):
+        engine = TransductiveEngine(train, DecisionTree(criterion=criterion))
+        X, labels = _jobs(data, test_rows)
+        fast = engine.estimates(X, labels, engine="fast")
+        np.testing.assert_array_equal(fast, engine.estimates(X, labels, engine="path"))
+        rows = np.arange(0, train.n_samples, max(1, train.n_samples // 12))
+        X, labels = _jobs(train, rows)
+        drop = np.repeat(rows, train.schema.n_classes)
+        np.testing.assert_array_equal(engine.estimates(X, labels, drop, engine="fast"),
+                                      engine.estimates(X, labels, drop, engine="path"))
+
+
+def test_unsupported_settings_fall_back():
+    learner = DecisionTree(criterion="gain_ratio")
+    schema = Schema((Attribute("a", "numeric"),), Attribute("class", "nominal", ("p", "q")))
+    data = Dataset(schema, np.array([[1.0], [2.0], [3.0], [4.0]]), np.array([0, 0, 1, 1]),
+                   np.ones(4), source="<toy>")
+    engine = TransductiveEngine(data, learner)
+    assert engine._batch_engine() is None
+    X = np.array([[2.5], [2.5]])
+    np.testing.assert_array_equal(engine.estimates(X, [0, 1]),
+                                  engine.estimates(X, [0, 1], engine="naive"))

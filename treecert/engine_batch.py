@@ -1,0 +1,835 @@
+"""The batched transductive engine: x's leaf in the tree grown on D ∪ {(x, c)} for many
+(x, c) at once — and, for leave-one-out, in the tree grown on (D − {x_i}) ∪ {(x_i, c)}.
+
+Every such tree differs from the tree grown on D (the *base*) only on x's path and below
+it, and growing even that path one (x, c) at a time is dominated by the fixed cost of one
+split search per node. Three devices remove almost all of it without changing a single
+result (``tests/test_engine_batch.py`` checks bit-identity with the naive reference):
+
+1. **A bound that a node's test cannot change.** With information gain or Gini, adding x
+   (weight 1, class c) to a node of weight N changes N·impurity by ΔE_p at the node and by
+   ΔE_b in the one branch b that x enters, so for the chosen test T1 and any other test T2
+   (whose branch impurities can only grow, ΔE ≥ 0)::
+
+       N'(gain'(T1) − gain'(T2)) ≥ N (gain(T1) − gain(T2)) − ΔE_b(T1) − B,
+
+   with B = 0. gain(T2) is bounded by the best *other* admissible test of the base node
+   (computed once per base tree; x cannot make a test admissible). Under leave-one-out x
+   replaces its own row r (same values, so the same side of every test): a branch loses
+   one instance of class y_r, which lowers N·entropy by at most h(N−1) = (N ln N −
+   (N−1) ln(N−1))/ln 2 and N·Gini by at most 2, so B is that (0 when c = y_r). When the
+   right side exceeds a margin far above rounding (1e-7·N), T1 stays the chosen test.
+2. **Exact rescoring from the base node's class counts.** Where the bound fails, every
+   candidate test of the node is rescored with x in — x is ineligible for thresholds, so
+   the candidate cuts are the base node's and x only adds its class to one side of each:
+   with the cuts of a column sorted, the cuts left of x and those right of it are two
+   ranges, and prefix/suffix maxima give the best other test per column in O(1) per x.
+   When T1 wins by more than 1e-9 in gain (the grower compares gains rounded to 10
+   decimals), it stays. Leave-one-out swaps r for x: the new candidate cuts are old cuts
+   with r replaced by x on the same side, so the old cuts rescored with the swap bound
+   every new one.
+3. **Batched exact searches.** Every node that is not certified — x's leaf when x's label
+   makes it impure, nodes whose certificate fails, and every node of a subtree regrown
+   below a changed test — is searched in one call of the grower's split finder per round,
+   over all (x, c) at once, exactly as the level-wise grower batches a level.
+
+Limits: numeric and nominal attributes without missing values (in D and in x), criterion
+``info_gain`` or ``gini``, no ``collapse``/``cp``; :meth:`BatchEngine.supports` says so and
+callers fall back to :class:`treecert.engine.TransductiveEngine` one (x, c) at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from treecert.grow import (
+    _EPS,
+    GrownNodes,
+    _Batch,
+    _class_dtype,
+    _index_dtype,
+    branch_known_weights,
+    grow,
+    route_rows,
+)
+from treecert.schema import Dataset
+from treecert.tree import DecisionTree, Tree
+
+_LN2 = np.log(2.0)
+#: Margin of the bound (1), in units of N·impurity, per unit of node weight.
+_BOUND_MARGIN = 1e-7
+#: Margin of the rescoring (2), in gain units (the grower rounds gains to 1e-10).
+_RESCORE_MARGIN = 1e-9
+
+
+# ------------------------------------------------------------------------------ impurity
+def _xlogx(a):
+    a = np.asarray(a, dtype=float)
+    out = np.zeros(a.shape)
+    np.log(a, out=out, where=a > 0)
+    return out * a
+
+
+def node_impurity(counts: np.ndarray, gini: bool) -> np.ndarray:
+    """N·impurity of count rows (..., K): entropy in bits or Gini (as the grower)."""
+    total = counts.sum(axis=-1)
+    if gini:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, total - (counts * counts).sum(axis=-1) / total, 0.0)
+    return (_xlogx(total) - _xlogx(counts).sum(axis=-1)) / _LN2
+
+
+def _removal_bound(N: np.ndarray, gini: bool) -> np.ndarray:
+    """Largest drop of a branch's N·impurity when one unit of weight leaves it (node N)."""
+    if gini:
+        return np.full(np.shape(N), 2.0)
+    N = np.maximum(np.asarray(N, dtype=float), 1.0)
+    return (_xlogx(N) - _xlogx(N - 1.0)) / _LN2
+
+
+# ------------------------------------------------------------------------------ batched search
+def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]]) -> list:
+    """Best split (or None) of every node ``(rows, weights)`` — one batched call of the
+    grower's scorer, equal to ``finder.best_split`` node by node (rows sorted ascending)."""
+    if not nodes:
+        return []
+    lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
+    rows = np.concatenate([r for r, _ in nodes])
+    w = np.concatenate([v for _, v in nodes])
+    seg = np.zeros(lens.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=seg[1:])
+    node = np.repeat(np.arange(lens.size), lens)
+    we = None if finder.eligible is None else w * finder.eligible[rows]
+    S = V = Y = None
+    if finder.numeric_idx.size:
+        XT = finder.X[np.ix_(rows, finder.numeric_idx)].T
+        S = np.empty(XT.shape, dtype=_index_dtype(rows.size))
+        for k in range(XT.shape[0]):  # stable within each node, as the grower sorts
+            S[k] = np.lexsort((XT[k], node))
+        V = np.take_along_axis(XT, S, axis=1)
+        Y = finder.y.astype(_class_dtype(finder.n_classes))[rows][S]
+    choice = finder._evaluate(_Batch(seg, rows, w, we, S, V, Y))
+    return [choice.split(g) for g in range(lens.size)]
+
+
+def stopped(finder, rows, w, counts, depth) -> bool:
+    """The grower's stopping rules (as :func:`treecert.engine._stop`)."""
+    from treecert.engine import _stop
+
+    return _stop(finder, rows, w, counts, depth)
+
+
+def same_split(split, tree: Tree, v: int) -> bool:
+    """Whether ``split`` is the test of node ``v`` of ``tree``."""
+    if split is None or tree.feature[v] != split.feature:
+        return False
+    t = tree.threshold[v]
+    if np.isnan(split.threshold) != np.isnan(t):
+        return False
+    if not np.isnan(t):
+        return bool(split.threshold == t)
+    vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
+    return split.value_branch is not None and np.array_equal(split.value_branch, vb)
+
+
+def grow_many(finder, roots: list[tuple[np.ndarray, np.ndarray, int]]) -> list[GrownNodes]:
+    """Grow a tree from each root ``(rows, weights, depth)`` — rows sorted, no missing values
+    among them — all at once: level by level, one batched split search per level.
+
+    Each result equals ``grow(finder, rows, weights, depth=depth)`` node for node (same tests,
+    counts, rows), with nodes numbered breadth-first.
+    """
+    X, y, K = finder.X, finder.y, finder.n_classes
+    params = finder.params
+    ml = float(params.min_leaf)
+    nodes: list[list[dict]] = [[] for _ in roots]
+    frontier = []  # (root, node index in root)
+    for r, (rows, w, depth) in enumerate(roots):
+        nodes[r].append({"rows": rows, "w": w, "depth": depth, "children": []})
+        frontier.append((r, 0))
+    while frontier:
+        active = []
+        for r, i in frontier:
+            nd = nodes[r][i]
+            cnt = np.bincount(y[nd["rows"]], weights=nd["w"], minlength=K).astype(float)
+            nd["counts"] = cnt
+            total = cnt.sum()
+            elig = nd["w"].sum() if finder.eligible is None else (
+                nd["w"] * finder.eligible[nd["rows"]]).sum()
+            stop = (total <= 0 or elig < 2 * ml
+                    or cnt.max() >= total - 1e-9 * max(total, 1.0)
+                    or (params.max_depth is not None and nd["depth"] >= params.max_depth))
+            nd["split"] = None
+            if not stop:
+                active.append((r, i))
+        splits = evaluate_nodes(finder, [(nodes[r][i]["rows"], nodes[r][i]["w"])
+                                         for r, i in active])
+        frontier = []
+        for (r, i), split in zip(active, splits, strict=True):
+            if split is None:
+                continue
+            nd = nodes[r][i]
+            nd["split"] = split
+            vals = X[nd["rows"], split.feature]
+            if split.value_branch is None:
+                branch = (vals > split.threshold).astype(np.int64)
+            else:
+                branch = split.value_branch[vals.astype(np.int64)]
+            for b in range(split.n_branches):
+                sel = branch == b
+                nodes[r].append({"rows": nd["rows"][sel], "w": nd["w"][sel],
+                                 "depth": nd["depth"] + 1, "children": []})
+                nd["children"].append(len(nodes[r]) - 1)
+                frontier.append((r, len(nodes[r]) - 1))
+    return [_to_grown(lst, K) for lst in nodes]
+
+
+def _to_grown(lst: list[dict], K: int) -> GrownNodes:
+    n = len(lst)
+    feature = np.array([-1 if nd["split"] is None else nd["split"].feature for nd in lst],
+                       dtype=np.int64)
+    threshold = np.array([np.nan if nd["split"] is None else nd["split"].threshold
+                          for nd in lst], dtype=float)
+    vb = [np.empty(0, np.int64) if nd["split"] is None or nd["split"].value_branch is None
+          else np.asarray(nd["split"].value_branch, np.int64) for nd in lst]
+    ch = [np.asarray(nd["children"], np.int64) for nd in lst]
+    lens = np.array([nd["rows"].size for nd in lst], dtype=np.int64)
+    return GrownNodes(
+        feature=feature, threshold=threshold,
+        children_ptr=np.concatenate([[0], np.cumsum([c.size for c in ch])]).astype(np.int64),
+        children=np.concatenate([np.empty(0, np.int64), *ch]),
+        value_branch_ptr=np.concatenate([[0], np.cumsum([v.size for v in vb])]).astype(np.int64),
+        value_branch=np.concatenate([np.empty(0, np.int64), *vb]),
+        counts=np.array([nd["counts"] for nd in lst], dtype=float).reshape(n, K),
+        depth=np.array([nd["depth"] for nd in lst], dtype=np.int64),
+        rows_ptr=np.concatenate([[0], np.cumsum(lens)]).astype(np.int64),
+        rows_idx=np.concatenate([np.empty(0, np.int64), *[nd["rows"] for nd in lst]]),
+        rows_w=np.concatenate([np.empty(0), *[nd["w"] for nd in lst]]),
+    )
+
+
+# ------------------------------------------------------------------------------ trees on D
+class Sub:
+    """A tree grown on training rows alone (the base tree, or a subtree that a changed test
+    created), with each node's rows; shared by every (x, c) whose tree contains it."""
+
+    def __init__(self, grown, n: int) -> None:
+        self.tree = Tree.from_grown(grown)
+        g = grown
+        nn = self.tree.n_nodes
+        self.rows = [g.rows_idx[g.rows_ptr[v]:g.rows_ptr[v + 1]] for v in range(nn)]
+        self.w = [g.rows_w[g.rows_ptr[v]:g.rows_ptr[v + 1]] for v in range(nn)]
+        self.depth = g.depth
+        self.n_inst = np.diff(g.rows_ptr).astype(float)
+        self.leaf_of_row = np.full(n, -1, dtype=np.int64)
+        for v in np.flatnonzero(self.tree.is_leaf):
+            self.leaf_of_row[self.rows[v]] = v
+        self.leaves = np.flatnonzero(self.tree.is_leaf & (self.n_inst > 0))
+        self.cert = None
+
+    def children_for(self, v: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The child of internal node v[i] that row X[i] (no missing values) enters."""
+        t = self.tree
+        f = t.feature[v]
+        vals = X[np.arange(v.size), f]
+        thr = t.threshold[v]
+        num = ~np.isnan(thr)
+        b = np.zeros(v.size, dtype=np.int64)
+        b[num] = vals[num] > thr[num]
+        nom = np.flatnonzero(~num)
+        if nom.size:
+            b[nom] = t.value_branch[t.value_branch_ptr[v[nom]] + vals[nom].astype(np.int64)]
+        return t.children[t.children_ptr[v] + b]
+
+
+def certificates(sub: Sub, data: Dataset, params, gini: bool
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per node of ``sub``: weight N, gain of the chosen test, and its margin over every
+    other admissible test (inf when it is the only one); NaN for leaves. Admissible: both
+    sides of a numeric cut, or two values of a multiway test, or the value and the rest of
+    a binary test, hold at least ``min_leaf`` weight (the grower's rules; x's weight never
+    counts, so x changes no admissibility)."""
+    tree, X, y = sub.tree, data.X, data.y.astype(np.int64)
+    K = data.schema.n_classes
+    ml = float(params.min_leaf)
+    nn = tree.n_nodes
+    internal = np.flatnonzero(~tree.is_leaf)
+    N = tree.counts.sum(axis=1)
+    ig1 = np.full(nn, np.nan)
+    gap = np.full(nn, np.nan)
+    if internal.size == 0:
+        return N, ig1, gap
+    G = internal.size
+    pc = tree.counts[internal]
+    e_par = node_impurity(pc, gini)
+    e_all = node_impurity(tree.counts, gini)
+    nonroot = np.flatnonzero(tree.parent >= 0)
+    child_e = np.bincount(tree.parent[nonroot], weights=e_all[nonroot], minlength=nn)[internal]
+    Ng = N[internal]
+    ig1[internal] = (e_par - child_e) / Ng
+    best = np.full(G, -np.inf)
+    lens = np.array([sub.rows[v].size for v in internal])
+    rows = np.concatenate([sub.rows[v] for v in internal])
+    w = np.concatenate([sub.w[v] for v in internal])
+    seg = np.repeat(np.arange(G), lens)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    feat = tree.feature[internal]
+    thr = tree.threshold[internal]
+    onehot = np.zeros((rows.size, K))
+    onehot[np.arange(rows.size), y[rows]] = w
+    for f, attr in enumerate(data.schema.attributes):
+        vals = X[rows, f]
+        mine = feat == f
+        if not attr.is_nominal:
+            order = np.lexsort((vals, seg))
+            sv, sg = vals[order], seg[order]
+            cum = np.cumsum(onehot[order], axis=0)
+            off = np.zeros((G, K))
+            off[1:] = cum[starts[1:] - 1]
+            left = cum - off[sg]
+            right = pc[sg] - left
+            ok = np.zeros(rows.size, dtype=bool)
+            ok[:-1] = (sg[:-1] == sg[1:]) & (sv[:-1] < sv[1:])
+            ok &= (left.sum(axis=1) >= ml) & (right.sum(axis=1) >= ml)
+            if mine.any():  # leave out the chosen cut itself
+                t = thr[sg]
+                nxt = np.r_[sv[1:], np.inf]
+                ok &= ~(mine[sg] & (sv <= t) & (t < nxt))
+            if ok.any():
+                i = np.flatnonzero(ok)
+                gains = (e_par[sg[i]] - node_impurity(left[i], gini)
+                         - node_impurity(right[i], gini)) / Ng[sg[i]]
+                np.maximum.at(best, sg[i], gains)
+            continue
+        V = len(attr.values)
+        cnt = np.bincount((seg * V + vals.astype(np.int64)) * K + y[rows], weights=w,
+                          minlength=G * V * K).reshape(G, V, K)
+        bw = cnt.sum(axis=2)
+        if not params.binary_splits:
+            ok = ((bw >= ml).sum(axis=1) >= 2) & ~mine
+            gains = (e_par - node_impurity(cnt, gini).sum(axis=1)) / Ng
+            best = np.where(ok, np.maximum(best, gains), best)
+            continue
+        rest = pc[:, None, :] - cnt
+        okv = (bw >= ml) & (rest.sum(axis=2) >= ml)
+        for g in np.flatnonzero(mine):
+            v = internal[g]
+            vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
+            okv[g, vb == 0] = False
+        gains = (e_par[:, None] - node_impurity(cnt, gini)
+                 - node_impurity(rest, gini)) / Ng[:, None]
+        best = np.maximum(best, np.where(okv, gains, -np.inf).max(axis=1))
+    gap[internal] = ig1[internal] - best
+    return N, ig1, gap
+
+
+# ------------------------------------------------------------------------------ rescoring
+class NodeScores:
+    """Every candidate test of one base node, as class counts, ready to be rescored with one
+    instance added (or swapped for one of the node's rows) — device (2) of the module
+    docstring. Built once per node, shared by every (x, c) that needs it."""
+
+    def __init__(self, sub: Sub, v: int, data: Dataset, params, gini: bool) -> None:
+        tree = sub.tree
+        rows, w = sub.rows[v], sub.w[v]
+        X, y = data.X, data.y.astype(np.int64)
+        K = data.schema.n_classes
+        ml = float(params.min_leaf)
+        self.gini = gini
+        self.K = K
+        self.P = tree.counts[v].astype(float)
+        self.N = float(w.sum())
+        f1 = int(tree.feature[v])
+        t1 = float(tree.threshold[v])
+        self.ok = True  # False: T1 not found among the candidates (never expected)
+        m = rows.size
+        onehot = np.zeros((m, K))
+        onehot[np.arange(m), y[rows]] = w
+        attrs = data.schema.attributes
+        # numeric columns: the admissible cuts, compacted per column, ascending
+        num = [f for f, a in enumerate(attrs) if not a.is_nominal]
+        self.num = np.array(num, dtype=np.int64)
+        self.t1_num = -1
+        if num and m >= 2:
+            vals = X[np.ix_(rows, num)]
+            order = np.argsort(vals, axis=0, kind="stable")
+            sv = np.take_along_axis(vals, order, axis=0)
+            L = np.cumsum(onehot[order], axis=0)[:-1]  # (m-1, F, K): left of cut i
+            Lw = L.sum(axis=2)
+            valid = (sv[:-1] < sv[1:]) & (Lw >= ml) & (self.N - Lw >= ml)
+            if params.threshold == "lower":
+                thr = sv[:-1].copy()
+            else:
+                thr = (sv[:-1] + sv[1:]) / 2.0
+            thr = np.where(thr < sv[1:], thr, sv[:-1])
+            F = len(num)
+            C = max(int(valid.sum(axis=0).max()), 1)
+            self.thr = np.full((F, C), np.inf)
+            self.L = np.zeros((F, C, K))
+            self.cut_ok = np.zeros((F, C), dtype=bool)
+            for k in range(F):
+                idx = np.flatnonzero(valid[:, k])
+                self.thr[k, :idx.size] = thr[idx, k]
+                self.L[k, :idx.size] = L[idx, k]
+                self.cut_ok[k, :idx.size] = True
+            self.twin = np.zeros((F, C), dtype=bool)
+            self.mirror = self.twin
+            if f1 in num:
+                k = num.index(f1)
+                hit = np.flatnonzero(self.cut_ok[k] & (self.thr[k] == t1))
+                if hit.size != 1:
+                    self.ok = False
+                else:
+                    self.t1_num = k
+                    self.t1_cut = int(hit[0])
+                    # Cuts of later columns with T1's very class counts tie with T1 for
+                    # any x on the same side of both (bit-identical gains from integer
+                    # counts) and lose the tie to T1's lower column, as in the base tree.
+                    # Mirror twins (T1's counts, sides swapped) tie too, up to the last
+                    # bit: harmless when the gain is far from a rounding boundary.
+                    if np.all(w == np.round(w)):
+                        later = self.cut_ok.copy()
+                        later[:k + 1] = False
+                        t1_left = self.L[k, self.t1_cut]
+                        self.twin = (self.L == t1_left).all(axis=2) & later
+                        self.mirror = (self.L == self.P - t1_left).all(axis=2) & later
+        else:
+            self.thr = np.full((len(num), 1), np.inf)
+            self.L = np.zeros((len(num), 1, K))
+            self.cut_ok = np.zeros((len(num), 1), dtype=bool)
+            self.twin = self.mirror = np.zeros((len(num), 1), dtype=bool)
+            if f1 in num:
+                self.ok = False
+        # nominal columns: class counts per value, padded to the most values
+        nom = [f for f, a in enumerate(attrs) if a.is_nominal]
+        self.nom = np.array(nom, dtype=np.int64)
+        nv = np.array([len(attrs[f].values) for f in nom], dtype=np.int64)
+        Vm = max(int(nv.max()) if nom else 1, 1)
+        self.cnt = np.zeros((len(nom), Vm, K))
+        if nom:
+            codes = X[np.ix_(rows, nom)].astype(np.int64)
+            cell = (np.arange(len(nom))[None, :] * Vm + codes) * K + y[rows][:, None]
+            self.cnt = np.bincount(cell.ravel(), weights=np.repeat(w, len(nom)),
+                                   minlength=len(nom) * Vm * K).reshape(len(nom), Vm, K)
+        bw = self.cnt.sum(axis=2)
+        exists = np.arange(Vm)[None, :] < nv[:, None]
+        self.binary = bool(params.binary_splits)
+        if self.binary:
+            self.val_ok = exists & (bw >= ml) & (self.N - bw >= ml)
+        else:
+            self.val_ok = exists & ((bw >= ml).sum(axis=1) >= 2)[:, None]
+        self.t1_nom = -1
+        if f1 in nom:
+            self.t1_nom = nom.index(f1)
+            vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
+            self.t1_value = int(np.flatnonzero(vb == 0)[0]) if self.binary else -1
+        self._memo: dict[tuple, tuple] = {}
+
+    def _arrays(self, d: np.ndarray):
+        """Gains of every candidate with ``d`` (class-weight change) added to x's side, T1
+        taken out: numeric maxima over the cuts below / above x per column, in four variants
+        [x left or right of T1][mirror twins trusted or not]; nominal gains per value."""
+        key = tuple(d.tolist())
+        if key in self._memo:
+            return self._memo[key]
+        gini = self.gini
+        Np = self.N + d.sum()
+        Ep = node_impurity(self.P + d, gini)
+        L = self.L
+        R = self.P - L
+        GL = (Ep - node_impurity(L + d, gini) - node_impurity(R, gini)) / Np
+        GR = (Ep - node_impurity(L, gini) - node_impurity(R + d, gini)) / Np
+        GL = np.where(self.cut_ok, GL, -np.inf)
+        GR = np.where(self.cut_ok, GR, -np.inf)
+        t1 = (-np.inf, -np.inf)
+        if self.t1_num >= 0:
+            k, c = self.t1_num, self.t1_cut
+            t1 = (GL[k, c], GR[k, c])
+            GL[k, c] = GR[k, c] = -np.inf
+        F = GL.shape[0]
+        ninf = np.full((F, 1), -np.inf)
+        no = np.zeros_like(self.twin)
+        # variant 2·side + mirror; side 0 = x left of T1. Twins with x on the same side as
+        # in T1 and (when trusted) mirror twins with x on the opposite side are no threat.
+        below, above = [], []  # cuts below x (x right of them), cuts above x (x left)
+        for side in (0, 1):
+            for mirror in (no, self.mirror):
+                b_mask = (self.twin if side else no) | (mirror if side == 0 else no)
+                a_mask = (self.twin if side == 0 else no) | (mirror if side else no)
+                gr = np.where(b_mask, -np.inf, GR)
+                gl = np.where(a_mask, -np.inf, GL)
+                below.append(np.hstack([ninf, np.maximum.accumulate(gr, axis=1)]))
+                above.append(np.hstack([np.maximum.accumulate(gl[:, ::-1], axis=1)[:, ::-1],
+                                        ninf]))
+        num_best = np.maximum(np.stack(below), np.stack(above))  # (4, F, C+1)
+        # nominal: gain with x's value ``u`` per (column, u)
+        cnt = self.cnt
+        e_v = node_impurity(cnt, gini)  # (Fn, V)
+        e_vd = node_impurity(cnt + d, gini)
+        if self.binary:
+            rest = self.P - cnt
+            e_r = node_impurity(rest, gini)
+            gin = np.where(self.val_ok, (Ep - e_vd - e_r) / Np, -np.inf)
+            gout = np.where(self.val_ok, (Ep - e_v - node_impurity(rest + d, gini)) / Np,
+                            -np.inf)
+            if self.t1_nom >= 0:
+                j, s1 = self.t1_nom, self.t1_value
+                t1 = (gin[j, s1], gout[j, s1])
+                gin[j, s1] = gout[j, s1] = -np.inf
+            # best over the other values s != u (x on the rest side): top two of gout
+            order = np.argsort(-gout, axis=1, kind="stable")
+            top = order[:, 0]
+            top_g = np.take_along_axis(gout, order[:, :1], axis=1)[:, 0]
+            second = (np.take_along_axis(gout, order[:, 1:2], axis=1)[:, 0]
+                      if gout.shape[1] > 1 else np.full(gout.shape[0], -np.inf))
+            nom = (gin, top, top_g, second)
+        else:
+            g = (Ep - e_v.sum(axis=1, keepdims=True) - (e_vd - e_v)) / Np
+            g = np.where(self.val_ok, g, -np.inf)
+            if self.t1_nom >= 0:
+                t1 = g[self.t1_nom].copy()
+                g[self.t1_nom] = -np.inf
+            nom = (g,)
+        out = (num_best, nom, t1)
+        self._memo[key] = out
+        return out
+
+    def certify(self, Xq: np.ndarray, D: np.ndarray, min_gain: float) -> np.ndarray:
+        """For rows ``Xq`` entering the node with class-weight changes ``D`` (one row per
+        job): True where the node's test T1 provably stays the grower's choice."""
+        B = Xq.shape[0]
+        out = np.zeros(B, dtype=bool)
+        if not self.ok:
+            return out
+        # positions of x among each numeric column's cuts, and x's nominal values
+        pos = np.empty((B, self.num.size), dtype=np.int64)
+        for k, f in enumerate(self.num):
+            pos[:, k] = np.searchsorted(self.thr[k], Xq[:, f], side="left")
+        u = Xq[:, self.nom].astype(np.int64)
+        cols = np.arange(self.nom.size)
+        floor = max(float(min_gain), _EPS) + _RESCORE_MARGIN
+        _, group = np.unique(D, axis=0, return_inverse=True)
+        for g in np.unique(group):
+            idx = np.flatnonzero(group == g)
+            num_best, nom, t1 = self._arrays(D[idx[0]])
+            n = idx.size
+            g1 = np.full(n, -np.inf)
+            side = np.zeros(n, dtype=np.int64)
+            if self.t1_num >= 0:
+                side = (Xq[idx, self.num[self.t1_num]]
+                        > self.thr[self.t1_num, self.t1_cut]).astype(np.int64)
+                g1 = np.where(side == 0, t1[0], t1[1])
+            elif self.t1_nom >= 0:
+                ut = u[idx, self.t1_nom]
+                g1 = (np.where(ut == self.t1_value, t1[0], t1[1]) if self.binary
+                      else t1[ut])
+            # mirror twins tie with T1 only up to the last bit: trust them only where T1's
+            # gain is far from a boundary of the grower's rounding to 10 decimals
+            with np.errstate(invalid="ignore"):
+                scaled = g1 * 10.0**10
+                trust = np.abs(scaled - np.floor(scaled) - 0.5) > 1e-3
+            variant = side * 2 + trust
+            best = np.full(n, -np.inf)
+            if self.num.size:
+                best = num_best[variant[:, None], np.arange(self.num.size)[None, :],
+                                pos[idx]].max(axis=1)
+            if self.nom.size:
+                ui = u[idx]
+                if self.binary:
+                    gin, top, top_g, second = nom
+                    other = np.where(ui == top[None, :], second[None, :], top_g[None, :])
+                    cand = np.maximum(gin[cols[None, :], ui], other)
+                else:
+                    cand = nom[0][cols[None, :], ui]
+                best = np.maximum(best, cand.max(axis=1))
+            out[idx] = (g1 - best > _RESCORE_MARGIN) & (g1 > floor)
+        return out
+
+
+# ------------------------------------------------------------------------------ the engine
+class BatchEngine:
+    """Trees on D ∪ {(x, c)} — or (D − {row r}) ∪ {(x, c)} — for many jobs (x, c[, r]).
+
+    Every such tree is a path of nodes holding x plus subtrees without x hanging off it.
+    A subtree without x depends only on its training rows, so it is grown once (:class:`Sub`,
+    memoised by its rows) and shared; along the path the test is certified unchanged
+    (module docstring, devices 1 and 2) or found by a batched exact search (device 3).
+
+    Parameters
+    ----------
+    data : labelled training Dataset without missing values.
+    learner : the DecisionTree giving the growing parameters (info_gain or gini, no
+        collapse, cp = 0).
+    """
+
+    #: Trees on fewer training rows skip device (1) (an exact search costs less); tests
+    #: set it to 0 to exercise the certificates on small data.
+    cert_min_rows = 64
+
+    def __init__(self, data: Dataset, learner: DecisionTree) -> None:
+        self.data = data
+        self.learner = learner
+        self.params = learner.grow_params
+        self.gini = learner.criterion == "gini"
+        self.n, self.K = data.n_samples, data.schema.n_classes
+        self.y = data.y.astype(np.int64)
+        self.w = data.weights.astype(float)
+        self.finder = learner.make_finder(data, eligible=np.ones(self.n, dtype=bool))
+        self.subs: list[Sub | None] = []
+        self.memo: dict[tuple, int] = {}
+        self._pending: list = []
+        self._scores: dict[int, NodeScores] = {}
+        self._t1 = None
+        # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
+        self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
+        rows, w = np.arange(self.n), self.w
+        self.subs.append(Sub(grow(self.finder, rows, w), self.n))  # the grower's own tree
+        self.memo[(rows.tobytes(), w.tobytes(), 0)] = self.base = 0
+
+    @staticmethod
+    def supports(data: Dataset, learner: DecisionTree) -> bool:
+        """Whether the batched engine applies (module docstring, limits)."""
+        return (learner.criterion in ("info_gain", "gini") and not learner.collapse
+                and learner.cp <= 0 and data.n_samples > 0 and not np.isnan(data.X).any()
+                and bool((data.y >= 0).all()))
+
+    def sub(self, rows: np.ndarray, w: np.ndarray, depth: int) -> int:
+        """Id of the tree grown on training ``rows`` (sorted) at ``depth`` (memoised). New
+        trees are grown together by :meth:`grow_pending`."""
+        key = (rows.tobytes(), w.tobytes(), depth if self.params.max_depth is not None else 0)
+        if key not in self.memo:
+            self.subs.append(None)
+            self.memo[key] = len(self.subs) - 1
+            self._pending.append((len(self.subs) - 1, rows, w, depth))
+        return self.memo[key]
+
+    def grow_pending(self) -> None:
+        todo, self._pending = self._pending, []
+        if todo:
+            grown = grow_many(self.finder, [(r, w, d) for _, r, w, d in todo])
+            for (s, *_), g in zip(todo, grown, strict=True):
+                self.subs[s] = Sub(g, self.n)
+
+    def _cert(self, s: int):
+        sub = self.subs[s]
+        if sub.cert is None:
+            if sub.rows[0].size >= self.cert_min_rows:
+                sub.cert = certificates(sub, self.data, self.params, self.gini)
+            else:  # small trees: an exact (batched) search costs less than certifying
+                nn = sub.tree.n_nodes
+                sub.cert = (sub.tree.counts.sum(axis=1), np.zeros(nn), np.full(nn, -np.inf))
+        return sub.cert
+
+    def _node_scores(self, v: int) -> NodeScores:
+        if v not in self._scores:
+            self._scores[v] = NodeScores(self.subs[self.base], v, self.data, self.params,
+                                         self.gini)
+        return self._scores[v]
+
+    def _cut_neighbours(self):
+        """Per base node with a numeric test: the values either side of its cut and how
+        many rows hold each (a leave-one-out row alone at one of them moves the cut)."""
+        if self._t1 is None:
+            base = self.subs[self.base]
+            t = base.tree
+            nn = t.n_nodes
+            lo, hi = np.full(nn, np.nan), np.full(nn, np.nan)
+            n_lo, n_hi = np.zeros(nn), np.zeros(nn)
+            for v in np.flatnonzero(~t.is_leaf & ~np.isnan(t.threshold)):
+                vals = self.data.X[base.rows[v], t.feature[v]]
+                below, above = vals[vals <= t.threshold[v]], vals[vals > t.threshold[v]]
+                if below.size and above.size:
+                    lo[v], hi[v] = below.max(), above.min()
+                    n_lo[v], n_hi[v] = (below == lo[v]).sum(), (above == hi[v]).sum()
+            self._t1 = (lo, hi, n_lo, n_hi)
+        return self._t1
+
+    # -------------------------------------------------------------- growing
+    def grow_batch(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray | None = None,
+                   *, paths_only: bool = True) -> list[dict]:
+        """Follow x's path in the tree grown for every job i: x = ``Xq[i]`` with class
+        ``labels[i]``, added to the training data — after removing training row
+        ``drop[i]`` when that is >= 0 (leave-one-out; then ``Xq[i]`` is that row's values).
+
+        x first walks the base tree, where each test is certified unchanged or searched
+        exactly; from the first node whose test changes (``cut``, a base node) its path is
+        grown explicitly, one batched exact search per step, and the subtrees without x
+        hanging off it are grown (memoised, all together) when ``paths_only`` is false.
+        Job i gets ``x_counts`` / ``x_inst`` (class counts and number of examples of x's
+        leaf, x included), ``cut`` (-1: the structure did not change), ``base_leaf`` (x's
+        leaf in the base tree when ``cut`` is -1) and ``hanging`` (sub ids).
+        """
+        n, K = self.n, self.K
+        Xq = np.asarray(Xq, dtype=float)
+        J = Xq.shape[0]
+        labels = np.asarray(labels, dtype=np.int64)
+        drop = np.full(J, -1, dtype=np.int64) if drop is None else np.asarray(drop, np.int64)
+        X_aug = np.vstack([self.data.X, Xq])
+        y_aug = np.concatenate([self.y, labels])
+        elig = np.concatenate([np.ones(n, dtype=bool), np.zeros(J, dtype=bool)])
+        finder = self.learner.make_finder(self.data, eligible=elig, X=X_aug, y=y_aug)
+        base = self.subs[self.base]
+        jobs = [{"cut": -1, "base_leaf": -1, "hanging": []} for _ in range(J)]
+        node = np.zeros(J, dtype=np.int64)
+        walking = np.ones(J, dtype=bool)
+        explicit: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+        while True:
+            pending = self._walk(node, walking, labels, drop, Xq, jobs)
+            items = []
+            for job, u in pending:
+                rows, w, depth = self._with_x(u, n + job, int(drop[job]))
+                cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
+                if stopped(finder, rows, w, cnt, depth):  # possible once a row is dropped
+                    jobs[job]["base_leaf" if base.tree.is_leaf[u] else "cut"] = u
+                    self._end(jobs[job], cnt, rows.size)
+                else:
+                    items.append((job, u, (rows, w, depth)))
+            for job, (rows, w, depth) in explicit.items():
+                cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
+                if stopped(finder, rows, w, cnt, depth):
+                    self._end(jobs[job], cnt, rows.size)
+                else:
+                    items.append((job, -1, (rows, w, depth)))
+            explicit = {}
+            if not items:
+                break
+            splits = evaluate_nodes(finder, [(rw[0], rw[1]) for _, _, rw in items])
+            for (job, u, (rows, w, depth)), split in zip(items, splits, strict=True):
+                if u >= 0:  # a node of the base tree
+                    leaf = bool(base.tree.is_leaf[u])
+                    if not leaf and same_split(split, base.tree, u):
+                        node[job] = base.children_for(np.array([u]), Xq[job:job + 1])[0]
+                        walking[job] = True
+                        continue
+                    if split is None and leaf:
+                        jobs[job]["base_leaf"] = u
+                        cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
+                        self._end(jobs[job], cnt, rows.size)
+                        continue
+                    jobs[job]["cut"] = u
+                if split is None:  # explicit leaf, or a base test x made inadmissible
+                    cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
+                    self._end(jobs[job], cnt, rows.size)
+                    continue
+                q = n + job
+                for cr, cw in route_rows(X_aug, rows, w, split,
+                                         branch_known_weights(X_aug, rows, w, split)):
+                    if cr.size and cr[-1] == q:
+                        explicit[job] = (cr, cw, depth + 1)
+                    elif cr.size and not paths_only:
+                        jobs[job]["hanging"].append(self.sub(cr, cw, depth + 1))
+        self.grow_pending()
+        return jobs
+
+    def _with_x(self, u: int, q: int, r: int) -> tuple[np.ndarray, np.ndarray, int]:
+        base = self.subs[self.base]
+        rows, w = base.rows[u], base.w[u]
+        if r >= 0:
+            keep = rows != r
+            rows, w = rows[keep], w[keep]
+        return (np.concatenate([rows, [q]]), np.concatenate([w, [1.0]]), int(base.depth[u]))
+
+    @staticmethod
+    def _end(job: dict, counts: np.ndarray, n_inst: float) -> None:
+        job["x_counts"] = np.asarray(counts, dtype=float)
+        job["x_inst"] = float(n_inst)
+
+    def _walk(self, node, walking, labels, drop, Xq, jobs):
+        """Move walking jobs down certified tests of the base tree; returns the (job, node)
+        pairs that need an exact search (jobs ending in a leaf that x cannot split are
+        settled)."""
+        params = self.params
+        ml = float(params.min_leaf)
+        max_depth = params.max_depth
+        min_gain = max(float(params.min_gain), 0.0)
+        base = self.subs[self.base]
+        tree = base.tree
+        N, ig1, gap = self._cert(self.base)
+        eye = np.eye(self.K)
+        pending = []
+        while walking.any():
+            act = np.flatnonzero(walking)
+            v = node[act]
+            j = labels[act]
+            r = drop[act]
+            dr = r >= 0
+            yr = np.where(dr, self.y[np.maximum(r, 0)], 0)
+            wr = np.where(dr, self.w[np.maximum(r, 0)], 0.0)
+            # change of class weights at every node on the path: +x, -row r
+            delta = eye[j] - wr[:, None] * eye[yr]
+            leaf = tree.is_leaf[v]
+            if leaf.any():
+                a, vv = act[leaf], v[leaf]
+                c = tree.counts[vv] + delta[leaf]
+                total = c.sum(axis=1)
+                stop = ((tree.counts[vv].sum(axis=1) - wr[leaf] < 2 * ml)
+                        | (c.max(axis=1) >= total - 1e-9 * np.maximum(total, 1.0)))
+                if max_depth is not None:
+                    stop |= base.depth[vv] >= max_depth
+                if not self.integral:  # base counts minus r may round differently
+                    stop &= ~dr[leaf]
+                n_inst = base.n_inst[vv] + 1 - dr[leaf]
+                for job, u, cc, ni, s in zip(a, vv, c, n_inst, stop, strict=True):
+                    walking[job] = False
+                    if s:
+                        jobs[job]["base_leaf"] = int(u)
+                        self._end(jobs[job], cc, ni)
+                    else:
+                        pending.append((int(job), int(u)))
+            keep = ~leaf
+            act, v, j, r, dr, yr, wr = act[keep], v[keep], j[keep], r[keep], dr[keep], \
+                yr[keep], wr[keep]
+            delta = delta[keep]
+            if not act.size:
+                break
+            child = base.children_for(v, Xq[act])
+            cb, cp = tree.counts[child], tree.counts[v]
+            d_b = node_impurity(cb + delta, self.gini) - node_impurity(cb, self.gini)
+            d_p = node_impurity(cp + delta, self.gini) - node_impurity(cp, self.gini)
+            Nv = N[v]
+            Nn = Nv + 1.0 - wr
+            bound = np.where(dr & (j != yr), _removal_bound(Nv, self.gini), 0.0)
+            ok = Nv * gap[v] - d_b - bound > _BOUND_MARGIN * np.maximum(Nv, 1.0)
+            ok &= (Nv * ig1[v] + d_p - d_b) / Nn > min_gain + _BOUND_MARGIN
+            safe = ~dr
+            if dr.any():
+                safe[dr] = self._drop_safe(v[dr], r[dr], child[dr], cp[dr] + delta[dr])
+            ok &= safe
+            again = np.flatnonzero(~ok & safe)
+            if again.size:
+                ok[again] = self._rescore(v[again], Xq[act[again]], delta[again])
+            node[act[ok]] = child[ok]
+            walking[act[~ok]] = False
+            pending.extend((int(job), int(u)) for job, u in zip(act[~ok], v[~ok], strict=True))
+        return pending
+
+    def _drop_safe(self, v, r, child, new_counts) -> np.ndarray:
+        """Whether removing row r[i] (x takes its place) leaves node v[i]'s test T1 the same
+        partition and admissible, and the node unstopped — what both certificates assume."""
+        tree = self.subs[self.base].tree
+        ml = float(self.params.min_leaf)
+        total = new_counts.sum(axis=1)
+        safe = np.full(v.size, self.integral) & (self.w[r] == 1.0)
+        safe &= tree.counts[v].sum(axis=1) - 1.0 >= 2 * ml
+        safe &= new_counts.max(axis=1) < total - 1e-9 * np.maximum(total, 1.0)
+        safe &= tree.counts[child].sum(axis=1) - 1.0 >= ml
+        lo, hi, n_lo, n_hi = self._cut_neighbours()
+        num = ~np.isnan(tree.threshold[v])
+        val = self.data.X[r, tree.feature[v]]
+        moved = ((val == lo[v]) & (n_lo[v] <= 1)) | ((val == hi[v]) & (n_hi[v] <= 1))
+        safe &= ~(num & moved)
+        return safe
+
+    def _rescore(self, v: np.ndarray, Xq: np.ndarray, delta: np.ndarray) -> np.ndarray:
+        """Device (2) for jobs at base nodes v whose bound failed."""
+        out = np.zeros(v.size, dtype=bool)
+        min_gain = float(self.params.min_gain)
+        order = np.argsort(v, kind="stable")
+        bounds = np.flatnonzero(np.r_[True, v[order][1:] != v[order][:-1], True])
+        for a, b in itertools.pairwise(bounds):
+            idx = order[a:b]
+            out[idx] = self._node_scores(int(v[idx[0]])).certify(Xq[idx], delta[idx],
+                                                                  min_gain)
+        return out
