@@ -58,10 +58,8 @@ from treecert.schema import Dataset
 from treecert.tree import DecisionTree, Tree
 
 _LN2 = np.log(2.0)
-#: Margin of the bound (1), in units of N·impurity, per unit of node weight.
-_BOUND_MARGIN = 1e-7
-#: Margin of the rescoring (2), in gain units (the grower rounds gains to 1e-10).
-_RESCORE_MARGIN = 1e-9
+#: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
+_MARGIN = 1e-9
 
 
 # ------------------------------------------------------------------------------ impurity
@@ -79,14 +77,6 @@ def node_impurity(counts: np.ndarray, gini: bool) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(total > 0, total - (counts * counts).sum(axis=-1) / total, 0.0)
     return (_xlogx(total) - _xlogx(counts).sum(axis=-1)) / _LN2
-
-
-def _removal_bound(N: np.ndarray, gini: bool) -> np.ndarray:
-    """Largest drop of a branch's N·impurity when one unit of weight leaves it (node N)."""
-    if gini:
-        return np.full(np.shape(N), 2.0)
-    N = np.maximum(np.asarray(N, dtype=float), 1.0)
-    return (_xlogx(N) - _xlogx(N - 1.0)) / _LN2
 
 
 # ------------------------------------------------------------------------------ batched search
@@ -227,7 +217,6 @@ class Sub:
         for v in np.flatnonzero(self.tree.is_leaf):
             self.leaf_of_row[self.rows[v]] = v
         self.leaves = np.flatnonzero(self.tree.is_leaf & (self.n_inst > 0))
-        self.cert = None
 
     def children_for(self, v: np.ndarray, X: np.ndarray) -> np.ndarray:
         """The child of internal node v[i] that row X[i] (no missing values) enters."""
@@ -244,85 +233,118 @@ class Sub:
         return t.children[t.children_ptr[v] + b]
 
 
-def certificates(sub: Sub, data: Dataset, params, gini: bool
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per node of ``sub``: weight N, gain of the chosen test, and its margin over every
-    other admissible test (inf when it is the only one); NaN for leaves. Admissible: both
-    sides of a numeric cut, or two values of a multiway test, or the value and the rest of
-    a binary test, hold at least ``min_leaf`` weight (the grower's rules; x's weight never
-    counts, so x changes no admissibility)."""
-    tree, X, y = sub.tree, data.X, data.y.astype(np.int64)
-    K = data.schema.n_classes
-    ml = float(params.min_leaf)
-    nn = tree.n_nodes
-    internal = np.flatnonzero(~tree.is_leaf)
-    N = tree.counts.sum(axis=1)
-    ig1 = np.full(nn, np.nan)
-    gap = np.full(nn, np.nan)
-    if internal.size == 0:
-        return N, ig1, gap
-    G = internal.size
-    pc = tree.counts[internal]
-    e_par = node_impurity(pc, gini)
-    e_all = node_impurity(tree.counts, gini)
-    nonroot = np.flatnonzero(tree.parent >= 0)
-    child_e = np.bincount(tree.parent[nonroot], weights=e_all[nonroot], minlength=nn)[internal]
-    Ng = N[internal]
-    ig1[internal] = (e_par - child_e) / Ng
-    best = np.full(G, -np.inf)
-    lens = np.array([sub.rows[v].size for v in internal])
-    rows = np.concatenate([sub.rows[v] for v in internal])
-    w = np.concatenate([sub.w[v] for v in internal])
-    seg = np.repeat(np.arange(G), lens)
-    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
-    feat = tree.feature[internal]
-    thr = tree.threshold[internal]
-    onehot = np.zeros((rows.size, K))
-    onehot[np.arange(rows.size), y[rows]] = w
-    for f, attr in enumerate(data.schema.attributes):
-        vals = X[rows, f]
-        mine = feat == f
-        if not attr.is_nominal:
-            order = np.lexsort((vals, seg))
-            sv, sg = vals[order], seg[order]
-            cum = np.cumsum(onehot[order], axis=0)
-            off = np.zeros((G, K))
-            off[1:] = cum[starts[1:] - 1]
-            left = cum - off[sg]
-            right = pc[sg] - left
-            ok = np.zeros(rows.size, dtype=bool)
-            ok[:-1] = (sg[:-1] == sg[1:]) & (sv[:-1] < sv[1:])
-            ok &= (left.sum(axis=1) >= ml) & (right.sum(axis=1) >= ml)
-            if mine.any():  # leave out the chosen cut itself
-                t = thr[sg]
-                nxt = np.r_[sv[1:], np.inf]
-                ok &= ~(mine[sg] & (sv <= t) & (t < nxt))
-            if ok.any():
+class Competitors:
+    """Every admissible test of every internal node of a tree on D, other than the node's
+    chosen test T1, as class counts — so that the best of them with one instance's class
+    change ``d`` added on whichever side suits it best (:meth:`upper`) takes a few
+    vectorised operations for all nodes at once (module docstring, device 1).
+
+    Admissible: both sides of a numeric cut, or two values of a multiway test, or the value
+    and the rest of a binary test, hold at least ``min_leaf`` weight (the grower's rules;
+    x's weight never counts, so x makes no test admissible, and removing a row can only
+    make fewer tests admissible).
+    """
+
+    def __init__(self, sub: Sub, data: Dataset, params, gini: bool) -> None:
+        tree, X, y = sub.tree, data.X, data.y.astype(np.int64)
+        K = data.schema.n_classes
+        ml = float(params.min_leaf)
+        self.gini = gini
+        self.n_nodes = tree.n_nodes
+        self.internal = internal = np.flatnonzero(~tree.is_leaf)
+        self.N = tree.counts.sum(axis=1)
+        self.counts = tree.counts[internal]
+        self._memo: dict[tuple, np.ndarray] = {}
+        G = internal.size
+        self.cuts = []  # numeric: (node g, left counts) of admissible cuts other than T1
+        self.multi = []  # multiway nominal: (counts (G, V, K), admissible (G,))
+        self.binary = []  # binary nominal: (counts (G, V, K), admissible (G, V))
+        if G == 0:
+            return
+        pc = self.counts
+        lens = np.array([sub.rows[v].size for v in internal])
+        rows = np.concatenate([sub.rows[v] for v in internal])
+        w = np.concatenate([sub.w[v] for v in internal])
+        seg = np.repeat(np.arange(G), lens)
+        starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+        feat = tree.feature[internal]
+        thr = tree.threshold[internal]
+        onehot = np.zeros((rows.size, K))
+        onehot[np.arange(rows.size), y[rows]] = w
+        for f, attr in enumerate(data.schema.attributes):
+            vals = X[rows, f]
+            mine = feat == f
+            if not attr.is_nominal:
+                order = np.lexsort((vals, seg))
+                sv, sg = vals[order], seg[order]
+                cum = np.cumsum(onehot[order], axis=0)
+                off = np.zeros((G, K))
+                off[1:] = cum[starts[1:] - 1]
+                left = cum - off[sg]
+                ok = np.zeros(rows.size, dtype=bool)
+                ok[:-1] = (sg[:-1] == sg[1:]) & (sv[:-1] < sv[1:])
+                lw = left.sum(axis=1)
+                ok &= (lw >= ml) & (pc[sg].sum(axis=1) - lw >= ml)
+                if mine.any():  # leave out the chosen cut itself
+                    t = thr[sg]
+                    nxt = np.r_[sv[1:], np.inf]
+                    ok &= ~(mine[sg] & (sv <= t) & (t < nxt))
                 i = np.flatnonzero(ok)
-                gains = (e_par[sg[i]] - node_impurity(left[i], gini)
-                         - node_impurity(right[i], gini)) / Ng[sg[i]]
-                np.maximum.at(best, sg[i], gains)
-            continue
-        V = len(attr.values)
-        cnt = np.bincount((seg * V + vals.astype(np.int64)) * K + y[rows], weights=w,
-                          minlength=G * V * K).reshape(G, V, K)
-        bw = cnt.sum(axis=2)
-        if not params.binary_splits:
-            ok = ((bw >= ml).sum(axis=1) >= 2) & ~mine
-            gains = (e_par - node_impurity(cnt, gini).sum(axis=1)) / Ng
+                if i.size:
+                    self.cuts.append((sg[i], left[i]))
+                continue
+            V = len(attr.values)
+            cnt = np.bincount((seg * V + vals.astype(np.int64)) * K + y[rows], weights=w,
+                              minlength=G * V * K).reshape(G, V, K)
+            bw = cnt.sum(axis=2)
+            if not params.binary_splits:
+                self.multi.append((cnt, ((bw >= ml).sum(axis=1) >= 2) & ~mine))
+                continue
+            okv = (bw >= ml) & (pc.sum(axis=1)[:, None] - bw >= ml)
+            for g in np.flatnonzero(mine):
+                v = internal[g]
+                vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
+                okv[g, vb == 0] = False
+            self.binary.append((cnt, okv))
+        if self.cuts:
+            self.cuts = [(np.concatenate([g for g, _ in self.cuts]),
+                          np.concatenate([c for _, c in self.cuts]))]
+
+    def upper(self, d: np.ndarray) -> np.ndarray:
+        """Per node: the largest gain of any test other than T1 once class weights ``d`` are
+        added to the node and to the branch that favours that test most; -inf where there
+        is no other test, NaN for leaves."""
+        key = tuple(d.tolist())
+        if key in self._memo:
+            return self._memo[key]
+        gini = self.gini
+        pc = self.counts
+        G = pc.shape[0]
+        Np = self.N[self.internal] + d.sum()
+        Ep = node_impurity(pc + d, gini)
+        best = np.full(G, -np.inf)
+        for g, left in self.cuts:
+            right = pc[g] - left
+            e_l, e_r = node_impurity(left, gini), node_impurity(right, gini)
+            gl = (Ep[g] - node_impurity(left + d, gini) - e_r) / Np[g]
+            gr = (Ep[g] - e_l - node_impurity(right + d, gini)) / Np[g]
+            np.maximum.at(best, g, np.maximum(gl, gr))
+        for cnt, ok in self.multi:
+            e_v = node_impurity(cnt, gini)
+            worst = (node_impurity(cnt + d, gini) - e_v).min(axis=1)  # x's best value
+            gains = (Ep - e_v.sum(axis=1) - worst) / Np
             best = np.where(ok, np.maximum(best, gains), best)
-            continue
-        rest = pc[:, None, :] - cnt
-        okv = (bw >= ml) & (rest.sum(axis=2) >= ml)
-        for g in np.flatnonzero(mine):
-            v = internal[g]
-            vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
-            okv[g, vb == 0] = False
-        gains = (e_par[:, None] - node_impurity(cnt, gini)
-                 - node_impurity(rest, gini)) / Ng[:, None]
-        best = np.maximum(best, np.where(okv, gains, -np.inf).max(axis=1))
-    gap[internal] = ig1[internal] - best
-    return N, ig1, gap
+        for cnt, okv in self.binary:
+            rest = pc[:, None, :] - cnt
+            e_v, e_r = node_impurity(cnt, gini), node_impurity(rest, gini)
+            gin = Ep[:, None] - node_impurity(cnt + d, gini) - e_r
+            gout = Ep[:, None] - e_v - node_impurity(rest + d, gini)
+            gains = np.maximum(gin, gout) / Np[:, None]
+            best = np.maximum(best, np.where(okv, gains, -np.inf).max(axis=1))
+        out = np.full(self.n_nodes, np.nan)
+        out[self.internal] = best
+        self._memo[key] = out
+        return out
 
 
 # ------------------------------------------------------------------------------ rescoring
@@ -509,7 +531,7 @@ class NodeScores:
             pos[:, k] = np.searchsorted(self.thr[k], Xq[:, f], side="left")
         u = Xq[:, self.nom].astype(np.int64)
         cols = np.arange(self.nom.size)
-        floor = max(float(min_gain), _EPS) + _RESCORE_MARGIN
+        floor = max(float(min_gain), _EPS) + _MARGIN
         _, group = np.unique(D, axis=0, return_inverse=True)
         for g in np.unique(group):
             idx = np.flatnonzero(group == g)
@@ -544,7 +566,7 @@ class NodeScores:
                 else:
                     cand = nom[0][cols[None, :], ui]
                 best = np.maximum(best, cand.max(axis=1))
-            out[idx] = (g1 - best > _RESCORE_MARGIN) & (g1 > floor)
+            out[idx] = (g1 - best > _MARGIN) & (g1 > floor)
         return out
 
 
@@ -581,6 +603,7 @@ class BatchEngine:
         self.memo: dict[tuple, int] = {}
         self._pending: list = []
         self._scores: dict[int, NodeScores] = {}
+        self._comp: Competitors | None = None
         self._t1 = None
         # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
         self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
@@ -612,15 +635,12 @@ class BatchEngine:
             for (s, *_), g in zip(todo, grown, strict=True):
                 self.subs[s] = Sub(g, self.n)
 
-    def _cert(self, s: int):
-        sub = self.subs[s]
-        if sub.cert is None:
-            if sub.rows[0].size >= self.cert_min_rows:
-                sub.cert = certificates(sub, self.data, self.params, self.gini)
-            else:  # small trees: an exact (batched) search costs less than certifying
-                nn = sub.tree.n_nodes
-                sub.cert = (sub.tree.counts.sum(axis=1), np.zeros(nn), np.full(nn, -np.inf))
-        return sub.cert
+    def _competitors(self) -> Competitors | None:
+        """The base tree's competitor table; None for small trees, where an exact
+        (batched) search costs less than certifying."""
+        if self._comp is None and self.n >= self.cert_min_rows:
+            self._comp = Competitors(self.subs[self.base], self.data, self.params, self.gini)
+        return self._comp
 
     def _node_scores(self, v: int) -> NodeScores:
         if v not in self._scores:
@@ -743,10 +763,16 @@ class BatchEngine:
         params = self.params
         ml = float(params.min_leaf)
         max_depth = params.max_depth
-        min_gain = max(float(params.min_gain), 0.0)
+        floor = max(float(params.min_gain), _EPS) + _MARGIN
         base = self.subs[self.base]
         tree = base.tree
-        N, ig1, gap = self._cert(self.base)
+        comp = self._competitors()
+        N = tree.counts.sum(axis=1)
+        e_all = node_impurity(tree.counts, self.gini)
+        nonroot = np.flatnonzero(tree.parent >= 0)
+        child_e = np.bincount(tree.parent[nonroot], weights=e_all[nonroot],
+                              minlength=tree.n_nodes)
+        N_ig1 = e_all - child_e  # N · gain of each node's test T1
         eye = np.eye(self.K)
         pending = []
         while walking.any():
@@ -788,17 +814,23 @@ class BatchEngine:
             cb, cp = tree.counts[child], tree.counts[v]
             d_b = node_impurity(cb + delta, self.gini) - node_impurity(cb, self.gini)
             d_p = node_impurity(cp + delta, self.gini) - node_impurity(cp, self.gini)
-            Nv = N[v]
-            Nn = Nv + 1.0 - wr
-            bound = np.where(dr & (j != yr), _removal_bound(Nv, self.gini), 0.0)
-            ok = Nv * gap[v] - d_b - bound > _BOUND_MARGIN * np.maximum(Nv, 1.0)
-            ok &= (Nv * ig1[v] + d_p - d_b) / Nn > min_gain + _BOUND_MARGIN
+            g1 = (N_ig1[v] + d_p - d_b) / (N[v] + delta.sum(axis=1))  # T1's gain with x
+            ok = np.zeros(act.size, dtype=bool)
+            if comp is not None:
+                keys, group = np.unique(delta, axis=0, return_inverse=True)
+                upper = np.empty(act.size)
+                for g, d in enumerate(keys):
+                    idx = np.flatnonzero(group.ravel() == g)
+                    upper[idx] = comp.upper(d)[v[idx]]
+                ok = (g1 - upper > _MARGIN) & (g1 > floor)
+                # x replaces a row of its own class and values: the same class counts
+                ok |= dr & (j == yr)
             safe = ~dr
             if dr.any():
                 safe[dr] = self._drop_safe(v[dr], r[dr], child[dr], cp[dr] + delta[dr])
             ok &= safe
             again = np.flatnonzero(~ok & safe)
-            if again.size:
+            if again.size and comp is not None:
                 ok[again] = self._rescore(v[again], Xq[act[again]], delta[again])
             node[act[ok]] = child[ok]
             walking[act[~ok]] = False
