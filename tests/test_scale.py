@@ -284,3 +284,28 @@ def test_scheduler_unreachable_is_one_line(weather_model, capsys, monkeypatch):
     assert code == 2
     assert err.startswith("Error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
     assert len(err.strip().splitlines()) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 40), data=st.data())
+def test_write_frame_equals_pandas_to_csv(n, data):
+    import pandas as pd
+
+    from treecert.fileio import write_frame
+
+    floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                       st.sampled_from([0.1, 0.2, 1e-05, 1e16, -0.0]))
+    few = data.draw(st.lists(floats, min_size=1, max_size=3))
+    text = st.text(alphabet='ab,"\n\r é', max_size=3)
+    frame = pd.DataFrame({
+        "row": np.arange(n),
+        "label": data.draw(st.lists(text, min_size=n, max_size=n)),
+        "p": data.draw(st.lists(st.sampled_from(few), min_size=n, max_size=n)),
+        "q": data.draw(st.lists(floats, min_size=n, max_size=n)),
+        "k": data.draw(st.lists(st.integers(-5, 5), min_size=n, max_size=n)),
+    })
+    if data.draw(st.booleans()):
+        frame = frame.drop(columns=["q"])  # few distinct tails: the grouped path
+    buf = io.StringIO()
+    write_frame(frame, buf, header=True)
+    assert buf.getvalue() == frame.to_csv(index=False, lineterminator="\n")

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from treecert import api
 from treecert.errors import ConfigError, TreecertError
-from treecert.fileio import atomic_writer, check_not_input, write_text
+from treecert.fileio import atomic_writer, check_not_input, write_frame, write_text
 from treecert.model import read_model
 
 app = typer.Typer(
@@ -306,7 +306,7 @@ def predict(
                 with bar.chunk(chunk):
                     frame = api.predict_with(runner, model, chunk.data, id_column=id_column,
                                              loss=loss_matrix, row_offset=chunk.row_offset)
-                frame.to_csv(fh, index=False, header=written == 0, lineterminator="\n")
+                write_frame(frame, fh, header=written == 0)
                 written += len(frame)
             if written == 0:  # an empty shard: the header alone, from the first row's frame
                 first = next(iter(reader.chunks((0, 1))))

@@ -782,6 +782,12 @@ def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = 
 
 def _strip_missing(raw: Iterable[object]) -> np.ndarray:
     """Object array of stripped strings, None where the value is missing (blank, ?, NA)."""
+    if isinstance(raw, np.ndarray) and pd.api.types.infer_dtype(raw, skipna=True) == "string":
+        # The same, stripping each distinct value once: most of reading a label column.
+        codes, uniques = pd.factorize(pd.Series(raw, dtype=object), use_na_sentinel=True)
+        table = np.array([*(u.strip() for u in uniques), None], dtype=object)
+        table[[v in _CSV_MISSING for v in table[:-1]] + [True]] = None
+        return table[codes]
     stripped = ("" if v is None else str(v).strip() for v in raw)
     return np.array([None if v in _CSV_MISSING else v for v in stripped], dtype=object)
 
@@ -821,8 +827,10 @@ def _csv_fast(text: str, names: list[str], skip: int, keep: set[str]) -> list | 
             out.append(col.to_numpy(np.float64))
             continue
         raw = col.to_numpy(dtype=object, na_value=None)
-        if col.dtype.kind == "b" or (col.dtype == object and any(
-                isinstance(v, bool | np.bool_) for v in raw)):
+        if col.dtype.kind == "b" or (
+                col.dtype == object
+                and pd.api.types.infer_dtype(raw, skipna=True) not in ("string", "empty")
+                and any(isinstance(v, bool | np.bool_) for v in raw)):
             return None  # pandas read True/False as booleans; keep the spelling
         out.append(_strip_missing(raw))
     return out
@@ -1174,7 +1182,7 @@ def _test_attribute(
             raise mismatch(f"is {file_kind} here but nominal in the model")
         labels = _labels(col)
         lookup = {v: float(k) for k, v in enumerate(attr.values)}
-        x = np.array([_NAN if v is None else lookup.get(v, -1.0) for v in labels])
+        x = _map_labels(labels, lookup, _NAN, -1.0).astype(np.float64)
         bad = x < 0
         if bad.any():
             unseen.setdefault(attr.name, Counter()).update(labels[bad].tolist())
@@ -1204,6 +1212,14 @@ def _test_attribute(
     return parsed
 
 
+def _map_labels(labels: np.ndarray, lookup: dict, missing, unknown) -> np.ndarray:
+    """``[missing if v is None else lookup.get(v, unknown) for v in labels]`` as an array,
+    looking up each distinct label once (a million rows hold a handful of class labels)."""
+    codes, uniques = pd.factorize(pd.Series(labels, dtype=object), use_na_sentinel=True)
+    table = np.array([*(lookup.get(u, unknown) for u in uniques), missing], dtype=object)
+    return table[codes]
+
+
 def _is_number(v: str) -> bool:
     try:
         return not math.isnan(_number(v))
@@ -1221,7 +1237,7 @@ def _test_classes(schema: Schema, col: _Column, table: _Table, row_offset: int =
         )
     labels = _labels(col)
     lookup = {v: k for k, v in enumerate(cls.values)}
-    y = np.array([-1 if v is None else lookup.get(v, -2) for v in labels], dtype=np.int64)
+    y = _map_labels(labels, lookup, -1, -2).astype(np.int64)
     bad = np.flatnonzero(y == -2)
     if bad.size:
         i = int(bad[0])
