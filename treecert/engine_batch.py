@@ -475,17 +475,22 @@ class NodeScores:
         no = np.zeros_like(self.twin)
         # variant 2·side + mirror; side 0 = x left of T1. Twins with x on the same side as
         # in T1 and (when trusted) mirror twins with x on the opposite side are no threat.
-        below, above = [], []  # cuts below x (x right of them), cuts above x (x left)
-        for side in (0, 1):
-            for mirror in (no, self.mirror):
-                b_mask = (self.twin if side else no) | (mirror if side == 0 else no)
-                a_mask = (self.twin if side == 0 else no) | (mirror if side else no)
-                gr = np.where(b_mask, -np.inf, GR)
-                gl = np.where(a_mask, -np.inf, GL)
-                below.append(np.hstack([ninf, np.maximum.accumulate(gr, axis=1)]))
-                above.append(np.hstack([np.maximum.accumulate(gl[:, ::-1], axis=1)[:, ::-1],
-                                        ninf]))
-        num_best = np.maximum(np.stack(below), np.stack(above))  # (4, F, C+1)
+        def best_other(gr, gl):  # (F, C+1): best cut below x (x right) or above x (x left)
+            below = np.hstack([ninf, np.maximum.accumulate(gr, axis=1)])
+            above = np.hstack([np.maximum.accumulate(gl[:, ::-1], axis=1)[:, ::-1], ninf])
+            return np.maximum(below, above)
+
+        if self.twin.any() or self.mirror.any():
+            variants = []
+            for side in (0, 1):
+                for mirror in (no, self.mirror):
+                    b_mask = (self.twin if side else no) | (mirror if side == 0 else no)
+                    a_mask = (self.twin if side == 0 else no) | (mirror if side else no)
+                    variants.append(best_other(np.where(b_mask, -np.inf, GR),
+                                               np.where(a_mask, -np.inf, GL)))
+            num_best = np.stack(variants)  # (4, F, C+1)
+        else:
+            num_best = best_other(GR, GL)[None]  # one variant serves all
         # nominal: gain with x's value ``u`` per (column, u)
         cnt = self.cnt
         e_v = node_impurity(cnt, gini)  # (Fn, V)
@@ -552,7 +557,7 @@ class NodeScores:
             with np.errstate(invalid="ignore"):
                 scaled = g1 * 10.0**10
                 trust = np.abs(scaled - np.floor(scaled) - 0.5) > 1e-3
-            variant = side * 2 + trust
+            variant = side * 2 + trust if num_best.shape[0] == 4 else np.zeros(n, np.int64)
             best = np.full(n, -np.inf)
             if self.num.size:
                 best = num_best[variant[:, None], np.arange(self.num.size)[None, :],
