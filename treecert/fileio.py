@@ -91,9 +91,11 @@ def write_frame(frame, fh: IO[str], *, header: bool = True) -> None:
         values = frame[name].to_numpy()
         kind = values.dtype.kind
         if kind == "f":
-            uniques, inverse = np.unique(values, return_inverse=True)
+            # distinct by bits: -0.0 and 0.0 are written differently
+            bits = values.astype(np.float64).view(np.uint64)
+            uniques, index, inverse = np.unique(bits, return_index=True, return_inverse=True)
             if uniques.size * 4 < values.size:
-                text = uniques.astype(str)[inverse]
+                text = values[index].astype(str)[inverse]
             else:
                 text = values.astype(str)
             nan = np.isnan(values)
@@ -147,9 +149,9 @@ def _repeated_tails(frame):
     first[codes[::-1]] = np.arange(len(frame))[::-1]  # the first row of every group
     for name in tail.columns:
         values = tail[name].to_numpy()
-        same = values == values[first[codes]]
         if values.dtype.kind == "f":
-            same |= np.isnan(values) & np.isnan(values[first[codes]])
+            values = values.astype(np.float64).view(np.uint64)  # -0.0 is not 0.0 here
+        same = values == values[first[codes]]
         if not same.all():
             return None
     return codes, first
