@@ -80,9 +80,22 @@ def node_impurity(counts: np.ndarray, gini: bool) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------ batched search
-def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]]) -> list:
+def value_ranks(finder) -> np.ndarray:
+    """Per numeric column of the finder's X: each row's position in a stable sort of the
+    column, so that sorting a node by (node, rank) is the grower's stable value sort."""
+    cols = finder.X[:, finder.numeric_idx]
+    rank = np.empty(cols.shape[::-1], dtype=np.int64)
+    for k in range(cols.shape[1]):
+        rank[k, np.argsort(cols[:, k], kind="stable")] = np.arange(cols.shape[0])
+    return rank
+
+
+def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
+                   rank: np.ndarray | None = None) -> list:
     """Best split (or None) of every node ``(rows, weights)`` — one batched call of the
-    grower's scorer, equal to ``finder.best_split`` node by node (rows sorted ascending)."""
+    grower's scorer, equal to ``finder.best_split`` node by node (rows sorted ascending).
+    ``rank`` (:func:`value_ranks`, no missing values) replaces the per-node value sorts by
+    one integer sort per column."""
     if not nodes:
         return []
     lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
@@ -96,8 +109,13 @@ def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]]) -> list:
     if finder.numeric_idx.size:
         XT = finder.X[np.ix_(rows, finder.numeric_idx)].T
         S = np.empty(XT.shape, dtype=_index_dtype(rows.size))
-        for k in range(XT.shape[0]):  # stable within each node, as the grower sorts
-            S[k] = np.lexsort((XT[k], node))
+        if rank is not None:
+            offset = node * rank.shape[1]
+            for k in range(XT.shape[0]):  # ranks are unique: any sort is the stable one
+                S[k] = np.argsort(offset + rank[k, rows])
+        else:
+            for k in range(XT.shape[0]):  # stable within each node, as the grower sorts
+                S[k] = np.lexsort((XT[k], node))
         V = np.take_along_axis(XT, S, axis=1)
         Y = finder.y.astype(_class_dtype(finder.n_classes))[rows][S]
     choice = finder._evaluate(_Batch(seg, rows, w, we, S, V, Y))
@@ -695,6 +713,7 @@ class BatchEngine:
         y_aug = np.concatenate([self.y, labels])
         elig = np.concatenate([np.ones(n, dtype=bool), np.zeros(J, dtype=bool)])
         finder = self.learner.make_finder(self.data, eligible=elig, X=X_aug, y=y_aug)
+        rank = value_ranks(finder)
         base = self.subs[self.base]
         jobs = [{"cut": -1, "base_leaf": -1, "hanging": []} for _ in range(J)]
         node = np.zeros(J, dtype=np.int64)
@@ -720,7 +739,7 @@ class BatchEngine:
             explicit = {}
             if not items:
                 break
-            splits = evaluate_nodes(finder, [(rw[0], rw[1]) for _, _, rw in items])
+            splits = evaluate_nodes(finder, [(rw[0], rw[1]) for _, _, rw in items], rank)
             for (job, u, (rows, w, depth)), split in zip(items, splits, strict=True):
                 if u >= 0:  # a node of the base tree
                     leaf = bool(base.tree.is_leaf[u])
@@ -737,6 +756,15 @@ class BatchEngine:
                 if split is None:  # explicit leaf, or a base test x made inadmissible
                     cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
                     self._end(jobs[job], cnt, rows.size)
+                    continue
+                if paths_only:  # no missing values: x's child is the rows on x's side
+                    vals = X_aug[rows, split.feature]
+                    if split.value_branch is None:
+                        side = vals > split.threshold
+                    else:
+                        side = split.value_branch[vals.astype(np.int64)]
+                    sel = side == side[-1]  # x is the node's last row
+                    explicit[job] = (rows[sel], w[sel], depth + 1)
                     continue
                 q = n + job
                 for cr, cw in route_rows(X_aug, rows, w, split,
