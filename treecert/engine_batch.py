@@ -79,6 +79,39 @@ def node_impurity(counts: np.ndarray, gini: bool) -> np.ndarray:
     return (_xlogx(total) - _xlogx(counts).sum(axis=-1)) / _LN2
 
 
+class CountRows:
+    """Class-count rows (..., K) with their N·impurity, ready for N·impurity after a small
+    class-weight change ``d`` (one or two non-zero entries) without touching every class."""
+
+    def __init__(self, counts: np.ndarray, gini: bool) -> None:
+        self.counts = counts
+        self.gini = gini
+        self.total = counts.sum(axis=-1)
+        if gini:
+            self.squares = (counts * counts).sum(axis=-1)
+            self.impurity = node_impurity(counts, gini)
+        else:
+            self.nats = _xlogx(self.total) - _xlogx(counts).sum(axis=-1)
+            self.impurity = self.nats / _LN2
+
+    def plus(self, d: np.ndarray) -> np.ndarray:
+        """N·impurity of ``counts + d`` (entries pushed below zero count as zero)."""
+        total = self.total + d.sum()
+        nz = np.flatnonzero(d)
+        if self.gini:
+            sq = self.squares
+            for k in nz:
+                c = self.counts[..., k]
+                sq = sq + (2.0 * c * d[k] + d[k] * d[k])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(total > 0, total - sq / total, 0.0)
+        nats = self.nats + (_xlogx(total) - _xlogx(self.total))
+        for k in nz:
+            c = self.counts[..., k]
+            nats = nats - (_xlogx(c + d[k]) - _xlogx(c))
+        return nats / _LN2
+
+
 # ------------------------------------------------------------------------------ batched search
 def value_ranks(finder) -> np.ndarray:
     """Per numeric column of the finder's X: each row's position in a stable sort of the
@@ -309,24 +342,26 @@ class Competitors:
                     ok &= ~(mine[sg] & (sv <= t) & (t < nxt))
                 i = np.flatnonzero(ok)
                 if i.size:
-                    self.cuts.append((sg[i], left[i]))
+                    self.cuts.append((sg[i], left[i], pc[sg[i]] - left[i]))
                 continue
             V = len(attr.values)
             cnt = np.bincount((seg * V + vals.astype(np.int64)) * K + y[rows], weights=w,
                               minlength=G * V * K).reshape(G, V, K)
             bw = cnt.sum(axis=2)
             if not params.binary_splits:
-                self.multi.append((cnt, ((bw >= ml).sum(axis=1) >= 2) & ~mine))
+                self.multi.append((CountRows(cnt, gini), ((bw >= ml).sum(axis=1) >= 2) & ~mine))
                 continue
             okv = (bw >= ml) & (pc.sum(axis=1)[:, None] - bw >= ml)
             for g in np.flatnonzero(mine):
                 v = internal[g]
                 vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
                 okv[g, vb == 0] = False
-            self.binary.append((cnt, okv))
+            self.binary.append((CountRows(cnt, gini), CountRows(pc[:, None, :] - cnt, gini),
+                                okv))
         if self.cuts:
-            self.cuts = [(np.concatenate([g for g, _ in self.cuts]),
-                          np.concatenate([c for _, c in self.cuts]))]
+            g, left, right = (np.concatenate(part) for part in zip(*self.cuts, strict=True))
+            self.cuts = [(g, CountRows(left, gini), CountRows(right, gini))]
+        self.parent = CountRows(pc, gini)
 
     def upper(self, d: np.ndarray) -> np.ndarray:
         """Per node: the largest gain of any test other than T1 once class weights ``d`` are
@@ -335,28 +370,22 @@ class Competitors:
         key = tuple(d.tolist())
         if key in self._memo:
             return self._memo[key]
-        gini = self.gini
-        pc = self.counts
-        G = pc.shape[0]
+        G = self.counts.shape[0]
         Np = self.N[self.internal] + d.sum()
-        Ep = node_impurity(pc + d, gini)
+        Ep = self.parent.plus(d)
         best = np.full(G, -np.inf)
-        for g, left in self.cuts:
-            right = pc[g] - left
-            e_l, e_r = node_impurity(left, gini), node_impurity(right, gini)
-            gl = (Ep[g] - node_impurity(left + d, gini) - e_r) / Np[g]
-            gr = (Ep[g] - e_l - node_impurity(right + d, gini)) / Np[g]
+        for g, left, right in self.cuts:
+            gl = (Ep[g] - left.plus(d) - right.impurity) / Np[g]
+            gr = (Ep[g] - left.impurity - right.plus(d)) / Np[g]
             np.maximum.at(best, g, np.maximum(gl, gr))
         for cnt, ok in self.multi:
-            e_v = node_impurity(cnt, gini)
-            worst = (node_impurity(cnt + d, gini) - e_v).min(axis=1)  # x's best value
+            e_v = cnt.impurity
+            worst = (cnt.plus(d) - e_v).min(axis=1)  # x's best value
             gains = (Ep - e_v.sum(axis=1) - worst) / Np
             best = np.where(ok, np.maximum(best, gains), best)
-        for cnt, okv in self.binary:
-            rest = pc[:, None, :] - cnt
-            e_v, e_r = node_impurity(cnt, gini), node_impurity(rest, gini)
-            gin = Ep[:, None] - node_impurity(cnt + d, gini) - e_r
-            gout = Ep[:, None] - e_v - node_impurity(rest + d, gini)
+        for cnt, rest, okv in self.binary:
+            gin = Ep[:, None] - cnt.plus(d) - rest.impurity
+            gout = Ep[:, None] - cnt.impurity - rest.plus(d)
             gains = np.maximum(gin, gout) / Np[:, None]
             best = np.maximum(best, np.where(okv, gains, -np.inf).max(axis=1))
         out = np.full(self.n_nodes, np.nan)
@@ -466,6 +495,7 @@ class NodeScores:
             vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
             self.t1_value = int(np.flatnonzero(vb == 0)[0]) if self.binary else -1
         self._memo: dict[tuple, tuple] = {}
+        self._rows = None
 
     def _arrays(self, d: np.ndarray):
         """Gains of every candidate with ``d`` (class-weight change) added to x's side, T1
@@ -474,13 +504,15 @@ class NodeScores:
         key = tuple(d.tolist())
         if key in self._memo:
             return self._memo[key]
-        gini = self.gini
+        if self._rows is None:
+            self._rows = (CountRows(self.L, self.gini), CountRows(self.P - self.L, self.gini),
+                          CountRows(self.cnt, self.gini),
+                          CountRows(self.P - self.cnt, self.gini))
+        L, R, cnt, rest = self._rows
         Np = self.N + d.sum()
-        Ep = node_impurity(self.P + d, gini)
-        L = self.L
-        R = self.P - L
-        GL = (Ep - node_impurity(L + d, gini) - node_impurity(R, gini)) / Np
-        GR = (Ep - node_impurity(L, gini) - node_impurity(R + d, gini)) / Np
+        Ep = node_impurity(self.P + d, self.gini)
+        GL = (Ep - L.plus(d) - R.impurity) / Np
+        GR = (Ep - L.impurity - R.plus(d)) / Np
         GL = np.where(self.cut_ok, GL, -np.inf)
         GR = np.where(self.cut_ok, GR, -np.inf)
         t1 = (-np.inf, -np.inf)
@@ -510,15 +542,11 @@ class NodeScores:
         else:
             num_best = best_other(GR, GL)[None]  # one variant serves all
         # nominal: gain with x's value ``u`` per (column, u)
-        cnt = self.cnt
-        e_v = node_impurity(cnt, gini)  # (Fn, V)
-        e_vd = node_impurity(cnt + d, gini)
+        e_v = cnt.impurity  # (Fn, V)
+        e_vd = cnt.plus(d)
         if self.binary:
-            rest = self.P - cnt
-            e_r = node_impurity(rest, gini)
-            gin = np.where(self.val_ok, (Ep - e_vd - e_r) / Np, -np.inf)
-            gout = np.where(self.val_ok, (Ep - e_v - node_impurity(rest + d, gini)) / Np,
-                            -np.inf)
+            gin = np.where(self.val_ok, (Ep - e_vd - rest.impurity) / Np, -np.inf)
+            gout = np.where(self.val_ok, (Ep - e_v - rest.plus(d)) / Np, -np.inf)
             if self.t1_nom >= 0:
                 j, s1 = self.t1_nom, self.t1_value
                 t1 = (gin[j, s1], gout[j, s1])
