@@ -6,18 +6,21 @@ Run from the repository root (needs ../shared/datasets, scikit-learn)::
 
 What is timed (in-process, ``time.perf_counter``, one run each):
 
-* ``fast``: treecert's TPCE with the default engine over *every* test instance of the
-  protocol (10-fold CV with the shared folds files, or leave-one-out through the LOO fast
-  path).
-* ``naive``: the same method with ``engine=naive`` (a whole tree per label per instance),
-  timed on ``--sample`` test instances spread over the folds and scaled to all instances
-  (its cost per instance is flat; timing all of it would take hours on segment-challenge).
+* ``fast``: treecert's TPCE with the default engine (:mod:`treecert.engine_batch`) over
+  *every* test instance of the protocol (10-fold CV with the shared folds files, or
+  leave-one-out through the LOO fast path), fit and predict.
+* ``path``: ``engine=path`` (x's path grown one (x, c) at a time, the previous default),
+  timed on ``--sample`` test instances and scaled to all instances.
+* ``naive``: ``engine=naive`` (a whole tree per label per instance), timed on the same
+  sample and scaled (its cost per instance is flat; timing all of it would take hours on
+  segment-challenge).
 * ``sklearn``: what a user would write with scikit-learn — refit
   ``DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2)`` on the training data
   plus the instance for each label, one-hot encoded nominal attributes, missing values
   imputed — timed on the same sample and scaled the same way.
 
-The fast and naive engines are checked to give identical probabilities on the sample.
+The fast, path and naive engines are checked to give identical probabilities (bit for bit)
+on the sample.
 A second table shows how the per-instance cost grows with n on synthetic data.
 """
 
@@ -79,44 +82,55 @@ def _time(fn) -> float:
 def cv_row(name: str, sample: int) -> dict:
     data = load_dataset(SHARED / f"{name}.arff")
     ids = read_fold_ids((SHARED / f"{name}.folds.csv").read_text(), data.n_samples, name)
-    fast_s = 0.0
-    naive_s = sk_s = 0.0
+    fast_s = path_s = naive_s = sk_s = 0.0
     n_sampled = 0
     per_fold = max(1, sample // 10)
     for f in range(10):
         train, test = data.subset(ids != f), data.subset(ids == f)
-        fast = make_method("tpce").fit(train)
-        fast_s += _time(lambda fast=fast, test=test: fast.predict(test))
-        sub = test.subset(np.arange(min(per_fold, test.n_samples)))
-        naive = make_method("tpce:engine=naive").fit(train)
         t0 = time.perf_counter()
-        p_naive = naive.predict(sub).proba
-        naive_s += time.perf_counter() - t0
-        np.testing.assert_allclose(fast.predict(sub).proba, p_naive, atol=1e-12)
+        p_fast = make_method("tpce").fit(train).predict(test).proba
+        fast_s += time.perf_counter() - t0
+        sub = test.subset(np.arange(min(per_fold, test.n_samples)))
+        for engine in ("path", "naive"):
+            t0 = time.perf_counter()
+            p_other = make_method(f"tpce:engine={engine}").fit(train).predict(sub).proba
+            if engine == "path":
+                path_s += time.perf_counter() - t0
+            else:
+                naive_s += time.perf_counter() - t0
+            np.testing.assert_array_equal(p_fast[: sub.n_samples], p_other)
         sk_s += sklearn_tpce_seconds(train, sub)
         n_sampled += sub.n_samples
     scale = data.n_samples / n_sampled
     return {"dataset": name, "protocol": "10-fold", "n": data.n_samples,
-            "fast_s": fast_s, "naive_s": naive_s * scale, "sklearn_s": sk_s * scale,
-            "sampled": n_sampled}
+            "fast_s": fast_s, "path_s": path_s * scale, "naive_s": naive_s * scale,
+            "sklearn_s": sk_s * scale, "sampled": n_sampled}
 
 
 def loo_row(name: str, sample: int) -> dict:
     data = load_dataset(SHARED / f"{name}.arff")
     n = data.n_samples
-    method = make_method("tpce").fit(data)
-    fast_s = _time(lambda: method.predict_loo(np.arange(n)))
+    t0 = time.perf_counter()
+    p_fast = make_method("tpce").fit(data).predict_loo(np.arange(n)).proba
+    fast_s = time.perf_counter() - t0
     rows = np.linspace(0, n - 1, sample).astype(int)
+    t0 = time.perf_counter()
+    p_path = make_method("tpce:engine=path").fit(data).predict_loo(rows).proba
+    path_s = time.perf_counter() - t0
+    np.testing.assert_array_equal(p_fast[rows], p_path)
     naive_s = sk_s = 0.0
     for i in rows:
         keep = np.delete(np.arange(n), i)
         train, test = data.subset(keep), data.subset(np.array([i]))
-        naive = make_method("tpce:engine=naive").fit(train)
-        naive_s += _time(lambda naive=naive, test=test: naive.predict(test))
+        t0 = time.perf_counter()
+        p_naive = make_method("tpce:engine=naive").fit(train).predict(test).proba
+        naive_s += time.perf_counter() - t0
+        np.testing.assert_array_equal(p_fast[i : i + 1], p_naive)
         sk_s += sklearn_tpce_seconds(train, test)
     scale = n / rows.size
     return {"dataset": name, "protocol": "LOO", "n": n, "fast_s": fast_s,
-            "naive_s": naive_s * scale, "sklearn_s": sk_s * scale, "sampled": rows.size}
+            "path_s": path_s * scale, "naive_s": naive_s * scale,
+            "sklearn_s": sk_s * scale, "sampled": rows.size}
 
 
 def synthetic(n: int, seed: int = 0) -> Dataset:
@@ -128,18 +142,19 @@ def synthetic(n: int, seed: int = 0) -> Dataset:
     return Dataset(schema, X, (score > 0).astype(np.int64), np.ones(n))
 
 
-def scaling_rows(sizes, n_test: int = 20) -> list[dict]:
+def scaling_rows(sizes, n_test: int = 200, k: int = 3) -> list[dict]:
+    """Per test instance: fast on ``n_test`` instances (fit included), naive and sklearn on
+    ``k`` of them."""
     out = []
     for n in sizes:
         data = synthetic(n + n_test)
         train, test = data.subset(np.arange(n)), data.subset(np.arange(n, n + n_test))
-        fast = make_method("tpce").fit(train)
-        fast_s = _time(lambda fast=fast, test=test: fast.predict(test)) / n_test
-        naive = make_method("tpce:engine=naive").fit(train)
-        k = 3
-        naive_s = _time(lambda naive=naive, test=test, k=k: naive.predict(test.subset(
-            np.arange(k)))) / k
-        sk_s = sklearn_tpce_seconds(train, test.subset(np.arange(k))) / k
+        fast_s = _time(lambda train=train, test=test: make_method("tpce").fit(train).predict(
+            test)) / n_test
+        few = test.subset(np.arange(k))
+        naive_s = _time(lambda train=train, few=few: make_method("tpce:engine=naive").fit(
+            train).predict(few)) / k
+        sk_s = sklearn_tpce_seconds(train, few) / k
         out.append({"n": n, "fast_ms": 1e3 * fast_s, "naive_ms": 1e3 * naive_s,
                     "sklearn_ms": 1e3 * sk_s})
     return out
@@ -156,19 +171,22 @@ def main() -> None:
     for name in args.datasets.split(","):
         rows.append(cv_row(name, args.sample))
         rows.append(loo_row(name, max(10, args.sample // 2)))
-    print("| dataset | protocol | n | fast (s) | naive (s, est.) | sklearn refit (s, est.) |"
-          " naive/fast | sklearn/fast |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| dataset | protocol | n | fast (s) | path (s, est.) | naive (s, est.) |"
+          " sklearn refit (s, est.) | naive/fast | sklearn/fast | path/fast |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['dataset']} | {r['protocol']} | {r['n']} | {r['fast_s']:.2f} | "
-              f"{r['naive_s']:.1f} | {r['sklearn_s']:.1f} | {r['naive_s'] / r['fast_s']:.1f}x"
-              f" | {r['sklearn_s'] / r['fast_s']:.1f}x |")
+              f"{r['path_s']:.1f} | {r['naive_s']:.1f} | {r['sklearn_s']:.1f} | "
+              f"{r['naive_s'] / r['fast_s']:.1f}x | {r['sklearn_s'] / r['fast_s']:.1f}x | "
+              f"{r['path_s'] / r['fast_s']:.1f}x |", flush=True)
     print()
     print("| n (synthetic, 20 numeric, 2 classes) | fast ms/instance | naive ms/instance |"
-          " sklearn ms/instance |")
-    print("|---:|---:|---:|---:|")
+          " sklearn ms/instance | naive/fast | sklearn/fast |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for r in scaling_rows([int(s) for s in args.sizes.split(",")]):
-        print(f"| {r['n']} | {r['fast_ms']:.1f} | {r['naive_ms']:.0f} | {r['sklearn_ms']:.0f} |")
+        print(f"| {r['n']} | {r['fast_ms']:.2f} | {r['naive_ms']:.0f} | {r['sklearn_ms']:.0f} |"
+              f" {r['naive_ms'] / r['fast_ms']:.0f}x | {r['sklearn_ms'] / r['fast_ms']:.0f}x |",
+              flush=True)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     import csv
