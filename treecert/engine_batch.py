@@ -6,28 +6,25 @@ it, and growing even that path one (x, c) at a time is dominated by the fixed co
 split search per node. Three devices remove almost all of it without changing a single
 result (``tests/test_engine_batch.py`` checks bit-identity with the naive reference):
 
-1. **A bound that a node's test cannot change.** With information gain or Gini, adding x
-   (weight 1, class c) to a node of weight N changes N·impurity by ΔE_p at the node and by
-   ΔE_b in the one branch b that x enters, so for the chosen test T1 and any other test T2
-   (whose branch impurities can only grow, ΔE ≥ 0)::
-
-       N'(gain'(T1) − gain'(T2)) ≥ N (gain(T1) − gain(T2)) − ΔE_b(T1) − B,
-
-   with B = 0. gain(T2) is bounded by the best *other* admissible test of the base node
-   (computed once per base tree; x cannot make a test admissible). Under leave-one-out x
-   replaces its own row r (same values, so the same side of every test): a branch loses
-   one instance of class y_r, which lowers N·entropy by at most h(N−1) = (N ln N −
-   (N−1) ln(N−1))/ln 2 and N·Gini by at most 2, so B is that (0 when c = y_r). When the
-   right side exceeds a margin far above rounding (1e-7·N), T1 stays the chosen test.
-2. **Exact rescoring from the base node's class counts.** Where the bound fails, every
-   candidate test of the node is rescored with x in — x is ineligible for thresholds, so
-   the candidate cuts are the base node's and x only adds its class to one side of each:
-   with the cuts of a column sorted, the cuts left of x and those right of it are two
-   ranges, and prefix/suffix maxima give the best other test per column in O(1) per x.
-   When T1 wins by more than 1e-9 in gain (the grower compares gains rounded to 10
-   decimals), it stays. Leave-one-out swaps r for x: the new candidate cuts are old cuts
-   with r replaced by x on the same side, so the old cuts rescored with the swap bound
-   every new one.
+1. **A table of every other test's best case.** x is ineligible for thresholds, so the
+   candidate tests of a node holding x are the base node's, and x only adds its class c
+   (weight 1) to one branch of each. For each base node and each class change d,
+   :class:`Competitors` gives, vectorised over all nodes, the largest gain any test
+   other than the chosen T1 can reach with d on whichever branch suits it best; T1's own
+   gain with x is exact (x's branch of T1 is known). When T1 leads by more than 1e-9 (the
+   grower compares gains rounded to 10 decimals) it stays the chosen test and x's child
+   is the base child. Leave-one-out swaps x for its own row r (same values, so the same
+   side of every test, d = e_c − e_{y_r}): the new candidates are old tests with r
+   replaced by x on r's side — a subset of what the table scores — unless r alone sets
+   T1's threshold or T1's admissibility, which is checked (:meth:`BatchEngine._drop_safe`);
+   with c = y_r nothing changes at all.
+2. **Exact rescoring where x's position matters.** Where the table is not enough — a
+   competitor close to T1 — every candidate of the node is rescored for x's actual
+   position (:class:`NodeScores`): with a column's cuts sorted, those left of x and those
+   right of it are two ranges, and prefix/suffix maxima give the best per column in O(1)
+   per x. Exact ties of T1 with a later column that splits the rows identically (a
+   duplicated column; or a mirrored one, when the gain is safely away from a rounding
+   boundary) are settled as the grower settles them: the lower column wins.
 3. **Batched exact searches.** Every node that is not certified — x's leaf when x's label
    makes it impure, nodes whose certificate fails, and every node of a subtree regrown
    below a changed test — is searched in one call of the grower's split finder per round,
