@@ -75,22 +75,59 @@ def write_text(path: str | Path, text: str) -> None:
 def write_frame(frame, fh: IO[str], *, header: bool = True) -> None:
     """``frame.to_csv(fh, index=False, header=header, lineterminator="\\n")``, faster.
 
-    Float columns are formatted as pandas formats them (numpy's shortest round-trip
-    ``astype(str)``, '' for NaN), but each distinct value only once: a leaf method's
-    probabilities take few values, and formatting is most of the cost of writing a million
-    rows. Rows then go through the csv module with pandas' quoting (QUOTE_MINIMAL). Frames
-    with other column types (missing labels, booleans, ...) are left to pandas.
+    Values are formatted as pandas formats them (floats by numpy's shortest round-trip
+    ``astype(str)``, NaN as ''), quoted as pandas quotes them (QUOTE_MINIMAL), but each
+    distinct value is formatted once, and when the rows after their first column (``row``)
+    take few distinct values — a leaf method's rows are one per (leaf, actual class) —
+    each distinct tail is formatted once: formatting is most of the cost of writing a
+    million rows. Frames with other column types (booleans, missing labels, ...) are left
+    to pandas.
     """
     import csv
 
     import numpy as np
     import pandas as pd
 
-    columns, texts = [], []
+    kinds = []
     for name in frame.columns:
         values = frame[name].to_numpy()
         kind = values.dtype.kind
-        if kind == "f":
+        if kind == "O" and pd.api.types.infer_dtype(values, skipna=False) != "string":
+            kind = "?"
+        if kind not in "fiuO":
+            frame.to_csv(fh, index=False, header=header, lineterminator="\n")
+            return
+        kinds.append(kind)
+    writer = csv.writer(fh, lineterminator="\n")
+    if header:
+        writer.writerow([str(c) for c in frame.columns])
+    if len(frame) == 0:
+        return
+    plain = all(not any(ch in "\x00".join(pd.unique(frame[name].to_numpy())) for ch in ',"\r\n')
+                for name, kind in zip(frame.columns, kinds, strict=True) if kind == "O")
+    if not plain or frame.shape[1] < 2:
+        writer.writerows(zip(*_text_columns(frame), strict=True))
+        return
+    # nothing to quote: plain joins, twice the csv module's speed
+    combos = _repeated_tails(frame)
+    if combos is not None:  # few distinct rows after the first column
+        codes, first = combos
+        head = _text_columns(frame.iloc[:, :1])[0]
+        tails = np.array([",".join(r) for r in zip(*_text_columns(frame.iloc[first, 1:]),
+                                                 strict=True)], dtype=object)[codes].tolist()
+        fh.write("\n".join(map(",".join, zip(head, tails, strict=True))) + "\n")
+    else:
+        fh.write("\n".join(map(",".join, zip(*_text_columns(frame), strict=True))) + "\n")
+
+
+def _text_columns(frame) -> list[list[str]]:
+    """Every column as the strings pandas' to_csv writes (before quoting)."""
+    import numpy as np
+
+    out = []
+    for name in frame.columns:
+        values = frame[name].to_numpy()
+        if values.dtype.kind == "f":
             # distinct by bits: -0.0 and 0.0 are written differently
             bits = values.astype(np.float64).view(np.uint64)
             uniques, index, inverse = np.unique(bits, return_index=True, return_inverse=True)
@@ -101,57 +138,33 @@ def write_frame(frame, fh: IO[str], *, header: bool = True) -> None:
             nan = np.isnan(values)
             if nan.any():
                 text[nan] = ""
-            columns.append(text.tolist())
-        elif kind in "iu":
-            columns.append(values.astype(str).tolist())
-        elif kind == "O" and pd.api.types.infer_dtype(values, skipna=False) == "string":
-            columns.append(values.tolist())
-            texts.append(values)
+            out.append(text.tolist())
+        elif values.dtype.kind in "iu":
+            out.append(values.astype(str).tolist())
         else:
-            frame.to_csv(fh, index=False, header=header, lineterminator="\n")
-            return
-    writer = csv.writer(fh, lineterminator="\n")
-    if header:
-        writer.writerow([str(c) for c in frame.columns])
-    plain = all(not any(ch in "\x00".join(pd.unique(values)) for ch in ',"\r\n')
-                for values in texts)
-    if plain and len(columns) > 1:  # nothing to quote: plain joins, twice the csv module's speed
-        if not columns[0]:
-            return
-        combos = _repeated_tails(frame)
-        if combos is not None:  # few distinct rows after the first column (a leaf method)
-            codes, first = combos
-            tails = np.array([",".join(col[i] for col in columns[1:]) for i in first],
-                             dtype=object)[codes].tolist()
-            fh.write("\n".join(map(",".join, zip(columns[0], tails, strict=True))) + "\n")
-        else:
-            fh.write("\n".join(map(",".join, zip(*columns, strict=True))) + "\n")
-    else:
-        writer.writerows(zip(*columns, strict=True))
+            out.append(values.tolist())
+    return out
 
 
 def _repeated_tails(frame):
     """(codes, first rows) if the rows without their first column take few distinct values:
-    ``codes[i]`` numbers row i's values, ``first[c]`` is a row with values ``c``; else None.
-
-    Rows are grouped by a 64-bit hash and then checked column by column, so a collision
-    cannot merge different rows (it only means no grouping is used).
+    ``codes[i]`` numbers row i's values, ``first[c]`` is the first row with values ``c``;
+    else None. Exact: every column is factorised (floats by their bits) and the codes
+    combined, so no two different rows share a code.
     """
     import numpy as np
     import pandas as pd
 
-    tail = frame.iloc[:, 1:]
-    hashes = pd.util.hash_pandas_object(tail, index=False).to_numpy()
-    codes, uniques = pd.factorize(hashes)
-    if uniques.size * 8 > len(frame):
-        return None
-    first = np.zeros(uniques.size, dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(frame))[::-1]  # the first row of every group
-    for name in tail.columns:
-        values = tail[name].to_numpy()
+    n = len(frame)
+    combined = np.zeros(n, dtype=np.int64)
+    for name in frame.columns[1:]:
+        values = frame[name].to_numpy()
         if values.dtype.kind == "f":
             values = values.astype(np.float64).view(np.uint64)  # -0.0 is not 0.0 here
-        same = values == values[first[codes]]
-        if not same.all():
+        codes, uniques = pd.factorize(values, use_na_sentinel=False)
+        combined, groups = pd.factorize(combined * (uniques.size + 1) + codes)
+        if groups.size * 8 > n:
             return None
-    return codes, first
+    first = np.zeros(groups.size, dtype=np.int64)
+    first[combined[::-1]] = np.arange(n)[::-1]  # the first row of every group
+    return combined, first

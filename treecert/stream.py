@@ -176,6 +176,8 @@ class SchemaReader:
         decoder = codecs.getincrementaldecoder("utf-8-sig")()
         try:
             for block, _ in self._bytes():
+                if block.isascii() and not decoder.getstate()[0]:
+                    continue  # plain ASCII is UTF-8 (and nothing is pending from before)
                 decoder.decode(block)
             decoder.decode(b"", final=True)
         except UnicodeDecodeError:

@@ -1,0 +1,65 @@
+"""Shared helpers of the scale_* benchmarks: synthetic data and measuring a command.
+
+``measure`` runs a command and samples the resident memory of its whole process tree
+(psutil, every 50 ms), so local worker processes (joblib/loky) are counted too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def write_synthetic(path: Path, n: int, seed: int, n_features: int = 8) -> None:
+    """``n`` rows of ``n_features`` numbers (4 decimals) and a noisy two-class label."""
+    rng = np.random.RandomState(seed)
+    with path.open("w") as fh:
+        fh.write(",".join([f"x{j}" for j in range(n_features)] + ["class"]) + "\n")
+        for lo in range(0, n, 100_000):
+            X = rng.normal(size=(min(100_000, n - lo), n_features)).round(4)
+            score = X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + rng.normal(scale=0.7, size=X.shape[0])
+            y = np.where(score > 0, "pos", "neg")
+            fh.write("\n".join(",".join(map(repr, r)) + "," + c
+                               for r, c in zip(X.tolist(), y, strict=True)) + "\n")
+
+
+def measure(cmd: list[str], extra_pids=()) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak MiB) of a command.
+
+    CPU is user + system time of the command and the children it waited for (``wait4``):
+    on a machine shared with other work the wall time depends on the load, the CPU time
+    much less. Peak memory is the RSS summed over the command's process tree and the
+    processes ``extra_pids`` (e.g. Dask workers), sampled every 50 ms.
+    """
+    import os
+
+    import psutil
+
+    extra = [psutil.Process(p) for p in extra_pids]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd)
+    root = psutil.Process(proc.pid)
+    peak = 0
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        total = 0
+        try:
+            for p in [root, *root.children(recursive=True), *extra]:
+                try:
+                    total += p.memory_info().rss
+                except psutil.Error:
+                    pass
+        except psutil.Error:
+            pass
+        peak = max(peak, total)
+        time.sleep(0.05)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
+    return wall, usage.ru_utime + usage.ru_stime, peak / 2**20

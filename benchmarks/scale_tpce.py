@@ -1,0 +1,62 @@
+"""``treecert predict --method tpce`` on synthetic test rows from a 5,000-row training set:
+one local worker, two local workers (``--jobs 2``) and a two-worker Dask ``LocalCluster``
+on loopback (``--scheduler``); throughput and peak memory of each, in the same run.
+
+    nice -n 10 python benchmarks/scale_tpce.py --rows 100000
+
+Memory is the peak RSS summed over the predict command's process tree (its joblib
+workers included) and, for the Dask run, the two worker processes. The three outputs are
+checked to be byte-identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import sys
+import tempfile
+from pathlib import Path
+
+from scale_common import measure, write_synthetic
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--train-rows", type=int, default=5_000)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="treecert-tpce-"))
+    train, test = work / "train.csv", work / "test.csv"
+    write_synthetic(train, args.train_rows, seed=1)
+    write_synthetic(test, args.rows, seed=2)
+    model = work / "model.json"
+    measure([sys.executable, "-m", "treecert", "train", str(train), "-o", str(model), "-q"])
+    base = [sys.executable, "-m", "treecert", "predict", str(model), str(test),
+            "--method", "tpce", "-q"]
+    rows = []
+    for label, extra in (("1 local worker", ["--jobs", "1"]),
+                         ("2 local workers (--jobs 2)", ["--jobs", "2"])):
+        out = work / f"out-{len(rows)}.csv"
+        wall, _, mem = measure([*base, *extra, "-o", str(out)])
+        rows.append((label, wall, mem, out))
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp",
+                      host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster:
+        pids = [w.process.pid for w in cluster.workers.values()]
+        out = work / "out-dask.csv"
+        wall, _, mem = measure([*base, "--scheduler", cluster.scheduler_address, "-o",
+                                str(out)], extra_pids=pids)
+        rows.append(("2-worker Dask LocalCluster (--scheduler)", wall, mem, out))
+    same = all(filecmp.cmp(rows[0][3], r[3], shallow=False) for r in rows[1:])
+    print(f"{args.rows:,} test rows, {args.train_rows:,} training rows; outputs identical: "
+          f"{same}")
+    print("| run | seconds | rows/s | speed-up vs 1 worker | peak MiB |")
+    print("|---|---:|---:|---:|---:|")
+    for label, wall, mem, _ in rows:
+        print(f"| {label} | {wall:.1f} | {args.rows / wall:,.0f} | {rows[0][1] / wall:.2f} | "
+              f"{mem:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
