@@ -2,10 +2,13 @@
 
 Every certificate is exercised on small data (``cert_min_rows = 0``), with duplicated and
 mirrored columns to create the exact ties the rescoring has to settle, and under
-leave-one-out (a training row swapped for x).
+leave-one-out (a training row swapped for x). ``TREECERT_ENGINE_EXAMPLES`` raises the
+number of random cases (CI uses the default).
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -53,7 +56,10 @@ def _assert_engines_agree(engine: TransductiveEngine, X, labels, drop=None):
         np.testing.assert_array_equal(fast, naive)
 
 
-@settings(max_examples=150, deadline=None)
+EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "150"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(
     data=random_datasets(min_rows=8, max_rows=60, missing=False),
     criterion=st.sampled_from(["info_gain", "gini"]),
