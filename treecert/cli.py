@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from treecert import api
+from treecert import api, units
 from treecert.errors import ConfigError, TreecertError
 from treecert.fileio import atomic_writer, check_not_input, write_frame, write_text
 from treecert.model import read_model
@@ -263,7 +263,7 @@ def predict(
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", metavar="BYTES",
                           help="CSV text read per chunk (memory is a small multiple of it).")
-    ] = 4 << 20,
+    ] = 1 << 20,
     quiet: Quiet = False,
 ) -> None:
     """Score data with a model: one CSV row per instance, in input order.
@@ -273,9 +273,10 @@ def predict(
     predicted is the class of minimum expected loss and expected_loss is that loss.
 
     CSV input (files, .csv.gz, stdin) is streamed: read in chunks of --chunk-size bytes
-    (4 MB) and written as it goes, so memory stays at the model plus a few times one chunk,
-    whatever the file size. ARFF files are read whole, then scored in chunks of 50,000 rows.
-    The output is still written atomically. --shard I/N scores rows
+    (1 MB) and written as it goes, so memory stays at the model plus about 30 times the
+    chunk size (~140 MB in all for a small model), whatever the file size. ARFF files are
+    read whole, then scored in chunks of 50,000 rows. The output is still written
+    atomically. --shard I/N scores rows
     [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers; every shard has the
     header, so the header once plus the shards' other lines in order is the whole output.
 
@@ -538,10 +539,10 @@ def evaluate(
     name = _dataset_name(data)
     store, only = None, None
     if output is not None:
-        store, keys = _unit_store(Path(output) / "units", dataset, method, protocol, params,
+        store, keys = units.open_run(Path(output) / "units", dataset, method, protocol, params,
                                   name, loss_matrix, bins, interval_auc, not no_timing,
                                   fresh=not (resume or part))
-        only = _shard_keys(keys, part)
+        only = units.shard_keys(keys, part)
     with backend(scheduler), _RowProgress("evaluating", None, unit="units") as bar:
         result = api.evaluate(
             dataset, method, protocol=protocol, tree_params=params, loss=loss_matrix,
@@ -574,42 +575,6 @@ def _check_units_options(shard, resume, output, plots, bias_variance=0):
     if part is not None and bias_variance:
         raise ConfigError("--bias-variance needs the whole run, not a shard.")
     return part
-
-
-def _unit_store(directory, dataset, methods, protocol, params, name, loss, bins,
-                interval_auc, timing, *, fresh):
-    """The unit record of one dataset's run: (store, every unit key in order)."""
-    from treecert.experiment import unit_keys
-    from treecert.model import data_sha256
-    from treecert.units import FORMAT, UnitStore, fingerprint
-
-    keys = unit_keys(dataset, methods, protocol)
-    finish = {"loss": None if loss is None else loss.tolist(), "bins": bins,
-              "interval_auc": interval_auc, "timing": timing}
-    test = protocol.test
-    description = {
-        "data": data_sha256(dataset.X, dataset.y, dataset.weights),
-        "protocol": [protocol.kind, protocol.n_folds, protocol.repeats, protocol.seed,
-                     protocol.fold_ids,
-                     None if test is None else data_sha256(test.X, test.y, test.weights)],
-        "params": {k: v for k, v in params.items() if k != "loss"},
-        "methods": list(methods), "finish": finish, "name": name,
-    }
-    manifest = {"format": FORMAT, "version": 1, "dataset": name, "methods": list(methods),
-                "schema": dataset.schema.to_json(), "finish": finish,
-                "units": [list(k) for k in keys], "fingerprint": fingerprint(description)}
-    store = UnitStore(directory)
-    store.open(manifest, fresh=fresh)
-    return store, keys
-
-
-def _shard_keys(keys, part):
-    if part is None:
-        return None
-    from treecert.parallel import shard_bounds
-
-    lo, hi = shard_bounds(len(keys), *part)
-    return keys[lo:hi]
 
 
 def _dataset_name(path: str) -> str:
@@ -709,7 +674,7 @@ def compare(
             if output is not None:
                 root = Path(output) / "units"
                 root.mkdir(parents=True, exist_ok=True)
-                store, keys = _unit_store(root / _unit_dir(len(runs), path), dataset, method,
+                store, keys = units.open_run(root / _unit_dir(len(runs), path), dataset, method,
                                           protocol, params, _dataset_name(path), None,
                                           "equal_width", "exact", not no_timing,
                                           fresh=not (resume or part))
@@ -720,7 +685,7 @@ def compare(
             write_text(Path(output) / "units" / "compare.json", json.dumps(doc) + "\n")
         # --shard: a contiguous 1/N of every dataset's units, in dataset order
         everything = [(i, k) for i, run in enumerate(runs) for k in (run[4] or [])]
-        mine = None if part is None else set(_shard_keys(everything, part))
+        mine = None if part is None else set(units.shard_keys(everything, part))
         total = len(everything) if output is not None else None
         offset = 0
         with backend(scheduler), _RowProgress("evaluating", total, unit="units") as bar:
@@ -793,13 +758,13 @@ def _merge_runs(parts: list[str], output: str) -> None:
     if any(d != compare_docs[0] for d in compare_docs):
         raise ConfigError(f"{parts[0]} and the other directories are not shards of one run.")
     if compare_docs[0] is None:
-        result, bins = _finish_units([UnitStore(r) for r in roots])
+        result, bins = units.finish_run([UnitStore(r) for r in roots])
         _write_evaluation(result, out, False, bins)
         say(f"Merged {len(parts)} shards: wrote {len(result.predictions)} predictions and "
             f"metrics to {output}")
         return
     doc = compare_docs[0]
-    frames = [_finish_units([UnitStore(r / d) for r in roots])[0].metrics
+    frames = [units.finish_run([UnitStore(r / d) for r in roots])[0].metrics
               for d in doc["datasets"]]
     _write_comparison(frames, out, doc["metrics"], doc["tol"], plots=False)
 
@@ -811,41 +776,6 @@ def _read_json(path: Path):
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: unreadable ({exc}).") from None
-
-
-def _finish_units(stores):
-    """Check the stores hold one run's units between them; finalize that run."""
-    import numpy as np
-
-    from treecert.experiment import finalize
-    from treecert.schema import Schema
-
-    manifests = [s.manifest() for s in stores]
-    present = [(s, m) for s, m in zip(stores, manifests, strict=True) if m is not None]
-    if not present:
-        raise ConfigError(f"{stores[0].directory}: no recorded run here.")
-    manifest = present[0][1]
-    for s, m in present:
-        if m["fingerprint"] != manifest["fingerprint"]:
-            raise ConfigError(f"{s.directory} and {present[0][0].directory} hold results of "
-                              "different runs; not shards of one run.")
-    results = []
-    for key in (tuple(k) for k in manifest["units"]):
-        where = next((s for s, _ in present if s.has(key)), None)
-        if where is None:
-            m, r, f = key
-            raise ConfigError(
-                f"{manifest['dataset']}: unit method {manifest['methods'][m]!r} repeat {r} "
-                f"fold {f} is in none of the directories.",
-                "Is a shard unfinished or failed? Run it again (with --resume), then merge.",
-            )
-        results += where.load(key)
-    finish = manifest["finish"]
-    loss = None if finish["loss"] is None else np.array(finish["loss"], dtype=float)
-    result = finalize(results, manifest["methods"], Schema.from_json(manifest["schema"]),
-                      manifest["dataset"], loss=loss, bins=finish["bins"],
-                      interval_auc=finish["interval_auc"], timing=finish["timing"])
-    return result, finish["bins"]
 
 
 def _read_metrics(path: str):

@@ -44,8 +44,8 @@ from treecert.data import (
 from treecert.errors import ConfigError, DataError
 from treecert.schema import Dataset, Schema
 
-DEFAULT_CHUNK_BYTES = 4 << 20
-"""About 4 MiB of CSV text per chunk (~50,000 rows of ten numbers)."""
+DEFAULT_CHUNK_BYTES = 1 << 20
+"""About 1 MiB of CSV text per chunk (~15,000 rows of ten numbers)."""
 
 DEFAULT_CHUNK_ROWS = 50_000
 """Rows per chunk of an ARFF file (which is read whole)."""
