@@ -376,12 +376,13 @@ class _RowProgress:
         @contextlib.contextmanager
         def scope():
             before = self.done
+            if self.progress is not None and self.total is None and chunk.fraction > 0:
+                # rows so far / fraction of the file read so far: the estimated total
+                seen = before + chunk.data.n_samples
+                self.progress.update(self.task, total=max(seen, round(seen / chunk.fraction)))
             with reporting(self.advance if self.progress is not None else None):
                 yield
             self.advance(chunk.data.n_samples - (self.done - before))
-            if self.progress is not None and self.total is None and chunk.fraction > 0:
-                self.progress.update(self.task, total=max(self.done,
-                                                          round(self.done / chunk.fraction)))
 
         return scope()
 

@@ -132,7 +132,9 @@ def map_chunks(work: Callable[[int, int], T], n: int, jobs: int = 1) -> list[T]:
             if progress is not None:
                 progress(hi - lo)
         return out
-    bounds = chunk_bounds(n, 4 * workers)
+    # More, smaller pieces while a progress bar is shown, so that it moves.
+    pieces = 4 * workers if progress is None else max(4 * workers, min(256, n // 20))
+    bounds = chunk_bounds(n, pieces)
     out = []
     for (lo, hi), part in zip(bounds, run_calls(work, bounds, jobs), strict=True):
         out.append(part)
