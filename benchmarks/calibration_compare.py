@@ -5,6 +5,8 @@ Run from the repository root (needs ../shared/datasets)::
     python benchmarks/calibration_compare.py lindsay-cox   # Table 1 of Lindsay & Cox
     python benchmarks/calibration_compare.py eb            # EB paper's before/after tables
     python benchmarks/calibration_compare.py speed         # Venn vs a plain tree, credit-g
+    python benchmarks/calibration_compare.py lindsay-cox --resume   # run only what is missing
+    python benchmarks/calibration_compare.py eb --from-csv # tables from the recorded CSV only
 
 Every run is ``treecert.experiment.evaluate`` (what ``treecert evaluate`` runs) with the
 shared ``NAME.folds.csv`` folds. Times are **CPU seconds of this process**
@@ -44,7 +46,7 @@ SHARED = ROOT.parent / "shared" / "datasets"
 RESULTS = ROOT / "benchmarks" / "results"
 
 # soybean is left out: with missing values the tree Venn machine falls back to the engine
-# one (x, j) at a time, ~10 CPU-seconds per test row with 19 classes (~1.9 hours).
+# one (x, j) at a time, 12.8 CPU-seconds per test row with 19 classes (~2.4 hours).
 LC_DATASETS = ("breast-cancer", "credit-g", "diabetes", "glass", "ionosphere", "iris",
                "labor", "segment-challenge", "unbalanced", "vote", "wdbc", "wine")
 LC_METHODS = {  # label -> (spec, base label)
@@ -83,8 +85,25 @@ def _run(data, name: str, spec: str, tree_params: dict | None = None, **kw) -> d
     return row
 
 
-def lindsay_cox(datasets, min_leaf: float) -> None:
-    rows = []
+def _lc_path(min_leaf: float) -> Path:
+    suffix = "" if min_leaf == 2 else f"_min_leaf{min_leaf:g}"
+    return RESULTS / f"calibration_lindsay_cox{suffix}.csv"
+
+
+def lindsay_cox(datasets, min_leaf: float, resume: bool = False) -> None:
+    """Run the Lindsay & Cox comparison on ``datasets``; with ``resume``, keep the rows of
+    datasets already complete in the CSV (all learners present) and run only the others."""
+    path = _lc_path(min_leaf)
+    rows: list[dict] = []
+    if resume and path.exists():
+        old = pd.read_csv(path)
+        have = old.groupby("dataset")["learner"].nunique()
+        done = set(have[have == len(LC_METHODS)].index)
+        rows = old[old.dataset.isin(done)].drop(columns="error").to_dict("records")
+        datasets = [d for d in datasets if d not in done]
+        print(f"resume: {len(done)} datasets already in {path.name}; running "
+              f"{', '.join(datasets) or 'none'}", file=sys.stderr, flush=True)
+    frame = pd.DataFrame(rows)
     for name in datasets:
         data = load_dataset(SHARED / f"{name}.arff")
         for label, (spec, _) in LC_METHODS.items():
@@ -96,9 +115,10 @@ def lindsay_cox(datasets, min_leaf: float) -> None:
         frame = pd.DataFrame(rows)  # written after every dataset: partial results survive
         frame["error"] = 1.0 - frame["accuracy"]
         RESULTS.mkdir(parents=True, exist_ok=True)
-        suffix = "" if min_leaf == 2 else f"_min_leaf{min_leaf:g}"
-        frame.to_csv(RESULTS / f"calibration_lindsay_cox{suffix}.csv", index=False)
-    print(lindsay_cox_tables(frame))
+        frame.to_csv(path, index=False)
+    if not frame.empty:
+        frame["error"] = 1.0 - frame["accuracy"]
+        print(lindsay_cox_tables(frame))
 
 
 LC_METRICS = {"error": "Error", "erc_deviation": "ERC Dev", "erc_equal_width": "ERC (10 bins)",
@@ -106,24 +126,32 @@ LC_METRICS = {"error": "Error", "erc_deviation": "ERC Dev", "erc_equal_width": "
               "cpu_seconds": "Time"}
 
 
+def _lc_changes(frame: pd.DataFrame, label: str, base: str, metric: str) -> pd.Series:
+    """Per-dataset percentage change of ``metric`` from ``base`` to ``label``."""
+    mine = frame[frame.learner == label].set_index("dataset")[metric]
+    ref = frame[frame.learner == base].set_index("dataset")[metric]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        change = 100.0 * (mine - ref) / ref
+    return change.replace([np.inf, -np.inf], np.nan)
+
+
 def lindsay_cox_tables(frame: pd.DataFrame) -> str:
-    out = ["Mean percentage change from the base learner over "
-           f"{frame['dataset'].nunique()} datasets (Lindsay & Cox, Table 1 layout):", ""]
-    out.append("| learner | " + " | ".join(LC_METRICS.values()) + " |")
-    out.append("|---" * (len(LC_METRICS) + 1) + "|")
-    for label, (_, base) in LC_METHODS.items():
-        if base is None:
-            continue
-        cells = []
-        for metric in LC_METRICS:
-            mine = frame[frame.learner == label].set_index("dataset")[metric]
-            ref = frame[frame.learner == base].set_index("dataset")[metric]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                change = 100.0 * (mine - ref) / ref
-            change = change.replace([np.inf, -np.inf], np.nan)
-            cells.append(f"{change.mean():+.1f}")
-        out.append(f"| {label} | " + " | ".join(cells) + " |")
-    out += ["", "Per dataset:", ""]
+    out = []
+    for how in ("mean", "median"):
+        title = ("Mean percentage change from the base learner" if how == "mean" else
+                 "Median percentage change (a small base value cannot dominate it)")
+        out += [f"{title} over {frame['dataset'].nunique()} datasets "
+                "(Lindsay & Cox, Table 1 layout):", ""]
+        out.append("| learner | " + " | ".join(LC_METRICS.values()) + " |")
+        out.append("|---" * (len(LC_METRICS) + 1) + "|")
+        for label, (_, base) in LC_METHODS.items():
+            if base is None:
+                continue
+            cells = [f"{getattr(_lc_changes(frame, label, base, m), how)():+.1f}"
+                     for m in LC_METRICS]
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
+        out.append("")
+    out += ["Per dataset:", ""]
     cols = list(LC_METRICS)
     out.append("| dataset | learner | " + " | ".join(LC_METRICS[c] for c in cols) + " |")
     out.append("|---" * (len(cols) + 2) + "|")
@@ -161,7 +189,7 @@ def eb_tables(frame: pd.DataFrame) -> str:
     specs = [("log_loss", "Log-loss"), ("brier_norm", "Brier score (mean (p - y)^2)"),
              ("auc", "AUC")]
     for metric, title in specs:
-        out += [f"#### {title}", "",
+        out += [f"### {title}", "",
                 "| dataset | " + " | ".join(f"cp={cp:g}" for cp in EB_CPS) + " |",
                 "|---" * (len(EB_CPS) + 1) + "|"]
         for name in frame["dataset"].unique():
@@ -181,7 +209,7 @@ def eb_tables(frame: pd.DataFrame) -> str:
             out.append(f"| {name} | " + " | ".join(cells) + " |")
         out.append("")
     leaves = frame[frame.when == "before"].pivot(index="dataset", columns="cp", values="leaves")
-    out += ["#### Mean leaves per tree", "",
+    out += ["### Mean leaves per tree", "",
             "| dataset | " + " | ".join(f"cp={cp:g}" for cp in EB_CPS) + " |",
             "|---" * (len(EB_CPS) + 1) + "|"]
     for name, r in leaves.iterrows():
@@ -220,12 +248,17 @@ def speed(sample: int) -> None:
     frame["x_naive_bayes_cv"] = frame["cpu_seconds"] / nb
     RESULTS.mkdir(parents=True, exist_ok=True)
     frame.to_csv(RESULTS / "calibration_speed.csv", index=False)
-    print("| method (10-fold CV, credit-g) | CPU s | × plain tree CV | × NB CV |")
-    print("|---|---|---|---|")
+    print(speed_table(frame))
+
+
+def speed_table(frame: pd.DataFrame) -> str:
+    out = ["| method (10-fold CV, credit-g) | CPU s | × plain tree CV | × NB CV |",
+           "|---|---|---|---|"]
     for r in frame.itertuples():
         note = " (sampled, scaled)" if r.scaled else ""
-        print(f"| `{r.method}`{note} | {r.cpu_seconds:.2f} | {r.x_plain_tree_cv:.1f} | "
-              f"{r.x_naive_bayes_cv:.0f} |")
+        out.append(f"| `{r.method}`{note} | {r.cpu_seconds:.2f} | {r.x_plain_tree_cv:.1f} | "
+                   f"{r.x_naive_bayes_cv:.0f} |")
+    return "\n".join(out) + "\n"
 
 
 def main() -> None:
@@ -235,9 +268,23 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5, help="eb: repeated 10-fold CV")
     ap.add_argument("--sample", type=int, default=100, help="speed: rows for engine=naive")
     ap.add_argument("--min-leaf", type=float, default=2.0, help="lindsay-cox: tree min_leaf")
+    ap.add_argument("--resume", action="store_true",
+                    help="lindsay-cox: skip datasets already complete in the CSV, append the rest")
+    ap.add_argument("--from-csv", action="store_true",
+                    help="run nothing: print the tables from the CSV in benchmarks/results")
     args = ap.parse_args()
-    if args.part == "lindsay-cox":
-        lindsay_cox(args.datasets or LC_DATASETS, args.min_leaf)
+    if args.from_csv:
+        if args.part == "lindsay-cox":
+            frame = pd.read_csv(_lc_path(args.min_leaf))
+            if args.datasets:
+                frame = frame[frame.dataset.isin(args.datasets)]
+            print(lindsay_cox_tables(frame))
+        elif args.part == "eb":
+            print(eb_tables(pd.read_csv(RESULTS / "calibration_eb.csv")))
+        else:
+            print(speed_table(pd.read_csv(RESULTS / "calibration_speed.csv")))
+    elif args.part == "lindsay-cox":
+        lindsay_cox(args.datasets or LC_DATASETS, args.min_leaf, args.resume)
     elif args.part == "eb":
         empirical_bayes(args.datasets or EB_DATASETS, args.repeats)
     else:
