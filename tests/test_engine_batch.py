@@ -25,6 +25,7 @@ from treecert.tree import DecisionTree
 @pytest.fixture(autouse=True)
 def certify_small_trees(monkeypatch):
     monkeypatch.setattr(BatchEngine, "cert_min_rows", 0)
+    monkeypatch.setattr(BatchEngine, "rescore_min_rows", 0)
 
 
 def _with_tied_columns(data: Dataset, copy: bool, mirror: bool) -> Dataset:
@@ -94,6 +95,7 @@ def test_batch_engine_equals_path_engine_on_sample_data(name, monkeypatch):
     from treecert.data import load_dataset
 
     monkeypatch.setattr(BatchEngine, "cert_min_rows", 64)  # as shipped
+    monkeypatch.setattr(BatchEngine, "rescore_min_rows", 64)
     data = load_dataset(SAMPLE_DATA / f"{name}.arff")
     n = data.n_samples
     test_rows = np.arange(0, n, max(1, n // 25))

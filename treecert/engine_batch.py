@@ -637,6 +637,8 @@ class BatchEngine:
     #: Trees on fewer training rows skip device (1) (an exact search costs less); tests
     #: set it to 0 to exercise the certificates on small data.
     cert_min_rows = 64
+    #: Nodes lighter than this skip device (2): a batched exact search costs less there.
+    rescore_min_rows = 64
 
     def __init__(self, data: Dataset, learner: DecisionTree) -> None:
         self.data = data
@@ -887,7 +889,7 @@ class BatchEngine:
             if dr.any():
                 safe[dr] = self._drop_safe(v[dr], r[dr], child[dr], cp[dr] + delta[dr])
             ok &= safe
-            again = np.flatnonzero(~ok & safe)
+            again = np.flatnonzero(~ok & safe & (N[v] >= self.rescore_min_rows))
             if again.size and comp is not None:
                 ok[again] = self._rescore(v[again], Xq[act[again]], delta[again])
             node[act[ok]] = child[ok]
