@@ -29,20 +29,22 @@ def write_synthetic(path: Path, n: int, seed: int, n_features: int = 8) -> None:
 def measure(cmd: list[str], extra_pids=()) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds, peak MiB) of a command.
 
-    CPU is user + system time of the command and the children it waited for (``wait4``):
-    on a machine shared with other work the wall time depends on the load, the CPU time
-    much less. Peak memory is the RSS summed over the command's process tree and the
-    processes ``extra_pids`` (e.g. Dask workers), sampled every 50 ms.
+    CPU is user + system time of the command (``wait4``) when it has no other processes;
+    else of the command, its descendants and the processes ``extra_pids`` (e.g. Dask
+    workers) as last sampled, every 50 ms: on a machine shared with other work the wall time
+    depends on the load, the CPU time much less. Peak memory is the RSS summed over the
+    same processes, sampled at the same times.
     """
     import os
 
     import psutil
 
     extra = [psutil.Process(p) for p in extra_pids]
+    extra_cpu0 = {p.pid: sum(p.cpu_times()[:2]) for p in extra}
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd)
     root = psutil.Process(proc.pid)
-    peak = 0
+    peak, cpu = 0, {}
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
@@ -52,6 +54,7 @@ def measure(cmd: list[str], extra_pids=()) -> tuple[float, float, float]:
             for p in [root, *root.children(recursive=True), *extra]:
                 try:
                     total += p.memory_info().rss
+                    cpu[p.pid] = sum(p.cpu_times()[:2]) - extra_cpu0.get(p.pid, 0.0)
                 except psutil.Error:
                     pass
         except psutil.Error:
@@ -59,7 +62,12 @@ def measure(cmd: list[str], extra_pids=()) -> tuple[float, float, float]:
         peak = max(peak, total)
         time.sleep(0.05)
     wall = time.perf_counter() - t0
+    for p in extra:  # the Dask workers outlive the command: their CPU until now
+        cpu[p.pid] = sum(p.cpu_times()[:2]) - extra_cpu0[p.pid]
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
-    return wall, usage.ru_utime + usage.ru_stime, peak / 2**20
+    own = usage.ru_utime + usage.ru_stime
+    if len(cpu) <= 1:  # one process: its exact rusage
+        return wall, own, peak / 2**20
+    return wall, sum(cpu.values()), peak / 2**20

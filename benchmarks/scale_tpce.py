@@ -5,7 +5,9 @@ on loopback (``--scheduler``); throughput and peak memory of each, in the same r
     nice -n 10 python benchmarks/scale_tpce.py --rows 100000
 
 Memory is the peak RSS summed over the predict command's process tree (its joblib
-workers included) and, for the Dask run, the two worker processes. The three outputs are
+workers included) and, for the Dask run, the two worker processes; CPU is summed over the
+same processes. On a machine loaded by other work the wall-clock speed-up is not the
+parallel efficiency; the CPU column (1.00 = no parallel overhead) is. The three outputs are
 checked to be byte-identical.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -34,28 +37,30 @@ def main() -> None:
     base = [sys.executable, "-m", "treecert", "predict", str(model), str(test),
             "--method", "tpce", "-q"]
     rows = []
+    load = os.getloadavg()
     for label, extra in (("1 local worker", ["--jobs", "1"]),
                          ("2 local workers (--jobs 2)", ["--jobs", "2"])):
         out = work / f"out-{len(rows)}.csv"
-        wall, _, mem = measure([*base, *extra, "-o", str(out)])
-        rows.append((label, wall, mem, out))
+        wall, cpu, mem = measure([*base, *extra, "-o", str(out)])
+        rows.append((label, wall, cpu, mem, out))
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp",
                       host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster:
         pids = [w.process.pid for w in cluster.workers.values()]
         out = work / "out-dask.csv"
-        wall, _, mem = measure([*base, "--scheduler", cluster.scheduler_address, "-o",
-                                str(out)], extra_pids=pids)
-        rows.append(("2-worker Dask LocalCluster (--scheduler)", wall, mem, out))
-    same = all(filecmp.cmp(rows[0][3], r[3], shallow=False) for r in rows[1:])
+        wall, cpu, mem = measure([*base, "--scheduler", cluster.scheduler_address, "-o",
+                                  str(out)], extra_pids=pids)
+        rows.append(("2-worker Dask LocalCluster (--scheduler)", wall, cpu, mem, out))
+    same = all(filecmp.cmp(rows[0][4], r[4], shallow=False) for r in rows[1:])
     print(f"{args.rows:,} test rows, {args.train_rows:,} training rows; outputs identical: "
-          f"{same}")
-    print("| run | seconds | rows/s | speed-up vs 1 worker | peak MiB |")
-    print("|---|---:|---:|---:|---:|")
-    for label, wall, mem, _ in rows:
+          f"{same}; load average before/after: {load[0]:.1f} / {os.getloadavg()[0]:.1f}")
+    print("| run | wall s | rows/s (wall) | speed-up vs 1 worker (wall) | CPU s | "
+          "rows per CPU-s | CPU vs 1 worker | peak MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, wall, cpu, mem, _ in rows:
         print(f"| {label} | {wall:.1f} | {args.rows / wall:,.0f} | {rows[0][1] / wall:.2f} | "
-              f"{mem:.0f} |")
+              f"{cpu:.1f} | {args.rows / cpu:,.0f} | {cpu / rows[0][2]:.2f} | {mem:.0f} |")
 
 
 if __name__ == "__main__":
