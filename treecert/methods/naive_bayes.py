@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import ndtr
 
 from treecert.discretize import assign_bins, mdl_cut_points
 from treecert.errors import ConfigError
@@ -146,6 +145,8 @@ class NBStats:
         d = Xr[:, :, None] - mean[None]
         s = sd[None]
         with np.errstate(divide="ignore"):
+            from scipy.special import ndtr  # lazily: SciPy slows every start-up
+
             ll = np.log(ndtr((d + h) / s) - ndtr((d - h) / s))
         ll = np.maximum(ll, _LOG_FLOOR)
         return np.where(np.isnan(Xr)[:, :, None], 0.0, ll)
