@@ -32,6 +32,9 @@ from treecert.tree import DecisionTree, Tree
 #: Engines of :meth:`TransductiveEngine.estimates`, fastest first (identical results).
 ENGINES = ("fast", "path", "naive")
 
+#: Batched engines built in this process, by training-data fingerprint (at most two).
+_BATCH_ENGINES: dict = {}
+
 
 @dataclass
 class ReachedLeaf:
@@ -164,13 +167,42 @@ class TransductiveEngine:
         return out
 
     def _batch_engine(self):
-        """The batched engine over the training data, or None where it does not apply."""
+        """The batched engine over the training data, or None where it does not apply.
+
+        Built once per process: parallel workers receive this object without it (see
+        ``__getstate__``) and find it in :data:`_BATCH_ENGINES` after their first chunk,
+        instead of rebuilding it (a tree and its certificate tables) for every chunk.
+        """
         if not hasattr(self, "_batch"):
             from treecert.engine_batch import BatchEngine
 
-            self._batch = (BatchEngine(self.data, self.learner)
-                           if BatchEngine.supports(self.data, self.learner) else None)
+            key = self._fingerprint()
+            if key not in _BATCH_ENGINES:
+                if len(_BATCH_ENGINES) >= 2:
+                    _BATCH_ENGINES.pop(next(iter(_BATCH_ENGINES)))
+                _BATCH_ENGINES[key] = (BatchEngine(self.data, self.learner)
+                                       if BatchEngine.supports(self.data, self.learner)
+                                       else None)
+            self._batch = _BATCH_ENGINES[key]
         return self._batch
+
+    def _fingerprint(self) -> str:
+        """What the batched engine depends on: the training arrays and the learner."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for a in (self.data.X, self.data.y, self.data.weights):
+            h.update(np.ascontiguousarray(a).tobytes())
+            h.update(str(a.shape).encode())
+        h.update(repr([(a.kind, len(a.values or ())) for a in self.data.schema.attributes]
+                      + [self.data.schema.n_classes]).encode())
+        h.update(repr(sorted(self.learner.get_params().items())).encode())
+        return h.hexdigest()
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_batch", None)  # large; rebuilt or found in the worker's cache
+        return state
 
     # ------------------------------------------------------------------ whole trees
     @property

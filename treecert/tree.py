@@ -198,7 +198,10 @@ class Tree:
         est = self.leaf_estimates(kind, alpha=alpha, m=m)
         row, leaf, weight = self.apply_weighted(X)
         proba = np.zeros((X.shape[0], self.n_classes))
-        np.add.at(proba, row, weight[:, None] * est[leaf])
+        if row.size == X.shape[0]:  # one leaf per row: a plain scatter (the same bits)
+            proba[row] = weight[:, None] * est[leaf]
+        else:
+            np.add.at(proba, row, weight[:, None] * est[leaf])
         return proba / proba.sum(axis=1, keepdims=True)
 
     # ------------------------------------------------------------------ editing
