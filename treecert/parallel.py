@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 #: The active backend: ``workers`` is the Dask cluster's thread count (0 = local joblib);
 #: ``progress`` is called with the number of rows of every finished chunk.
-_active: dict[str, Any] = {"workers": 0, "progress": None}
+_active: dict[str, Any] = {"workers": 0, "progress": None, "client": None}
 
 #: Seconds to wait for the Dask scheduler to answer.
 CONNECT_TIMEOUT = 30.0
@@ -94,9 +94,11 @@ def backend(scheduler: str | None = None) -> Iterator[None]:
     try:
         with client.as_current(), parallel_config(backend="dask"):
             _active["workers"] = max(1, sum(client.nthreads().values()))
+            _active["client"] = client
             yield
     finally:
         _active["workers"] = previous
+        _active["client"] = None
         client.close()
 
 
@@ -143,12 +145,33 @@ def map_chunks(work: Callable[[int, int], T], n: int, jobs: int = 1) -> list[T]:
     return out
 
 
+def _in_dask_worker() -> bool:
+    """Whether this code runs inside a task on a Dask worker (then it must not submit
+    more tasks and wait for them: with in-process workers that deadlocks)."""
+    try:
+        from distributed import get_worker
+
+        get_worker()
+    except (ImportError, ValueError):
+        return False
+    return True
+
+
 def run_calls(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1) -> Iterator[T]:
     """``fn(*a)`` for every ``a`` in ``args``, yielded in order as they finish in order:
     inline when one worker, else joblib processes or the Dask cluster (:func:`backend`)."""
     workers = _workers(jobs)
-    if workers == 1:
-        return (fn(*a) for a in args)
+    if workers == 1 or (_active["client"] is not None and _in_dask_worker()):
+        return (fn(*a) for a in args)  # nested inside a Dask task: run inline
+    client = _active["client"]
+    if client is not None:
+        # Dask futures directly: waiting on them costs no CPU, whereas joblib's Dask
+        # backend kept a core of this process busy polling (2x the CPU of the work).
+        args = list(args)
+        if not args:
+            return iter(())
+        futures = client.map(fn, *[list(col) for col in zip(*args, strict=True)], pure=False)
+        return (future.result() for future in futures)
     from joblib import Parallel, delayed
 
     n_jobs = -1 if _active["workers"] else workers
