@@ -98,3 +98,12 @@ def random_datasets(draw, min_rows=4, max_rows=40, max_classes=4, missing=True):
     if draw(st.booleans()):
         weights = rng.choice([0.5, 1.0, 2.0], n)
     return Dataset(schema, X, y.astype(np.int64), weights, source="<random>")
+
+
+def run_cli(args, capsys):
+    """``treecert ARGS`` through the real entry point: (exit code, stdout, stderr)."""
+    from treecert.cli import main
+
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import FIXTURES, SAMPLE_DATA, make_dataset
+from conftest import run_cli as run
 
 from treecert import api
-from treecert.cli import main
 from treecert.methods import make_method
 from treecert.methods.binning import BinningCalibrator, out_of_fold
 from treecert.metrics import auc_bounds_endpoints, compute_metrics
@@ -21,12 +21,6 @@ from treecert.model import read_model
 
 DATA = FIXTURES / "data"
 DIABETES = SAMPLE_DATA / "diabetes.arff"
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 # ------------------------------------------------------------------------------ binning

@@ -10,17 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import FIXTURES, SAMPLE_DATA
+from conftest import run_cli as run
 
-from treecert.cli import app, main
+from treecert.cli import app
 
 DATA = FIXTURES / "data"
 MODELS = FIXTURES / "models"
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.mark.parametrize(

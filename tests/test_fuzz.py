@@ -84,27 +84,28 @@ def _run_cli(args: list[str], capsys) -> tuple[int, str]:
     return code, err
 
 
-@FUZZ
-@given(text=_mutations(WEATHER_ARFF))
-def test_malformed_arff_never_crashes(text, tmp_path, capsys):
-    work = _count("arff", tmp_path)
-    data = work / "bad.arff"
+def _train_on(text: str, kind: str, tmp_path, capsys) -> Path:
+    """``treecert train`` on a malformed ``kind`` file: a model only when it exits 0."""
+    work = _count(kind, tmp_path)
+    data = work / f"bad.{kind}"
     out = work / "model.json"
     data.write_text(text, encoding="utf-8", errors="surrogatepass")
     code, _ = _run_cli(["train", str(data), "-o", str(out), "-q"], capsys)
     assert out.exists() == (code == 0)
+    return work
+
+
+@FUZZ
+@given(text=_mutations(WEATHER_ARFF))
+def test_malformed_arff_never_crashes(text, tmp_path, capsys):
+    work = _train_on(text, "arff", tmp_path, capsys)
     assert not list(work.glob(".*.tmp"))
 
 
 @FUZZ
 @given(text=_mutations(IRIS_CSV))
 def test_malformed_csv_never_crashes(text, tmp_path, capsys):
-    work = _count("csv", tmp_path)
-    data = work / "bad.csv"
-    out = work / "model.json"
-    data.write_text(text, encoding="utf-8", errors="surrogatepass")
-    code, _ = _run_cli(["train", str(data), "-o", str(out), "-q"], capsys)
-    assert out.exists() == (code == 0)
+    _train_on(text, "csv", tmp_path, capsys)
 
 
 def _good_model_text(tmp: Path) -> str:

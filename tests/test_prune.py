@@ -11,10 +11,10 @@ import json
 import numpy as np
 import pytest
 from conftest import FIXTURES, SAMPLE_DATA, make_dataset, random_datasets
+from conftest import run_cli as run
 from hypothesis import given, settings
 
 from treecert import api
-from treecert.cli import main
 from treecert.errors import ConfigError, DataError
 from treecert.loss import read_loss
 from treecert.model import read_model
@@ -415,12 +415,6 @@ def _vote():
 
 
 # ------------------------------------------------------------------ loss files and the CLI
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture

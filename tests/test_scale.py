@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import SAMPLE_DATA
+from conftest import run_cli as run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,12 +22,6 @@ from treecert.cli import main
 from treecert.data import load_for_schema
 from treecert.model import read_model
 from treecert.stream import SchemaReader, _safe_cut
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def in_memory(model_path, data, method=None, id_column=None) -> str:

@@ -43,6 +43,19 @@ def _warn_all(warnings: list[str]) -> None:
         say(f"Warning: {w}")
 
 
+def _load_matching(path: str, schema, labelled: str | None = None):
+    """A data file read against a model's schema, its warnings shown; with ``labelled``
+    (the file's role, e.g. "test") the class column is required."""
+    from treecert.data import load_for_schema
+
+    data = load_for_schema(path, schema)
+    _warn_all(data.warnings)
+    if labelled and not data.has_class:
+        raise ConfigError(f"{path}: the {labelled} file has no class column "
+                          f"'{schema.class_attribute.name}'.")
+    return data
+
+
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")]
 ClassOpt = Annotated[
     str | None, typer.Option("--class", help="Class attribute (default: the last column).")
@@ -404,7 +417,6 @@ def _metrics_table(metrics, title: str) -> None:
 
 
 def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, class_name):
-    from treecert.data import load_for_schema
     from treecert.experiment import Protocol, read_fold_ids
 
     chosen = sum([loo, folds_file is not None, test is not None])
@@ -417,12 +429,8 @@ def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, cl
         return Protocol(kind="folds", seed=seed,
                         fold_ids=read_fold_ids(text, dataset.n_samples, folds_file))
     if test is not None:
-        test_data = load_for_schema(test, dataset.schema)
-        _warn_all(test_data.warnings)
-        if not test_data.has_class:
-            raise ConfigError(f"{test}: the test file has no class column "
-                              f"'{dataset.schema.class_attribute.name}'.")
-        return Protocol(kind="test", seed=seed, test=test_data)
+        return Protocol(kind="test", seed=seed,
+                        test=_load_matching(test, dataset.schema, labelled="test"))
     return Protocol(kind="cv", n_folds=folds, repeats=repeat, seed=seed)
 
 
@@ -844,13 +852,7 @@ def prune_command(
     loss_matrix = _read_loss(loss, model.schema.classes)
     data = None
     if train is not None:
-        from treecert.data import load_for_schema
-
-        data = load_for_schema(train, model.schema)
-        _warn_all(data.warnings)
-        if not data.has_class:
-            raise ConfigError(f"{train}: the training file has no class column "
-                              f"'{model.schema.class_attribute.name}'.")
+        data = _load_matching(train, model.schema, labelled="training")
     _loss_unused_warning(method, loss)
     pruned = api.prune(model, method, loss=loss_matrix, data=data,
                        **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed))
@@ -913,10 +915,7 @@ def calibrate(
     model = read_model(model_path)
     dataset = None
     if data is not None:
-        from treecert.data import load_for_schema
-
-        dataset = load_for_schema(data, model.schema)
-        _warn_all(dataset.warnings)
+        dataset = _load_matching(data, model.schema)
     calibrated = api.calibrate(model, dataset, method=method, cv=cv, seed=seed,
                                positive=positive)
     write_text(output, api.model_json(calibrated))

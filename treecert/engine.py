@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from treecert.errors import ConfigError
-from treecert.grow import SplitFinder, branch_known_weights, grow, route_rows
+from treecert.grow import branch_known_weights, grow, node_stops, route_rows
 from treecert.schema import Dataset
 from treecert.tree import DecisionTree, Tree
 
@@ -44,20 +44,6 @@ class ReachedLeaf:
     weight: float
     counts: np.ndarray
     counts_without_x: np.ndarray
-
-
-def _stop(finder: SplitFinder, nidx: np.ndarray, nw: np.ndarray, cnt: np.ndarray,
-          depth: int) -> bool:
-    """The learner's stopping rules, evaluated exactly as :func:`treecert.grow.grow` does."""
-    params = finder.params
-    total = cnt.sum()
-    elig_w = nw.sum() if finder.eligible is None else (nw * finder.eligible[nidx]).sum()
-    return bool(
-        total <= 0
-        or elig_w < 2 * params.min_leaf
-        or cnt.max() >= total - 1e-9 * max(total, 1.0)
-        or (params.max_depth is not None and depth >= params.max_depth)
-    )
 
 
 class TransductiveEngine:
@@ -115,7 +101,8 @@ class TransductiveEngine:
         while stack:
             nidx, nw, depth = stack.pop()
             cnt = np.bincount(self.y[nidx], weights=nw, minlength=K).astype(float)
-            split = None if _stop(finder, nidx, nw, cnt, depth) else finder.best_split(nidx, nw)
+            stop = node_stops(finder, nidx, nw, cnt, depth)
+            split = None if stop else finder.best_split(nidx, nw)
             x_pos = np.searchsorted(nidx, n)  # rows stay sorted; x is the last row
             x_w = float(nw[x_pos])
             if split is None:
@@ -253,7 +240,7 @@ class TransductiveEngine:
         if base_node is not None and self._same_rows(grown, base_node, nidx, nw):
             return asm.copy_subtree(base, base_node)
         cnt = np.bincount(self.y[nidx], weights=nw, minlength=K).astype(float)
-        split = None if _stop(finder, nidx, nw, cnt, depth) else finder.best_split(nidx, nw)
+        split = None if node_stops(finder, nidx, nw, cnt, depth) else finder.best_split(nidx, nw)
         if split is None:
             return asm.add(-1, np.nan, np.empty(0, np.int64), cnt)
         same = (

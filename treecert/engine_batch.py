@@ -49,7 +49,9 @@ from treecert.grow import (
     _index_dtype,
     branch_known_weights,
     grow,
+    node_stops,
     route_rows,
+    stops,
 )
 from treecert.schema import Dataset
 from treecert.tree import DecisionTree, Tree
@@ -152,13 +154,6 @@ def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
     return [choice.split(g) for g in range(lens.size)]
 
 
-def stopped(finder, rows, w, counts, depth) -> bool:
-    """The grower's stopping rules (as :func:`treecert.engine._stop`)."""
-    from treecert.engine import _stop
-
-    return _stop(finder, rows, w, counts, depth)
-
-
 def same_split(split, tree: Tree, v: int) -> bool:
     """Whether ``split`` is the test of node ``v`` of ``tree``."""
     if split is None or tree.feature[v] != split.feature:
@@ -180,8 +175,6 @@ def grow_many(finder, roots: list[tuple[np.ndarray, np.ndarray, int]]) -> list[G
     counts, rows), with nodes numbered breadth-first.
     """
     X, y, K = finder.X, finder.y, finder.n_classes
-    params = finder.params
-    ml = float(params.min_leaf)
     nodes: list[list[dict]] = [[] for _ in roots]
     frontier = []  # (root, node index in root)
     for r, (rows, w, depth) in enumerate(roots):
@@ -193,14 +186,8 @@ def grow_many(finder, roots: list[tuple[np.ndarray, np.ndarray, int]]) -> list[G
             nd = nodes[r][i]
             cnt = np.bincount(y[nd["rows"]], weights=nd["w"], minlength=K).astype(float)
             nd["counts"] = cnt
-            total = cnt.sum()
-            elig = nd["w"].sum() if finder.eligible is None else (
-                nd["w"] * finder.eligible[nd["rows"]]).sum()
-            stop = (total <= 0 or elig < 2 * ml
-                    or cnt.max() >= total - 1e-9 * max(total, 1.0)
-                    or (params.max_depth is not None and nd["depth"] >= params.max_depth))
             nd["split"] = None
-            if not stop:
+            if not node_stops(finder, nd["rows"], nd["w"], cnt, nd["depth"]):
                 active.append((r, i))
         splits = evaluate_nodes(finder, [(nodes[r][i]["rows"], nodes[r][i]["w"])
                                          for r, i in active])
@@ -752,14 +739,14 @@ class BatchEngine:
             for job, u in pending:
                 rows, w, depth = self._with_x(u, n + job, int(drop[job]))
                 cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
-                if stopped(finder, rows, w, cnt, depth):  # possible once a row is dropped
+                if node_stops(finder, rows, w, cnt, depth):  # possible once a row is dropped
                     jobs[job]["base_leaf" if base.tree.is_leaf[u] else "cut"] = u
                     self._end(jobs[job], cnt, rows.size)
                 else:
                     items.append((job, u, (rows, w, depth)))
             for job, (rows, w, depth) in explicit.items():
                 cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
-                if stopped(finder, rows, w, cnt, depth):
+                if node_stops(finder, rows, w, cnt, depth):
                     self._end(jobs[job], cnt, rows.size)
                 else:
                     items.append((job, -1, (rows, w, depth)))
@@ -821,8 +808,6 @@ class BatchEngine:
         pairs that need an exact search (jobs ending in a leaf that x cannot split are
         settled)."""
         params = self.params
-        ml = float(params.min_leaf)
-        max_depth = params.max_depth
         floor = max(float(params.min_gain), _EPS) + _MARGIN
         base = self.subs[self.base]
         tree = base.tree
@@ -849,11 +834,8 @@ class BatchEngine:
             if leaf.any():
                 a, vv = act[leaf], v[leaf]
                 c = tree.counts[vv] + delta[leaf]
-                total = c.sum(axis=1)
-                stop = ((tree.counts[vv].sum(axis=1) - wr[leaf] < 2 * ml)
-                        | (c.max(axis=1) >= total - 1e-9 * np.maximum(total, 1.0)))
-                if max_depth is not None:
-                    stop |= base.depth[vv] >= max_depth
+                # x's weight is not eligible; row r's was
+                stop = stops(params, c, tree.counts[vv].sum(axis=1) - wr[leaf], base.depth[vv])
                 if not self.integral:  # base counts minus r may round differently
                     stop &= ~dr[leaf]
                 n_inst = base.n_inst[vv] + 1 - dr[leaf]
@@ -900,12 +882,12 @@ class BatchEngine:
     def _drop_safe(self, v, r, child, new_counts) -> np.ndarray:
         """Whether removing row r[i] (x takes its place) leaves node v[i]'s test T1 the same
         partition and admissible, and the node unstopped — what both certificates assume."""
-        tree = self.subs[self.base].tree
+        base = self.subs[self.base]
+        tree = base.tree
         ml = float(self.params.min_leaf)
-        total = new_counts.sum(axis=1)
         safe = np.full(v.size, self.integral) & (self.w[r] == 1.0)
-        safe &= tree.counts[v].sum(axis=1) - 1.0 >= 2 * ml
-        safe &= new_counts.max(axis=1) < total - 1e-9 * np.maximum(total, 1.0)
+        safe &= ~stops(self.params, new_counts, tree.counts[v].sum(axis=1) - 1.0,
+                       base.depth[v])
         safe &= tree.counts[child].sum(axis=1) - 1.0 >= ml
         lo, hi, n_lo, n_hi = self._cut_neighbours()
         num = ~np.isnan(tree.threshold[v])

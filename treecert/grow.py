@@ -763,6 +763,25 @@ class SplitFinder:
             gain[:, j] = gains[rg, v]
             score[:, j] = scores[rg, v]
         return ok, gain, score, value
+def stops(params: GrowParams, counts: np.ndarray, eligible_weight, depth) -> np.ndarray:
+    """The grower's stopping rules for count rows (..., K), vectorised: no weight, too
+    little eligible weight for two branches of ``min_leaf``, one class only, or
+    ``max_depth`` reached. The one definition every builder and engine uses."""
+    total = _lastsum(counts)
+    out = ~(total > 0) | (np.asarray(eligible_weight) < 2 * params.min_leaf)
+    out |= counts.max(axis=-1) >= total - 1e-9 * np.maximum(total, 1.0)
+    if params.max_depth is not None:
+        out |= np.asarray(depth) >= params.max_depth
+    return out
+
+
+def node_stops(finder: SplitFinder, rows: np.ndarray, w: np.ndarray, counts: np.ndarray,
+               depth: int) -> bool:
+    """:func:`stops` for one node given by its rows (x's rows may be ineligible)."""
+    elig_w = w.sum() if finder.eligible is None else (w * finder.eligible[rows]).sum()
+    return bool(stops(finder.params, counts, elig_w, depth))
+
+
 @dataclass
 class GrownNodes:
     """Flat arrays of a grown tree plus each node's training rows (CSR by node)."""
@@ -890,14 +909,10 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         levels.append(lvl)
         n = lvl.lens.size
         counts = lvl.counts
-        total = _lastsum(counts)
         ew = lvl.w if eligible is None else lvl.w * eligible[lvl.rows]
         exact = _exact_segments(lvl.w, lvl.node, n)
         elig_w = _ragged_sums(ew, lvl.seg, exact)
-        active = (total > 0) & ~(elig_w < 2 * params.min_leaf)
-        active &= ~(counts.max(axis=1) >= total - 1e-9 * np.maximum(total, 1.0))
-        if params.max_depth is not None and depth0 + len(levels) - 1 >= params.max_depth:
-            active[:] = False
+        active = ~stops(params, counts, elig_w, depth0 + len(levels) - 1)
         if not active.any():
             break
         # ------------------------------------------------ the batch of active nodes
@@ -1075,7 +1090,6 @@ def _grow_nodewise(
     finder: SplitFinder, idx: np.ndarray, w: np.ndarray, *, depth: int = 0
 ) -> GrownNodes:
     """The straightforward builder: one :meth:`SplitFinder.best_split` per node."""
-    params = finder.params
     X, y, K = finder.X, finder.y, finder.n_classes
     feature: list[int] = []
     threshold: list[float] = []
@@ -1099,15 +1113,7 @@ def _grow_nodewise(
     while stack:
         node = stack.pop()
         nidx, nw = rows[node]
-        cnt = counts[node]
-        total = cnt.sum()
-        elig_w = nw.sum() if finder.eligible is None else (nw * finder.eligible[nidx]).sum()
-        if (
-            total <= 0
-            or elig_w < 2 * params.min_leaf
-            or cnt.max() >= total - 1e-9 * max(total, 1.0)
-            or (params.max_depth is not None and depths[node] >= params.max_depth)
-        ):
+        if node_stops(finder, nidx, nw, counts[node], depths[node]):
             continue
         split = finder.best_split(nidx, nw)
         if split is None:

@@ -1,4 +1,3 @@
-
 suppressMessages(library(rpart))
 args <- commandArgs(trailingOnly = TRUE)
 out <- args[1]
