@@ -46,6 +46,7 @@ from treecert.grow import (
     GrownNodes,
     _Batch,
     _class_dtype,
+    _impurity_last,
     _index_dtype,
     branch_known_weights,
     grow,
@@ -62,20 +63,13 @@ _MARGIN = 1e-9
 
 
 # ------------------------------------------------------------------------------ impurity
-def _xlogx(a):
+def _xlogx_clipped(a):
+    """x ln x with 0 for x <= 0 (grow's ``_xlogx`` gives NaN below 0): a class change can
+    push a count of the table's superset of candidates below zero (see CountRows.plus)."""
     a = np.asarray(a, dtype=float)
     out = np.zeros(a.shape)
     np.log(a, out=out, where=a > 0)
     return out * a
-
-
-def node_impurity(counts: np.ndarray, gini: bool) -> np.ndarray:
-    """N·impurity of count rows (..., K): entropy in bits or Gini (as the grower)."""
-    total = counts.sum(axis=-1)
-    if gini:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(total > 0, total - (counts * counts).sum(axis=-1) / total, 0.0)
-    return (_xlogx(total) - _xlogx(counts).sum(axis=-1)) / _LN2
 
 
 class CountRows:
@@ -88,9 +82,9 @@ class CountRows:
         self.total = counts.sum(axis=-1)
         if gini:
             self.squares = (counts * counts).sum(axis=-1)
-            self.impurity = node_impurity(counts, gini)
+            self.impurity = _impurity_last(counts, gini)
         else:
-            self.nats = _xlogx(self.total) - _xlogx(counts).sum(axis=-1)
+            self.nats = _xlogx_clipped(self.total) - _xlogx_clipped(counts).sum(axis=-1)
             self.impurity = self.nats / _LN2
 
     def plus(self, d: np.ndarray) -> np.ndarray:
@@ -104,10 +98,10 @@ class CountRows:
                 sq = sq + (2.0 * c * d[k] + d[k] * d[k])
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(total > 0, total - sq / total, 0.0)
-        nats = self.nats + (_xlogx(total) - _xlogx(self.total))
+        nats = self.nats + (_xlogx_clipped(total) - _xlogx_clipped(self.total))
         for k in nz:
             c = self.counts[..., k]
-            nats = nats - (_xlogx(c + d[k]) - _xlogx(c))
+            nats = nats - (_xlogx_clipped(c + d[k]) - _xlogx_clipped(c))
         return nats / _LN2
 
 
@@ -494,7 +488,7 @@ class NodeScores:
                           CountRows(self.P - self.cnt, self.gini))
         L, R, cnt, rest = self._rows
         Np = self.N + d.sum()
-        Ep = node_impurity(self.P + d, self.gini)
+        Ep = _impurity_last(self.P + d, self.gini)
         GL = (Ep - L.plus(d) - R.impurity) / Np
         GR = (Ep - L.impurity - R.plus(d)) / Np
         GL = np.where(self.cut_ok, GL, -np.inf)
@@ -813,7 +807,7 @@ class BatchEngine:
         tree = base.tree
         comp = self._competitors()
         N = tree.counts.sum(axis=1)
-        e_all = node_impurity(tree.counts, self.gini)
+        e_all = _impurity_last(tree.counts, self.gini)
         nonroot = np.flatnonzero(tree.parent >= 0)
         child_e = np.bincount(tree.parent[nonroot], weights=e_all[nonroot],
                               minlength=tree.n_nodes)
@@ -854,8 +848,8 @@ class BatchEngine:
                 break
             child = base.children_for(v, Xq[act])
             cb, cp = tree.counts[child], tree.counts[v]
-            d_b = node_impurity(cb + delta, self.gini) - node_impurity(cb, self.gini)
-            d_p = node_impurity(cp + delta, self.gini) - node_impurity(cp, self.gini)
+            d_b = _impurity_last(cb + delta, self.gini) - _impurity_last(cb, self.gini)
+            d_p = _impurity_last(cp + delta, self.gini) - _impurity_last(cp, self.gini)
             g1 = (N_ig1[v] + d_p - d_b) / (N[v] + delta.sum(axis=1))  # T1's gain with x
             ok = np.zeros(act.size, dtype=bool)
             if comp is not None:
