@@ -206,6 +206,12 @@ def test_mixed_dense_and_sparse_rows_report_the_first_bad_line() -> None:
     np.testing.assert_array_equal(t.columns[1].values, [0, 1, 1])
 
 
+def test_sparse_row_with_a_word_for_an_index_is_a_data_error() -> None:
+    # Found by the ARFF fuzz test: a non-numeric index escaped the fast path as ValueError.
+    with pytest.raises(DataError, match=r"line 6: expected an attribute index .*'@relation'"):
+        parse(arff("{0 5, 1 x}\n{@relation 1, 1 y}\n"))
+
+
 def test_date_formats() -> None:
     header = (
         "@attribute d date 'dd/MM/yy HH:mm'\n@attribute e date \"MMM d, yyyy 'at' h a\"\n"

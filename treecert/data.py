@@ -507,7 +507,7 @@ def _sparse_row(
         try:
             digits = "".join(indices)  # type: ignore[arg-type]
             idx = [int(t) for t in indices]  # type: ignore[arg-type]
-        except TypeError:
+        except (TypeError, ValueError):  # not plain indices: the checked path says why
             idx = []
         if (
             idx and len(indices) == len(values) and digits.isascii() and digits.isdigit()
