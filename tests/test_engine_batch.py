@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.engine import TransductiveEngine
-from treecert.engine_batch import BatchEngine
+from treecert.engine_batch import BatchEngine, grow_leaves, value_ranks
+from treecert.grow import grow
 from treecert.schema import Attribute, Dataset, Schema
 from treecert.tree import DecisionTree
 
@@ -122,3 +123,39 @@ def test_unsupported_settings_fall_back():
     X = np.array([[2.5], [2.5]])
     np.testing.assert_array_equal(engine.estimates(X, [0, 1]),
                                   engine.estimates(X, [0, 1], engine="naive"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=random_datasets(min_rows=4, max_rows=60, missing=False),
+    criterion=st.sampled_from(["info_gain", "gini"]),
+    min_leaf=st.sampled_from([1.0, 2.0]),
+    binary=st.booleans(),
+    max_depth=st.sampled_from([None, 3]),
+    seed=st.integers(0, 2**32 - 1),
+    ranked=st.booleans(),
+)
+def test_leaf_forest_grows_the_growers_leaves(data, criterion, min_leaf, binary, max_depth,
+                                              seed, ranked):
+    """The subtrees hanging off x's paths, grown together leaves-only, have exactly the
+    leaves (class counts, numbers of rows) of the grower's tree on the same rows."""
+    learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, binary_splits=binary,
+                           max_depth=max_depth)
+    n = data.n_samples
+    finder = learner.make_finder(data, eligible=np.ones(n, dtype=bool))
+    rng = np.random.default_rng(seed)
+    roots = []
+    for _ in range(int(rng.integers(1, 6))):
+        rows = np.flatnonzero(rng.random(n) < rng.uniform(0.2, 1.0))
+        if rows.size:
+            roots.append((rows, data.weights[rows], int(rng.integers(0, 3))))
+    got = grow_leaves(finder, roots, value_ranks(finder) if ranked else None)
+    assert len(got) == len(roots)
+    for (rows, w, depth), (counts, n_rows) in zip(roots, got, strict=True):
+        g = grow(finder, rows, w, depth=depth)
+        size = np.diff(g.rows_ptr)
+        leaf = (g.feature < 0) & (size > 0)
+        want = np.column_stack([g.counts[leaf], size[leaf]])
+        have = np.column_stack([counts, n_rows])
+        order_w, order_h = np.lexsort(want.T[::-1]), np.lexsort(have.T[::-1])
+        np.testing.assert_array_equal(have[order_h], want[order_w])

@@ -13,8 +13,8 @@ from treecert.data import load_dataset
 from treecert.discretize import mdl_cut_points
 from treecert.methods import make_method
 from treecert.methods.naive_bayes import NaiveBayes
-from treecert.methods.venn import _NBVenn, summarise, venn_row
-from treecert.methods.venn_types import mdl_cuts_grouped
+from treecert.methods.venn import _NBVenn, bag_venn_matrices, summarise, type_columns, venn_row
+from treecert.methods.venn_types import mdl_cuts_grouped, venn_rows_atoms
 from treecert.schema import Dataset
 
 
@@ -116,6 +116,49 @@ def test_grouped_mdl_equals_weka_mdl(seed, n_classes, weighted):
     np.testing.assert_array_equal(got, mdl_cut_points(v, y, n_classes, w))
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 4), st.integers(1, 8))
+def test_batched_venn_rows_equal_weka_mdl_row_by_row(seed, n_classes, n_rows):
+    """Many Venn rows at once (one segmented MDL per forecast column) equal each row
+    computed alone from its expanded examples with Weka's MDL (mdl_cut_points)."""
+    rng = np.random.default_rng(seed)
+    values, counts, n_inst, x_atom, ptr = [], [], [], [], [0]
+    want = []
+    columns = type_columns(n_classes)
+    for _ in range(n_rows):
+        # few distinct forecasts, as leaves give (atoms share values), or all distinct, as
+        # Naive Bayes gives (long intervals beside short ones in the batched recursion)
+        distinct = rng.random() < 0.3
+        A = int(rng.integers(1, 120 if distinct else 30))
+        levels = 10**6 if distinct else int(rng.integers(1, 6)) + 1
+        p = rng.integers(0, levels, (A, n_classes)).astype(float) + 0.5
+        F = p / p.sum(axis=1, keepdims=True)
+        inst = rng.integers(1, 5, A)
+        c = np.zeros((A, n_classes))
+        for a in range(A):  # integer class counts, drawn from the forecast: MDL finds cuts
+            sharp = F[a] ** 3 / (F[a] ** 3).sum()
+            c[a] = np.bincount(rng.choice(n_classes, inst[a], p=sharp), minlength=n_classes)
+        xa = int(rng.integers(0, A))
+        # the reference: expand the atoms to examples and discretise each column
+        y = np.concatenate([np.repeat(np.arange(n_classes), c[a].astype(int)) for a in range(A)])
+        owner = np.concatenate([np.full(int(inst[a]), a) for a in range(A)])
+        same = np.ones(A, dtype=bool)
+        for col in columns:
+            cuts = mdl_cut_points(F[owner, col], y, n_classes)
+            b = np.searchsorted(cuts, F[:, col], side="left")
+            same &= b == b[xa]
+        row = c[same].sum(axis=0)
+        want.append(row / row.sum())
+        values.append(F)
+        counts.append(c)
+        n_inst.append(inst.astype(float))
+        x_atom.append(ptr[-1] + xa)
+        ptr.append(ptr[-1] + A)
+    got = venn_rows_atoms(np.vstack(values), np.vstack(counts), np.concatenate(n_inst),
+                          np.array(ptr), np.array(x_atom), columns)
+    np.testing.assert_array_equal(got, np.array(want))
+
+
 def test_incremental_naive_bayes_equals_refitting():
     rng = np.random.default_rng(5)
     n = 40
@@ -134,7 +177,8 @@ def test_incremental_naive_bayes_equals_refitting():
             wa = np.ones(n + 1)
             aug = Dataset(data.schema, Xa, ya, wa)
             M[j] = venn_row(NaiveBayes().fit(aug).predict_proba(Xa), ya, wa, 3)
-        np.testing.assert_allclose(machine.matrix(x), M, atol=1e-12)
+        got = bag_venn_matrices([machine.forecasts(x)], data.y, data.weights, 3)[0]
+        np.testing.assert_allclose(got, M, atol=1e-12)
 
 
 def test_venn_naive_bayes_discretised_runs():

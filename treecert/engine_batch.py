@@ -43,15 +43,13 @@ import numpy as np
 
 from treecert.grow import (
     _EPS,
-    GrownNodes,
     _Batch,
     _class_dtype,
+    _exact_segments,
     _impurity_last,
     _index_dtype,
-    branch_known_weights,
+    _ragged_sums,
     grow,
-    node_stops,
-    route_rows,
     stops,
 )
 from treecert.schema import Dataset
@@ -148,6 +146,31 @@ def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
     return [choice.split(g) for g in range(lens.size)]
 
 
+def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, lens: np.ndarray,
+                     depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Class counts (G, K) and :func:`stops` (G,) of G nodes whose rows are consecutive in
+    ``rows``/``w`` (``lens`` rows each) — :func:`treecert.grow.node_stops` node by node,
+    with the level-wise grower's exact per-node sums."""
+    K, G = finder.n_classes, lens.size
+    seg = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum(lens, out=seg[1:])
+    node = np.repeat(np.arange(G), lens)
+    counts = np.bincount(node * K + finder.y[rows], weights=w, minlength=G * K).reshape(G, K)
+    ew = w if finder.eligible is None else w * finder.eligible[rows]
+    elig_w = _ragged_sums(ew, seg, _exact_segments(w, node, G))
+    return counts, stops(finder.params, counts, elig_w, depth) | (lens == 0)
+
+
+def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]]):
+    """:func:`counts_and_stops` of nodes ``(rows, weights, depth)``."""
+    if not nodes:
+        return np.zeros((0, finder.n_classes)), np.zeros(0, dtype=bool)
+    return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
+                            np.concatenate([v for _, v, _ in nodes]),
+                            np.array([r.size for r, _, _ in nodes], dtype=np.int64),
+                            np.array([d for _, _, d in nodes], dtype=np.int64))
+
+
 def same_split(split, tree: Tree, v: int) -> bool:
     """Whether ``split`` is the test of node ``v`` of ``tree``."""
     if split is None or tree.feature[v] != split.feature:
@@ -161,78 +184,127 @@ def same_split(split, tree: Tree, v: int) -> bool:
     return split.value_branch is not None and np.array_equal(split.value_branch, vb)
 
 
-def grow_many(finder, roots: list[tuple[np.ndarray, np.ndarray, int]]) -> list[GrownNodes]:
-    """Grow a tree from each root ``(rows, weights, depth)`` — rows sorted, no missing values
-    among them — all at once: level by level, one batched split search per level.
+class LeafForest:
+    """Trees grown on training rows alone — the subtrees that hang off x's paths — level by
+    level, keeping only their leaves (the Venn machine needs nothing else of them).
 
-    Each result equals ``grow(finder, rows, weights, depth=depth)`` node for node (same tests,
-    counts, rows), with nodes numbered breadth-first.
+    Roots may be added at any time; every round, :meth:`open_nodes` settles the nodes that
+    stop and hands back the others for a split search, which the caller batches with its
+    own (:meth:`BatchEngine.grow_batch` searches x's paths in the same call), and
+    :meth:`advance` routes their rows by the tests found. Stopping uses the level-wise
+    grower's exact per-node sums, so every tree is ``grow(finder, rows, weights,
+    depth=depth)`` (``tests/test_engine_batch.py`` checks its leaves).
     """
-    X, y, K = finder.X, finder.y, finder.n_classes
-    nodes: list[list[dict]] = [[] for _ in roots]
-    frontier = []  # (root, node index in root)
-    for r, (rows, w, depth) in enumerate(roots):
-        nodes[r].append({"rows": rows, "w": w, "depth": depth, "children": []})
-        frontier.append((r, 0))
-    while frontier:
-        active = []
-        for r, i in frontier:
-            nd = nodes[r][i]
-            cnt = np.bincount(y[nd["rows"]], weights=nd["w"], minlength=K).astype(float)
-            nd["counts"] = cnt
-            nd["split"] = None
-            if not node_stops(finder, nd["rows"], nd["w"], cnt, nd["depth"]):
-                active.append((r, i))
-        splits = evaluate_nodes(finder, [(nodes[r][i]["rows"], nodes[r][i]["w"])
-                                         for r, i in active])
-        frontier = []
-        for (r, i), split in zip(active, splits, strict=True):
-            if split is None:
-                continue
-            nd = nodes[r][i]
-            nd["split"] = split
-            vals = X[nd["rows"], split.feature]
-            if split.value_branch is None:
-                branch = (vals > split.threshold).astype(np.int64)
-            else:
-                branch = split.value_branch[vals.astype(np.int64)]
-            for b in range(split.n_branches):
-                sel = branch == b
-                nodes[r].append({"rows": nd["rows"][sel], "w": nd["w"][sel],
-                                 "depth": nd["depth"] + 1, "children": []})
-                nd["children"].append(len(nodes[r]) - 1)
-                frontier.append((r, len(nodes[r]) - 1))
-    return [_to_grown(lst, K) for lst in nodes]
+
+    def __init__(self, finder) -> None:
+        self.finder = finder
+        self.K = finder.n_classes
+        self._roots: list[tuple[int, np.ndarray, np.ndarray, int]] = []
+        self.rows = np.empty(0, np.int64)
+        self.w = np.empty(0)
+        self.lens = np.empty(0, np.int64)
+        self.depth = np.empty(0, np.int64)
+        self.owner = np.empty(0, np.int64)
+        self._found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._open = np.empty(0, np.int64)
+
+    def add(self, owner: int, rows: np.ndarray, w: np.ndarray, depth: int) -> None:
+        """A tree to grow from training ``rows`` (sorted, no missing values) at ``depth``."""
+        self._roots.append((owner, rows, w, depth))
+
+    def open_nodes(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Settle this round's nodes that stop; the others' ``(rows, weights)``."""
+        if self._roots:
+            self.rows = np.concatenate([self.rows, *[r for _, r, _, _ in self._roots]])
+            self.w = np.concatenate([self.w, *[v for _, _, v, _ in self._roots]])
+            self.lens = np.concatenate([self.lens, [r.size for _, r, _, _ in self._roots]])
+            self.depth = np.concatenate([self.depth, [d for *_, d in self._roots]])
+            self.owner = np.concatenate([self.owner, [o for o, *_ in self._roots]])
+            self.lens, self.depth, self.owner = (a.astype(np.int64) for a in
+                                                 (self.lens, self.depth, self.owner))
+            self._roots = []
+        F = self.lens.size
+        self.seg = np.zeros(F + 1, dtype=np.int64)
+        np.cumsum(self.lens, out=self.seg[1:])
+        self.node = np.repeat(np.arange(F), self.lens)
+        self.counts, stop = counts_and_stops(self.finder, self.rows, self.w, self.lens,
+                                             self.depth)
+        self._keep_leaves(stop)
+        self._open = np.flatnonzero(~stop)
+        seg, rows, w = self.seg, self.rows, self.w
+        return [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]]) for g in self._open]
+
+    def _keep_leaves(self, leaf: np.ndarray) -> None:
+        leaf = leaf & (self.lens > 0)  # an empty branch of a multiway test holds no example
+        self._found.append((self.owner[leaf], self.counts[leaf], self.lens[leaf].astype(float)))
+
+    def advance(self, splits: list) -> None:
+        """Route the open nodes' rows by their tests (None: the node is a leaf)."""
+        X = self.finder.X
+        split_of = {int(g): sp for g, sp in zip(self._open, splits, strict=True)
+                    if sp is not None}
+        unsplit = np.zeros(self.lens.size, dtype=bool)
+        unsplit[self._open] = True
+        unsplit[list(split_of)] = False
+        self._keep_leaves(unsplit)
+        if not split_of:
+            self.rows, self.w = self.rows[:0], self.w[:0]
+            self.lens, self.depth, self.owner = self.lens[:0], self.depth[:0], self.owner[:0]
+            return
+        parents = np.array(sorted(split_of), dtype=np.int64)
+        seg = self.seg
+        branch = np.full(self.rows.size, -1, dtype=np.int64)
+        n_br = np.zeros(self.lens.size, dtype=np.int64)
+        for g in parents:
+            sp = split_of[int(g)]
+            sl = slice(seg[g], seg[g + 1])
+            vals = X[self.rows[sl], sp.feature]
+            branch[sl] = (vals > sp.threshold if sp.value_branch is None
+                          else sp.value_branch[vals.astype(np.int64)])
+            n_br[g] = sp.n_branches
+        width = int(n_br.max())
+        moving = np.flatnonzero(branch >= 0)
+        key = self.node[moving] * width + branch[moving]
+        order = moving[np.argsort(key, kind="stable")]  # parent-major, rows kept in order
+        slots = parents[:, None] * width + np.arange(width)[None, :]
+        slots = slots[np.arange(width)[None, :] < n_br[parents][:, None]]
+        parent = slots // width
+        self.lens = np.bincount(key, minlength=self.lens.size * width)[slots]
+        self.owner, self.depth = self.owner[parent], self.depth[parent] + 1
+        self.rows, self.w = self.rows[order], self.w[order]
+
+    @property
+    def growing(self) -> bool:
+        return bool(self._roots) or self.lens.size > 0
+
+    def leaves(self, n_owners: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per owner id: ``(counts (L, K), n_rows (L,))`` of its leaves, breadth-first."""
+        own = np.concatenate([o for o, _, _ in self._found] + [np.empty(0, np.int64)])
+        cnt = np.concatenate([c for _, c, _ in self._found] + [np.empty((0, self.K))])
+        num = np.concatenate([n for _, _, n in self._found] + [np.empty(0)])
+        by_owner = np.argsort(own, kind="stable")
+        bounds = np.searchsorted(own[by_owner], np.arange(n_owners + 1))
+        return [(cnt[by_owner[bounds[i]:bounds[i + 1]]], num[by_owner[bounds[i]:bounds[i + 1]]])
+                for i in range(n_owners)]
 
 
-def _to_grown(lst: list[dict], K: int) -> GrownNodes:
-    n = len(lst)
-    feature = np.array([-1 if nd["split"] is None else nd["split"].feature for nd in lst],
-                       dtype=np.int64)
-    threshold = np.array([np.nan if nd["split"] is None else nd["split"].threshold
-                          for nd in lst], dtype=float)
-    vb = [np.empty(0, np.int64) if nd["split"] is None or nd["split"].value_branch is None
-          else np.asarray(nd["split"].value_branch, np.int64) for nd in lst]
-    ch = [np.asarray(nd["children"], np.int64) for nd in lst]
-    lens = np.array([nd["rows"].size for nd in lst], dtype=np.int64)
-    return GrownNodes(
-        feature=feature, threshold=threshold,
-        children_ptr=np.concatenate([[0], np.cumsum([c.size for c in ch])]).astype(np.int64),
-        children=np.concatenate([np.empty(0, np.int64), *ch]),
-        value_branch_ptr=np.concatenate([[0], np.cumsum([v.size for v in vb])]).astype(np.int64),
-        value_branch=np.concatenate([np.empty(0, np.int64), *vb]),
-        counts=np.array([nd["counts"] for nd in lst], dtype=float).reshape(n, K),
-        depth=np.array([nd["depth"] for nd in lst], dtype=np.int64),
-        rows_ptr=np.concatenate([[0], np.cumsum(lens)]).astype(np.int64),
-        rows_idx=np.concatenate([np.empty(0, np.int64), *[nd["rows"] for nd in lst]]),
-        rows_w=np.concatenate([np.empty(0), *[nd["w"] for nd in lst]]),
-    )
+def grow_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray, int]],
+                rank: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The leaves ``(counts, n_rows)`` of the tree grown from each root ``(rows, weights,
+    depth)``, all at once (:class:`LeafForest`, one batched split search per level)."""
+    forest = LeafForest(finder)
+    for i, (rows, w, depth) in enumerate(roots):
+        forest.add(i, rows, w, depth)
+    while forest.growing:
+        nodes = forest.open_nodes()
+        forest.advance(evaluate_nodes(finder, nodes, rank))
+    return forest.leaves(len(roots))
 
 
 # ------------------------------------------------------------------------------ trees on D
 class Sub:
-    """A tree grown on training rows alone (the base tree, or a subtree that a changed test
-    created), with each node's rows; shared by every (x, c) whose tree contains it."""
+    """The tree grown on the training rows alone (the base tree), with each node's rows and
+    each row's leaf; every (x, c) walks it."""
 
     def __init__(self, grown, n: int) -> None:
         self.tree = Tree.from_grown(grown)
@@ -604,9 +676,10 @@ class BatchEngine:
     """Trees on D ∪ {(x, c)} — or (D − {row r}) ∪ {(x, c)} — for many jobs (x, c[, r]).
 
     Every such tree is a path of nodes holding x plus subtrees without x hanging off it.
-    A subtree without x depends only on its training rows, so it is grown once (:class:`Sub`,
-    memoised by its rows) and shared; along the path the test is certified unchanged
-    (module docstring, devices 1 and 2) or found by a batched exact search (device 3).
+    A subtree without x depends only on its training rows, so it is grown once (its leaves
+    only, :func:`grow_leaves`, memoised by its rows) and shared; along the path the test is
+    certified unchanged (module docstring, devices 1 and 2) or found by a batched exact
+    search (device 3).
 
     Parameters
     ----------
@@ -630,17 +703,16 @@ class BatchEngine:
         self.y = data.y.astype(np.int64)
         self.w = data.weights.astype(float)
         self.finder = learner.make_finder(data, eligible=np.ones(self.n, dtype=bool))
-        self.subs: list[Sub | None] = []
         self.memo: dict[tuple, int] = {}
-        self._pending: list = []
         self._scores: dict[int, NodeScores] = {}
         self._comp: Competitors | None = None
         self._t1 = None
         # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
         self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
         rows, w = np.arange(self.n), self.w
-        self.subs.append(Sub(grow(self.finder, rows, w), self.n))  # the grower's own tree
-        self.memo[(rows.tobytes(), w.tobytes(), 0)] = self.base = 0
+        self.base_sub = Sub(grow(self.finder, rows, w), self.n)  # the grower's own tree
+        #: leaves (counts, n_rows) of the subtrees hanging off x's paths (Venn machine)
+        self.leaf_sets: list[tuple[np.ndarray, np.ndarray] | None] = []
 
     @staticmethod
     def supports(data: Dataset, learner: DecisionTree) -> bool:
@@ -649,33 +721,27 @@ class BatchEngine:
                 and learner.cp <= 0 and data.n_samples > 0 and not np.isnan(data.X).any()
                 and bool((data.y >= 0).all()))
 
-    def sub(self, rows: np.ndarray, w: np.ndarray, depth: int) -> int:
-        """Id of the tree grown on training ``rows`` (sorted) at ``depth`` (memoised). New
-        trees are grown together by :meth:`grow_pending`."""
+    def hanging_leaves(self, rows: np.ndarray, w: np.ndarray, depth: int,
+                       forest: LeafForest) -> int:
+        """Id in :attr:`leaf_sets` of the leaves of the tree grown on training ``rows``
+        (sorted) at ``depth``, memoised; a new one is grown by ``forest``."""
         key = (rows.tobytes(), w.tobytes(), depth if self.params.max_depth is not None else 0)
         if key not in self.memo:
-            self.subs.append(None)
-            self.memo[key] = len(self.subs) - 1
-            self._pending.append((len(self.subs) - 1, rows, w, depth))
+            self.memo[key] = len(self.leaf_sets)
+            self.leaf_sets.append(None)
+            forest.add(self.memo[key], rows, w, depth)
         return self.memo[key]
-
-    def grow_pending(self) -> None:
-        todo, self._pending = self._pending, []
-        if todo:
-            grown = grow_many(self.finder, [(r, w, d) for _, r, w, d in todo])
-            for (s, *_), g in zip(todo, grown, strict=True):
-                self.subs[s] = Sub(g, self.n)
 
     def _competitors(self) -> Competitors | None:
         """The base tree's competitor table; None for small trees, where an exact
         (batched) search costs less than certifying."""
         if self._comp is None and self.n >= self.cert_min_rows:
-            self._comp = Competitors(self.subs[self.base], self.data, self.params, self.gini)
+            self._comp = Competitors(self.base_sub, self.data, self.params, self.gini)
         return self._comp
 
     def _node_scores(self, v: int) -> NodeScores:
         if v not in self._scores:
-            self._scores[v] = NodeScores(self.subs[self.base], v, self.data, self.params,
+            self._scores[v] = NodeScores(self.base_sub, v, self.data, self.params,
                                          self.gini)
         return self._scores[v]
 
@@ -683,7 +749,7 @@ class BatchEngine:
         """Per base node with a numeric test: the values either side of its cut and how
         many rows hold each (a leave-one-out row alone at one of them moves the cut)."""
         if self._t1 is None:
-            base = self.subs[self.base]
+            base = self.base_sub
             t = base.tree
             nn = t.n_nodes
             lo, hi = np.full(nn, np.nan), np.full(nn, np.nan)
@@ -710,7 +776,7 @@ class BatchEngine:
         hanging off it are grown (memoised, all together) when ``paths_only`` is false.
         Job i gets ``x_counts`` / ``x_inst`` (class counts and number of examples of x's
         leaf, x included), ``cut`` (-1: the structure did not change), ``base_leaf`` (x's
-        leaf in the base tree when ``cut`` is -1) and ``hanging`` (sub ids).
+        leaf in the base tree when ``cut`` is -1) and ``hanging`` (ids in :attr:`leaf_sets`).
         """
         n, K = self.n, self.K
         Xq = np.asarray(Xq, dtype=float)
@@ -722,33 +788,37 @@ class BatchEngine:
         elig = np.concatenate([np.ones(n, dtype=bool), np.zeros(J, dtype=bool)])
         finder = self.learner.make_finder(self.data, eligible=elig, X=X_aug, y=y_aug)
         rank = value_ranks(finder)
-        base = self.subs[self.base]
+        base = self.base_sub
         jobs = [{"cut": -1, "base_leaf": -1, "hanging": []} for _ in range(J)]
         node = np.zeros(J, dtype=np.int64)
         walking = np.ones(J, dtype=bool)
         explicit: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+        forest = None if paths_only else LeafForest(finder)
         while True:
             pending = self._walk(node, walking, labels, drop, Xq, jobs)
-            items = []
-            for job, u in pending:
-                rows, w, depth = self._with_x(u, n + job, int(drop[job]))
-                cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
-                if node_stops(finder, rows, w, cnt, depth):  # possible once a row is dropped
-                    jobs[job]["base_leaf" if base.tree.is_leaf[u] else "cut"] = u
-                    self._end(jobs[job], cnt, rows.size)
-                else:
-                    items.append((job, u, (rows, w, depth)))
-            for job, (rows, w, depth) in explicit.items():
-                cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
-                if node_stops(finder, rows, w, cnt, depth):
-                    self._end(jobs[job], cnt, rows.size)
-                else:
-                    items.append((job, -1, (rows, w, depth)))
+            candidates = [(job, u, self._with_x(u, n + job, int(drop[job])))
+                          for job, u in pending]
+            candidates += [(job, -1, rw) for job, rw in explicit.items()]
             explicit = {}
-            if not items:
+            items = []
+            for (job, u, (rows, w, _)), cnt, stop in zip(
+                    candidates, *node_counts_stops(finder, [c[2] for c in candidates]),
+                    strict=True):
+                if not stop:
+                    items.append((job, u, rows, w, _))
+                    continue
+                if u >= 0:  # possible at a base node once a row is dropped
+                    jobs[job]["base_leaf" if base.tree.is_leaf[u] else "cut"] = u
+                self._end(jobs[job], cnt, rows.size)
+            # the hanging subtrees grow a level in the same search as x's paths
+            hanging = forest.open_nodes() if forest is not None else []
+            if not items and not hanging:
                 break
-            splits = evaluate_nodes(finder, [(rw[0], rw[1]) for _, _, rw in items], rank)
-            for (job, u, (rows, w, depth)), split in zip(items, splits, strict=True):
+            splits = evaluate_nodes(finder, [(rows, w) for _, _, rows, w, _ in items] + hanging,
+                                    rank)
+            if forest is not None:
+                forest.advance(splits[len(items):])
+            for (job, u, rows, w, depth), split in zip(items, splits[:len(items)], strict=True):
                 if u >= 0:  # a node of the base tree
                     leaf = bool(base.tree.is_leaf[u])
                     if not leaf and same_split(split, base.tree, u):
@@ -765,27 +835,27 @@ class BatchEngine:
                     cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
                     self._end(jobs[job], cnt, rows.size)
                     continue
-                if paths_only:  # no missing values: x's child is the rows on x's side
-                    vals = X_aug[rows, split.feature]
-                    if split.value_branch is None:
-                        side = vals > split.threshold
-                    else:
-                        side = split.value_branch[vals.astype(np.int64)]
-                    sel = side == side[-1]  # x is the node's last row
-                    explicit[job] = (rows[sel], w[sel], depth + 1)
-                    continue
-                q = n + job
-                for cr, cw in route_rows(X_aug, rows, w, split,
-                                         branch_known_weights(X_aug, rows, w, split)):
-                    if cr.size and cr[-1] == q:
-                        explicit[job] = (cr, cw, depth + 1)
-                    elif cr.size and not paths_only:
-                        jobs[job]["hanging"].append(self.sub(cr, cw, depth + 1))
-        self.grow_pending()
+                # no missing values: each branch is the rows on its side; x is the last row
+                vals = X_aug[rows, split.feature]
+                if split.value_branch is None:
+                    side = (vals > split.threshold).astype(np.int64)
+                else:
+                    side = split.value_branch[vals.astype(np.int64)]
+                for b in range(split.n_branches):
+                    sel = side == b
+                    if b == side[-1]:
+                        explicit[job] = (rows[sel], w[sel], depth + 1)
+                    elif forest is not None and sel.any():
+                        jobs[job]["hanging"].append(
+                            self.hanging_leaves(rows[sel], w[sel], depth + 1, forest))
+        if forest is not None:
+            for i, leaves in enumerate(forest.leaves(len(self.leaf_sets))):
+                if self.leaf_sets[i] is None:
+                    self.leaf_sets[i] = leaves
         return jobs
 
     def _with_x(self, u: int, q: int, r: int) -> tuple[np.ndarray, np.ndarray, int]:
-        base = self.subs[self.base]
+        base = self.base_sub
         rows, w = base.rows[u], base.w[u]
         if r >= 0:
             keep = rows != r
@@ -803,7 +873,7 @@ class BatchEngine:
         settled)."""
         params = self.params
         floor = max(float(params.min_gain), _EPS) + _MARGIN
-        base = self.subs[self.base]
+        base = self.base_sub
         tree = base.tree
         comp = self._competitors()
         N = tree.counts.sum(axis=1)
@@ -876,7 +946,7 @@ class BatchEngine:
     def _drop_safe(self, v, r, child, new_counts) -> np.ndarray:
         """Whether removing row r[i] (x takes its place) leaves node v[i]'s test T1 the same
         partition and admissible, and the node unstopped — what both certificates assume."""
-        base = self.subs[self.base]
+        base = self.base_sub
         tree = base.tree
         ml = float(self.params.min_leaf)
         safe = np.full(v.size, self.integral) & (self.w[r] == 1.0)

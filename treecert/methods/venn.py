@@ -64,7 +64,7 @@ from treecert.methods.naive_bayes import (
     weka_round,
 )
 from treecert.methods.venn_fast import TreeVennBatch
-from treecert.methods.venn_types import venn_row_atoms
+from treecert.methods.venn_types import venn_row_atoms, venn_rows_atoms
 from treecert.schema import Dataset
 
 TREE_BASES = ("frequency", "laplace", "m_estimate")
@@ -88,6 +88,41 @@ def venn_row(F: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.
     counts = np.zeros((y.size, n_classes))
     counts[np.arange(y.size), y] = w
     return venn_row_atoms(F, counts, np.ones(y.size), y.size - 1, type_columns(n_classes))
+
+
+#: Atoms × classes² per batched Venn-row call: bounds the MDL's work arrays (~4 MB each).
+_CELLS_PER_CALL = 1 << 19
+
+
+def bag_venn_matrices(forecasts, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
+    """Venn matrices (B, K, K), one per item of ``forecasts``: an array (K, m + 1, K) — or
+    (1, m + 1, K) when the forecasts do not depend on the tentative label — of the bag's
+    forecasts under each tentative label j: m examples with labels ``y`` and weights ``w``,
+    then the test object (label j, weight 1). Each row is :func:`venn_row`; the rows of many
+    test objects go through one :func:`venn_rows_atoms` call."""
+    K = n_classes
+    m1 = y.size + 1
+    base = np.zeros((m1, K))
+    base[np.arange(m1 - 1), y] = w
+    per_call = max(1, _CELLS_PER_CALL // (m1 * K * K))  # test objects per call
+    out, values = [], []
+
+    def flush():
+        R = len(values)
+        counts = np.tile(base, (R, 1))
+        x_atom = np.arange(1, R + 1) * m1 - 1
+        counts[x_atom, np.arange(R) % K] = 1.0
+        out.append(venn_rows_atoms(np.vstack(values), counts, np.ones(R * m1),
+                                   np.arange(R + 1) * m1, x_atom, type_columns(K)))
+        values.clear()
+
+    for F in forecasts:
+        values.extend(np.broadcast_to(F, (K, m1, K)))
+        if len(values) >= per_call * K:
+            flush()
+    if values:
+        flush()
+    return (np.concatenate(out) if out else np.zeros((0, K))).reshape(-1, K, K)
 
 
 def summarise(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -114,13 +149,12 @@ class _NBVenn:
                              np.empty(0, np.int64), np.empty(0))
         self.codes = self.base.padded_codes(self.X)
 
-    def matrix(self, x: np.ndarray) -> np.ndarray:
+    def forecasts(self, x: np.ndarray) -> np.ndarray:
+        """Forecasts (K, n + 1, K) of D ∪ {(x, j)} by Naive Bayes learned on it, per j."""
         if self.discretize:
-            return self._matrix_refit(x)
+            return self._forecasts_refit(x)
         K, n = self.K, self.y.size
         Xa = np.vstack([self.X, x[None, :]])
-        ya = np.concatenate([self.y, [0]])
-        wa = np.concatenate([self.w, [1.0]])
         num = self.numeric_idx
         precision = np.array([weka_precision(Xa[:, f]) for f in num], dtype=float)
         Xr = weka_round(Xa[:, num], precision) if num.size else np.zeros((n + 1, 0))
@@ -128,27 +162,25 @@ class _NBVenn:
                           precision)
         codes = np.vstack([self.codes, d_only.padded_codes(x[None, :])])
         L0 = d_only.log_joint(Xa, Xr, codes=codes)
-        M = np.empty((K, K))
+        out = np.empty((K, n + 1, K))
         for j in range(K):
-            ya[n] = j
             stats = _add_instance(d_only, x, Xr[n], j)
             L = L0.copy()
             L[:, j] = stats.log_joint(Xa, Xr, classes=np.array([j]), codes=codes)[:, 0]
-            M[j] = venn_row(softmax_rows(L), ya, wa, K)
-        return M
+            out[j] = softmax_rows(L)
+        return out
 
-    def _matrix_refit(self, x: np.ndarray) -> np.ndarray:
+    def _forecasts_refit(self, x: np.ndarray) -> np.ndarray:
         """``discretize=true``: the MDL cut points depend on (x, j), so refit."""
         K = self.K
         Xa = np.vstack([self.X, x[None, :]])
         wa = np.concatenate([self.w, [1.0]])
-        M = np.empty((K, K))
+        out = np.empty((K, Xa.shape[0], K))
         for j in range(K):
             ya = np.concatenate([self.y, [j]])
             aug = Dataset(self.data.schema, Xa, ya, wa, source=self.data.source)
-            F = NaiveBayes(discretize=True).fit(aug).predict_proba(Xa)
-            M[j] = venn_row(F, ya, wa, K)
-        return M
+            out[j] = NaiveBayes(discretize=True).fit(aug).predict_proba(Xa)
+        return out
 
 
 def _add_instance(stats, x: np.ndarray, xr: np.ndarray, j: int):
@@ -263,15 +295,10 @@ class VennMethod(Method):
             return M
         d = self.data_
         Xa = np.vstack([d.X, x[None, :]])
-        ya = np.concatenate([d.y.astype(np.int64), [0]])
-        wa = np.concatenate([d.weights.astype(float), [1.0]])
         kw = self._leaf_kwargs()
-        for j in range(K):
-            tree = eng.tree_with(x, j, engine=self.opts["engine"])
-            ya[-1] = j
-            F = tree.predict_proba(Xa, kw["kind"], alpha=kw["alpha"], m=kw["m"])
-            M[j] = venn_row(F, ya, wa, K)
-        return M
+        F = np.array([eng.tree_with(x, j, engine=self.opts["engine"]).predict_proba(
+            Xa, kw["kind"], alpha=kw["alpha"], m=kw["m"]) for j in range(K)])
+        return bag_venn_matrices([F], d.y.astype(np.int64), d.weights.astype(float), K)[0]
 
     def _tree_matrices(self, X: np.ndarray) -> np.ndarray:
         """Venn matrices of rows of X: the batch machine for rows without missing values
@@ -290,31 +317,24 @@ class VennMethod(Method):
             out[i] = self._tree_matrix(X[i])
         return out
 
-    def _inductive_matrix(self, x_proba: np.ndarray) -> np.ndarray:
-        F0, y0, w0 = self.inductive_
-        K = F0.shape[1]
-        F = np.vstack([F0, x_proba[None, :]])
-        w = np.concatenate([w0, [1.0]])
-        y = np.concatenate([y0, [0]])
-        M = np.empty((K, K))
-        for j in range(K):
-            y[-1] = j
-            M[j] = venn_row(F, y, w, K)
-        return M
-
     def matrices(self, data: Dataset) -> np.ndarray:
         """Venn matrices (n, K, K) of the rows of ``data``."""
         from treecert.parallel import map_chunks
 
         X = data.X
-        if self.inductive_ is not None:
+        if self.inductive_ is not None:  # the bag: calibration examples, then x
             P = self.base_.predict(data).proba
+            F0, y0, w0 = self.inductive_
 
             def work(lo, hi):
-                return np.array([self._inductive_matrix(P[i]) for i in range(lo, hi)])
+                return bag_venn_matrices((np.vstack([F0, P[i]])[None] for i in range(lo, hi)),
+                                         y0, w0, F0.shape[1])
         elif self.opts["base"] == "naive_bayes":
+            nb = self.nb_
+
             def work(lo, hi):
-                return np.array([self.nb_.matrix(X[i]) for i in range(lo, hi)])
+                return bag_venn_matrices((nb.forecasts(X[i]) for i in range(lo, hi)), nb.y,
+                                         nb.w, nb.K)
         else:
             def work(lo, hi):
                 return self._tree_matrices(X[lo:hi])
@@ -333,4 +353,6 @@ class VennMethod(Method):
             return self.base_.size
         if self.opts["base"] == "naive_bayes":
             return None
+        if self.batch_ is not None:  # the same tree, already grown
+            return float(self.batch_.base_sub.tree.n_leaves)
         return float(self.engine_.base[0].n_leaves)

@@ -19,7 +19,7 @@ import numpy as np
 
 from treecert.engine_batch import BatchEngine
 from treecert.leaf import leaf_proba
-from treecert.methods.venn_types import venn_row_atoms
+from treecert.methods.venn_types import venn_rows_atoms
 
 
 class TreeVennBatch(BatchEngine):
@@ -31,50 +31,71 @@ class TreeVennBatch(BatchEngine):
         """Venn matrices (B, K, K) of the rows of ``Q``."""
         K = self.K
         B = Q.shape[0]
-        jobs = self.grow_batch(np.repeat(Q, K, axis=0), np.tile(np.arange(K), B),
+        labels = np.tile(np.arange(K), B)
+        jobs = self.grow_batch(np.repeat(Q, K, axis=0), labels,
                                paths_only=(taxonomy == "leaf"))
-        out = np.empty((B, K, K))
-        for b in range(B):
-            for j in range(K):
-                job = jobs[b * K + j]
-                if taxonomy == "leaf":  # the leaf's frequencies, normalised as the engine's
-                    row = job["x_counts"] / job["x_counts"].sum()
-                    out[b, j] = row / row.sum()
-                    continue
-                counts, n_inst, x_atom = self._atoms(job)
-                values = self._forecasts(counts, j, kind, alpha, m)
-                out[b, j] = venn_row_atoms(values, counts, n_inst, x_atom, columns)
-        return out
+        if taxonomy == "leaf":  # x's leaf's frequencies, normalised as the engine's
+            rows = np.array([job["x_counts"] / job["x_counts"].sum() for job in jobs])
+            rows /= rows.sum(axis=1, keepdims=True)
+            return rows.reshape(B, K, K)
+        counts, n_inst, atom_ptr, x_atom = self._atoms(jobs)
+        job_of_atom = np.repeat(np.arange(len(jobs)), np.diff(atom_ptr))
+        values = self._forecasts(counts, labels[job_of_atom], kind, alpha, m)
+        return venn_rows_atoms(values, counts, n_inst, atom_ptr, x_atom,
+                               columns).reshape(B, K, K)
 
-    def _atoms(self, job):
-        """(counts, n_inst, x_atom) of the groups of examples sharing a leaf of the tree on
-        D ∪ {(x, j)}: the base leaves outside ``cut``, the hanging subtrees' leaves, and x's
-        leaf with x."""
-        base = self.subs[self.base]
-        keep = base.leaves
-        if job["cut"] >= 0:
-            gone = np.zeros(base.tree.n_nodes, dtype=bool)
-            gone[base.leaf_of_row[base.rows[job["cut"]]]] = True
-            keep = keep[~gone[keep]]
-        elif job["base_leaf"] >= 0:
-            keep = keep[keep != job["base_leaf"]]
-        parts_c = [base.tree.counts[keep]]
-        parts_n = [base.n_inst[keep]]
-        for s in job["hanging"]:
-            sub = self.subs[s]
-            parts_c.append(sub.tree.counts[sub.leaves])
-            parts_n.append(sub.n_inst[sub.leaves])
-        parts_c.append(job["x_counts"][None, :])
-        parts_n.append(np.array([job["x_inst"]]))
-        counts = np.vstack(parts_c)
-        return counts, np.concatenate(parts_n), counts.shape[0] - 1
+    def _atoms(self, jobs):
+        """(counts, n_inst, atom_ptr, x_atom) of the groups of examples sharing a leaf of
+        each job's tree on D ∪ {(x, j)}: the base leaves outside ``cut``, the hanging
+        subtrees' leaves, and x's leaf with x (last); job i's atoms are
+        ``atom_ptr[i]:atom_ptr[i + 1]``."""
+        base = self.base_sub
+        n_base = base.leaves.size
+        pool_c = [base.tree.counts[base.leaves]]
+        pool_n = [base.n_inst[base.leaves]]
+        size = n_base
+        where: dict[int, np.ndarray] = {}  # leaf set id -> its places in the pool
+        kept: dict[tuple[int, int], np.ndarray] = {}  # (cut, base leaf) -> kept base leaves
+        parts = []
+        for job in jobs:
+            key = (job["cut"], job["base_leaf"])
+            if key not in kept:
+                keep = np.ones(n_base, dtype=bool)
+                if job["cut"] >= 0:
+                    gone = np.zeros(base.tree.n_nodes, dtype=bool)
+                    gone[base.leaf_of_row[base.rows[job["cut"]]]] = True
+                    keep = ~gone[base.leaves]
+                elif job["base_leaf"] >= 0:
+                    keep = base.leaves != job["base_leaf"]
+                kept[key] = np.flatnonzero(keep)
+            own = [kept[key]]
+            for s in job["hanging"]:
+                if s not in where:
+                    leaf_counts, leaf_rows = self.leaf_sets[s]
+                    pool_c.append(leaf_counts)
+                    pool_n.append(leaf_rows)
+                    where[s] = np.arange(size, size + leaf_rows.size)
+                    size += leaf_rows.size
+                own.append(where[s])
+            parts.append(own)
+        x_place = size + np.arange(len(jobs))
+        pool_c.append(np.array([job["x_counts"] for job in jobs]).reshape(-1, self.K))
+        pool_n.append(np.array([job["x_inst"] for job in jobs], dtype=float))
+        for own, q in zip(parts, x_place, strict=True):
+            own.append(q[None])
+        lens = np.array([sum(p.size for p in own) for own in parts], dtype=np.int64)
+        atom_ptr = np.concatenate([[0], np.cumsum(lens)])
+        take = np.concatenate([p for own in parts for p in own])
+        return (np.vstack(pool_c)[take], np.concatenate(pool_n)[take], atom_ptr,
+                atom_ptr[1:] - 1)
 
-    def _forecasts(self, counts, j, kind, alpha, m):
-        """Leaf estimates of the atoms, normalised exactly as ``Tree.predict_proba`` does."""
+    def _forecasts(self, counts, labels, kind, alpha, m):
+        """Leaf estimates of the atoms (``labels``: the tentative label of each atom's
+        job), normalised exactly as ``Tree.predict_proba`` does."""
         prior = None
-        if kind == "m_estimate":
-            root = self.subs[self.base].tree.counts[0].copy()
-            root[j] += 1.0
-            prior = root / root.sum()
+        if kind == "m_estimate":  # the prior is the class frequency of D ∪ {(x, j)}
+            root = self.base_sub.tree.counts[0]
+            prior = root[None, :] + np.eye(self.K)[labels]
+            prior = prior / prior.sum(axis=1, keepdims=True)
         est = leaf_proba(counts, kind, alpha=alpha, m=m, prior=prior)
         return est / est.sum(axis=1, keepdims=True)

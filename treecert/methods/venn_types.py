@@ -18,35 +18,38 @@ _LN2 = np.log(2.0)
 # ------------------------------------------------------------------------------ MDL on groups
 def _lnf(x: np.ndarray) -> np.ndarray:
     """x·ln x, 0 for x <= 0 — the same operations as Weka's ``lnFunc`` in
-    :mod:`treecert.discretize`, for a whole matrix at once."""
+    :mod:`treecert.discretize`, for a whole array at once."""
     out = np.zeros(x.shape)
     np.log(x, out=out, where=x > 0)
     return out * x
 
 
 def _entropy_rows(counts: np.ndarray) -> np.ndarray:
-    """:func:`treecert.discretize._entropy_rows` with one log call: same operation order."""
+    """:func:`treecert.discretize._entropy_rows` for count rows (..., K) with one log call:
+    same operation order."""
     L = _lnf(counts)
-    ret = np.zeros(counts.shape[0])
-    tot = np.zeros(counts.shape[0])
-    for j in range(counts.shape[1]):
-        ret -= L[:, j]
-        tot += counts[:, j]
+    ret = np.zeros(counts.shape[:-1])
+    tot = np.zeros(counts.shape[:-1])
+    for j in range(counts.shape[-1]):
+        ret -= L[..., j]
+        tot += counts[..., j]
     nz = np.abs(tot) >= 1e-6
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(nz, (ret + _lnf(tot)) / (tot * _LN2), 0.0)
 
 
 def _entropy_conditioned(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """:func:`treecert.discretize._entropy_conditioned`, same operation order."""
-    ret = np.zeros(left.shape[0])
-    total = np.zeros(left.shape[0])
+    """:func:`treecert.discretize._entropy_conditioned` for count rows (..., K), same
+    operation order."""
+    shape = left.shape[:-1]
+    ret = np.zeros(shape)
+    total = np.zeros(shape)
     for side in (left, right):
         L = _lnf(side)
-        row_sum = np.zeros(left.shape[0])
-        for j in range(side.shape[1]):
-            ret = ret + L[:, j]
-            row_sum = row_sum + side[:, j]
+        row_sum = np.zeros(shape)
+        for j in range(side.shape[-1]):
+            ret = ret + L[..., j]
+            row_sum = row_sum + side[..., j]
         ret = ret - _lnf(row_sum)
         total = total + row_sum
     nz = np.abs(total) >= 1e-6
@@ -54,72 +57,141 @@ def _entropy_conditioned(left: np.ndarray, right: np.ndarray) -> np.ndarray:
         return np.where(nz, -ret / (total * _LN2), 0.0)
 
 
-def mdl_cuts_grouped(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray) -> np.ndarray:
-    """Weka's Fayyad–Irani MDL cut points (:func:`treecert.discretize.mdl_cut_points`) from
-    data grouped by distinct value.
+def mdl_cuts_segments(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
+                      seg_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weka's Fayyad–Irani MDL cut points (:func:`treecert.discretize.mdl_cut_points`) of
+    many independent samples at once, each given grouped by distinct value.
 
     Parameters
     ----------
-    values : (m,) strictly increasing distinct values.
-    counts : (m, K) weighted class counts of each value.
-    n_inst : (m,) number of instances of each value.
+    values : (G,) distinct values, strictly increasing within each segment.
+    counts : (G, K) weighted class counts of each value.
+    n_inst : (G,) number of instances of each value.
+    seg_ptr : (S + 1,) segment s is groups ``seg_ptr[s]:seg_ptr[s + 1]``.
+
+    Returns ``(segment, cut)`` arrays, one entry per cut point (unordered).
 
     Candidate cuts lie only between distinct values, so the class counts at each candidate,
     hence every entropy, are those of the ungrouped search; with integer weights the sums are
     exact and the cut points equal ``mdl_cut_points`` on the expanded data bit for bit (a
-    property test checks it).
+    property test checks it). The recursion runs breadth-first over all open intervals of
+    all segments: one round of array operations per level instead of one per interval.
     """
-    cuts: list[float] = []
-    stack = [(0, values.size)]
-    log2_3k = {k: np.log(3.0**k - 2.0) / _LN2 for k in range(1, counts.shape[1] + 1)}
-    while stack:
-        a, b = stack.pop()
-        n_i = int(n_inst[a:b].sum())
-        if b - a < 2 or n_i < 2:
-            continue
-        c = counts[a:b]
-        cum_left = np.cumsum(c, axis=0)
-        prior = cum_left[-1]
-        cum_right = prior[None, :] - cum_left
-        ent = _entropy_conditioned(cum_left[:-1], cum_right[:-1])
-        k = int(np.argmin(ent))
-        three = _entropy_rows(np.vstack([prior, cum_left[k], cum_right[k]]))
-        prior_e, best_e = float(three[0]), float(ent[k])
-        if not best_e < prior_e:
-            continue
-        # Fayyad & Irani's criterion exactly as discretize._fayyad_irani_accepts
-        kk = int(np.count_nonzero(prior > 0))
-        k1 = int(np.count_nonzero(cum_left[k] > 0))
-        k2 = int(np.count_nonzero(cum_right[k] > 0))
-        delta = log2_3k[kk] - (kk * prior_e - k2 * float(three[2]) - k1 * float(three[1]))
-        wsum = float(np.cumsum(c.sum(axis=1))[-1])
-        if not (prior_e - best_e) > (np.log(float(n_i - 1)) / _LN2 + delta) / wsum:
-            continue
-        cuts.append((values[a + k] + values[a + k + 1]) / 2.0)
-        stack.append((a, a + k + 1))
-        stack.append((a + k + 1, b))
-    return np.sort(np.asarray(cuts, dtype=float))
+    K = counts.shape[1]
+    log2_3k = np.array([np.nan] + [np.log(3.0**k - 2.0) / _LN2 for k in range(1, K + 1)])
+    inst_cum = np.concatenate([[0.0], np.cumsum(n_inst)])  # instance counts: exact sums
+    seg = np.arange(seg_ptr.size - 1)
+    a, b = seg_ptr[:-1].astype(np.int64), seg_ptr[1:].astype(np.int64)
+    out_seg, out_cut = [], []
+    while a.size:
+        n_i = inst_cum[b] - inst_cum[a]
+        live = (b - a >= 2) & (n_i >= 2)
+        seg, a, b, n_i = seg[live], a[live], b[live], n_i[live]
+        if not a.size:
+            break
+        length = b - a
+        # Intervals are zero-padded to a common length: group them by length (within a
+        # factor of 4) when one long interval would pad many short ones.
+        if a.size * int(length.max()) <= 4 * int(length.sum()):
+            groups = [np.arange(a.size)]
+        else:
+            bucket = np.ceil(np.log2(length) / 2.0)
+            groups = [np.flatnonzero(bucket == u) for u in np.unique(bucket)]
+        accept = np.zeros(a.size, dtype=bool)
+        k = np.zeros(a.size, dtype=np.int64)
+        for g in groups:
+            accept[g], k[g] = _best_cuts(counts, a[g], length[g], n_i[g], log2_3k)
+        seg, a, b, k = seg[accept], a[accept], b[accept], k[accept]
+        out_seg.append(seg)
+        out_cut.append((values[a + k] + values[a + k + 1]) / 2.0)
+        seg, a, b = np.concatenate([seg, seg]), np.concatenate([a, a + k + 1]), \
+            np.concatenate([a + k + 1, b])
+    if not out_seg:
+        return np.empty(0, np.int64), np.empty(0)
+    return np.concatenate(out_seg), np.concatenate(out_cut)
+
+
+def _best_cuts(counts, a, length, n_i, log2_3k):
+    """For intervals ``[a, a + length)`` of grouped values: the entropy-minimising cut
+    after position k of each, and whether Fayyad & Irani's criterion accepts it — the
+    operations of :func:`treecert.discretize.mdl_cut_points` on one interval, padded."""
+    span = np.arange(int(length.max()))
+    inside = span[None, :] < length[:, None]
+    idx = np.minimum(a[:, None] + span[None, :], counts.shape[0] - 1)
+    c = np.where(inside[..., None], counts[idx], 0.0)  # (I, L, K), zero-padded
+    cum_left = np.cumsum(c, axis=1)
+    rows = np.arange(a.size)
+    prior = cum_left[rows, length - 1]
+    cum_right = prior[:, None, :] - cum_left
+    ent = _entropy_conditioned(cum_left[:, :-1], cum_right[:, :-1])
+    ent[~inside[:, 1:]] = np.inf  # only cuts between two values of the interval
+    k = np.argmin(ent, axis=1)
+    best_e = ent[rows, k]
+    three = _entropy_rows(np.stack([prior, cum_left[rows, k], cum_right[rows, k]], axis=1))
+    prior_e = three[:, 0]
+    # Fayyad & Irani's criterion exactly as discretize._fayyad_irani_accepts
+    kk = np.count_nonzero(prior > 0, axis=1)
+    k1 = np.count_nonzero(cum_left[rows, k] > 0, axis=1)
+    k2 = np.count_nonzero(cum_right[rows, k] > 0, axis=1)
+    delta = log2_3k[kk] - (kk * prior_e - k2 * three[:, 2] - k1 * three[:, 1])
+    wsum = np.cumsum(c.sum(axis=2), axis=1)[rows, length - 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accept = (best_e < prior_e) & (
+            (prior_e - best_e) > (np.log(n_i - 1.0) / _LN2 + delta) / wsum)
+    return accept, k
+
+
+def mdl_cuts_grouped(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray) -> np.ndarray:
+    """Sorted MDL cut points of one sample grouped by distinct value (``values`` strictly
+    increasing, ``counts`` (m, K), ``n_inst`` (m,)); see :func:`mdl_cuts_segments`."""
+    _, cuts = mdl_cuts_segments(values, counts, n_inst, np.array([0, values.size]))
+    return np.sort(cuts)
+
+
+def venn_rows_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
+                    atom_ptr: np.ndarray, x_atom: np.ndarray, columns: list[int]) -> np.ndarray:
+    """Venn-matrix rows (R, K) from *atoms*: groups of examples sharing one forecast vector.
+
+    ``values`` (A, K) forecasts, ``counts`` (A, K) weighted class counts, ``n_inst`` (A,)
+    numbers of examples; row r's atoms are ``atom_ptr[r]:atom_ptr[r + 1]`` and
+    ``x_atom[r]`` (an absolute atom index) holds its test object. Each forecast column in
+    ``columns`` is MDL-discretised against the labels, per row, as Weka's filter would on the
+    row's expanded examples; the row is the class frequency of the atoms binned like x's.
+    All rows go through one :func:`mdl_cuts_segments` call per column.
+    """
+    R, K = atom_ptr.size - 1, counts.shape[1]
+    owner = np.repeat(np.arange(R), np.diff(atom_ptr))
+    same = np.ones(values.shape[0], dtype=bool)
+    for col in columns:
+        v = values[:, col]
+        order = np.lexsort((v, owner))
+        vs, os = v[order], owner[order]
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = (os[1:] != os[:-1]) | (vs[1:] != vs[:-1])
+        group = np.empty(order.size, dtype=np.int64)
+        group[order] = np.cumsum(first) - 1
+        G = int(first.sum())
+        grouped = np.empty((G, K))
+        for k in range(K):  # summed in atom order, as a per-row bincount would
+            grouped[:, k] = np.bincount(group, weights=counts[:, k], minlength=G)
+        inst = np.bincount(group, weights=n_inst, minlength=G)
+        seg_ptr = np.searchsorted(os[first], np.arange(R + 1))
+        cut_seg, cut = mdl_cuts_segments(vs[first], grouped, inst, seg_ptr)
+        # x's bin is (lo, hi]: the nearest cuts below and at-or-above its forecast
+        vx = v[x_atom]
+        below = cut < vx[cut_seg]
+        lo, hi = np.full(R, -np.inf), np.full(R, np.inf)
+        np.maximum.at(lo, cut_seg[below], cut[below])
+        np.minimum.at(hi, cut_seg[~below], cut[~below])
+        same &= (lo[owner] < v) & (v <= hi[owner])
+    rows = np.empty((R, K))
+    for k in range(K):  # in atom order, as counts[same].sum(axis=0) adds row by row
+        rows[:, k] = np.bincount(owner, weights=np.where(same, counts[:, k], 0.0), minlength=R)
+    return rows / rows.sum(axis=1, keepdims=True)
 
 
 def venn_row_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray, x_atom: int,
                    columns: list[int]) -> np.ndarray:
-    """A Venn-matrix row from *atoms*: groups of examples sharing one forecast vector.
-
-    ``values`` (A, K) forecasts, ``counts`` (A, K) weighted class counts, ``n_inst`` (A,)
-    numbers of examples; ``x_atom`` holds the test object. Each forecast column in
-    ``columns`` is MDL-discretised against the labels (as Weka's filter would on the
-    expanded examples); the row is the class frequency of the atoms binned like x's.
-    """
-    same = np.ones(values.shape[0], dtype=bool)
-    for c in columns:
-        u, inv = np.unique(values[:, c], return_inverse=True)
-        K = counts.shape[1]
-        grouped = np.zeros((u.size, K))
-        for k in range(K):
-            grouped[:, k] = np.bincount(inv, weights=counts[:, k], minlength=u.size)
-        cuts = mdl_cuts_grouped(u, grouped, np.bincount(inv, weights=n_inst, minlength=u.size))
-        if cuts.size:
-            b = np.searchsorted(cuts, values[:, c], side="left")
-            same &= b == b[x_atom]
-    row = counts[same].sum(axis=0)
-    return row / row.sum()
+    """One Venn-matrix row (K,) from one set of atoms (:func:`venn_rows_atoms`)."""
+    return venn_rows_atoms(values, counts, n_inst, np.array([0, values.shape[0]]),
+                           np.array([x_atom]), columns)[0]
