@@ -90,6 +90,18 @@ def test_batched_machine_equals_reference_on_diabetes():
         np.testing.assert_array_equal(a.proba, b.proba)
 
 
+def test_venn_rows_in_small_batches_are_the_same(monkeypatch):
+    import treecert.methods.venn_fast as venn_fast
+
+    data = load_dataset(SAMPLE_DATA / "diabetes.arff")
+    train, test = data.subset(np.arange(60, 300)), data.subset(np.arange(7))
+    whole = make_method("venn").fit(train).predict(test)
+    monkeypatch.setattr(venn_fast, "_ATOMS_PER_BATCH", 1)  # one test row per batch
+    apart = make_method("venn").fit(train).predict(test)
+    np.testing.assert_array_equal(whole.proba, apart.proba)
+    np.testing.assert_array_equal(whole.lower, apart.lower)
+
+
 def test_missing_values_fall_back_to_the_engine():
     train = make_dataset({"v": [1.0, 2.0, None, 4.0, 5.0, 6.0]},
                          ["A", "A", "B", "B", "B", "A"], classes=("A", "B"))

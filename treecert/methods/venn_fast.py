@@ -21,6 +21,9 @@ from treecert.engine_batch import BatchEngine
 from treecert.leaf import leaf_proba
 from treecert.methods.venn_types import venn_rows_atoms
 
+#: (x, j) jobs × base-tree leaves per batch of Venn rows (~16 MB per atom array).
+_ATOMS_PER_BATCH = 1 << 21
+
 
 class TreeVennBatch(BatchEngine):
     """Venn matrices of a batch of test objects from the trees on D ∪ {(x, j)}."""
@@ -31,18 +34,24 @@ class TreeVennBatch(BatchEngine):
         """Venn matrices (B, K, K) of the rows of ``Q``."""
         K = self.K
         B = Q.shape[0]
-        labels = np.tile(np.arange(K), B)
-        jobs = self.grow_batch(np.repeat(Q, K, axis=0), labels,
-                               paths_only=(taxonomy == "leaf"))
         if taxonomy == "leaf":  # x's leaf's frequencies, normalised as the engine's
+            jobs = self.grow_batch(np.repeat(Q, K, axis=0), np.tile(np.arange(K), B))
             rows = np.array([job["x_counts"] / job["x_counts"].sum() for job in jobs])
             rows /= rows.sum(axis=1, keepdims=True)
             return rows.reshape(B, K, K)
-        counts, n_inst, atom_ptr, x_atom = self._atoms(jobs)
-        job_of_atom = np.repeat(np.arange(len(jobs)), np.diff(atom_ptr))
-        values = self._forecasts(counts, labels[job_of_atom], kind, alpha, m)
-        return venn_rows_atoms(values, counts, n_inst, atom_ptr, x_atom,
-                               columns).reshape(B, K, K)
+        # every (x, j) holds about one atom per leaf of the base tree: bound them per batch
+        per = max(1, _ATOMS_PER_BATCH // (K * max(1, self.base_sub.leaves.size)))
+        out = np.empty((B, K, K))
+        for lo in range(0, B, per):
+            hi = min(B, lo + per)
+            labels = np.tile(np.arange(K), hi - lo)
+            jobs = self.grow_batch(np.repeat(Q[lo:hi], K, axis=0), labels, paths_only=False)
+            counts, n_inst, atom_ptr, x_atom = self._atoms(jobs)
+            job_of_atom = np.repeat(np.arange(len(jobs)), np.diff(atom_ptr))
+            values = self._forecasts(counts, labels[job_of_atom], kind, alpha, m)
+            out[lo:hi] = venn_rows_atoms(values, counts, n_inst, atom_ptr, x_atom,
+                                         columns).reshape(hi - lo, K, K)
+        return out
 
     def _atoms(self, jobs):
         """(counts, n_inst, atom_ptr, x_atom) of the groups of examples sharing a leaf of
