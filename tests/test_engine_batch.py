@@ -125,22 +125,18 @@ def test_unsupported_settings_fall_back():
                                   engine.estimates(X, [0, 1], engine="naive"))
 
 
+GROWING = st.fixed_dictionaries({
+    "criterion": st.sampled_from(["info_gain", "gini"]), "min_leaf": st.sampled_from([1.0, 2.0]),
+    "binary_splits": st.booleans(), "max_depth": st.sampled_from([None, 3])})
+
+
 @settings(max_examples=60, deadline=None)
-@given(
-    data=random_datasets(min_rows=4, max_rows=60, missing=False),
-    criterion=st.sampled_from(["info_gain", "gini"]),
-    min_leaf=st.sampled_from([1.0, 2.0]),
-    binary=st.booleans(),
-    max_depth=st.sampled_from([None, 3]),
-    seed=st.integers(0, 2**32 - 1),
-    ranked=st.booleans(),
-)
-def test_leaf_forest_grows_the_growers_leaves(data, criterion, min_leaf, binary, max_depth,
-                                              seed, ranked):
+@given(data=random_datasets(min_rows=4, max_rows=60, missing=False), growing=GROWING,
+       seed=st.integers(0, 2**32 - 1), ranked=st.booleans())
+def test_leaf_forest_grows_the_growers_leaves(data, growing, seed, ranked):
     """The subtrees hanging off x's paths, grown together leaves-only, have exactly the
     leaves (class counts, numbers of rows) of the grower's tree on the same rows."""
-    learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, binary_splits=binary,
-                           max_depth=max_depth)
+    learner = DecisionTree(**growing)
     n = data.n_samples
     finder = learner.make_finder(data, eligible=np.ones(n, dtype=bool))
     rng = np.random.default_rng(seed)
