@@ -152,6 +152,32 @@ def test_calibrate_empirical_bayes_stores_the_prior(model_path, tmp_path, capsys
         direct.predict(data).proba, atol=1e-9)
 
 
+@pytest.mark.parametrize("prune", ["ebp", "ccp,cv=5"])
+def test_empirical_bayes_on_a_pruned_tree_fits_the_prior_on_the_pruned_leaves(
+        prune, model_path, tmp_path, capsys):
+    from treecert.data import load_dataset
+    from treecert.methods.empirical_bayes import fit_prior
+
+    data = load_dataset(DIABETES)
+    spec = f"empirical_bayes:prune={prune}"
+    eb = make_method(spec).fit(data)
+    pruned = make_method(f"frequency:prune={prune}").fit(data).model_.tree_
+    unpruned = make_method("frequency").fit(data).model_.tree_
+    assert eb.size == pruned.n_leaves < unpruned.n_leaves
+    np.testing.assert_array_equal(eb.prior_, fit_prior(pruned.counts[pruned.is_leaf]))
+    # calibrate stores the pruned tree with its prior; predict from the file alone
+    cal_path = tmp_path / "eb.json"
+    code, _, err = run(["calibrate", model_path, "--method", spec, "-o", cal_path], capsys)
+    assert code == 0, err
+    model = read_model(cal_path)
+    assert model.estimator.tree_.n_leaves == pruned.n_leaves
+    assert model.pruning is not None
+    np.testing.assert_array_equal(model.calibration["state"]["prior"], eb.prior_)
+    np.testing.assert_allclose(api.predict(model, data)[["p_tested_negative",
+                                                         "p_tested_positive"]].to_numpy(),
+                               eb.predict(data).proba, atol=1e-12)
+
+
 def test_calibrate_venn_without_data_is_the_transductive_machine(model_path, tmp_path, capsys):
     cal_path = tmp_path / "v.json"
     code, _, err = run(["calibrate", model_path, "--method", "venn:taxonomy=leaf", "-o",

@@ -21,7 +21,8 @@ What each method calibrates on
   examples with their forecasts, plus (x, j); without either, the transductive machine on the
   embedded training data (nothing to store).
 * ``empirical_bayes``: the prior fitted on the model's own leaves (the paper's recipe), so it
-  takes no calibration data.
+  takes no calibration data; with ``prune=...`` the model's tree is pruned first and the
+  calibrated model stores the pruned tree with the prior fitted on its leaves.
 """
 
 from __future__ import annotations
@@ -117,6 +118,12 @@ def calibrate(
         runner.adopt(Model(model.estimator, model.training_data, model.method,
                            model.pruning, None, model.extra))
         record["state"] = runner.state()
+        if getattr(runner, "pruning_", None) is not None:  # the prior is the pruned tree's
+            est = model.estimator
+            estimator = type(est).from_tree(runner.model_.tree_, est.schema_, est.get_params())
+            return Model(estimator=estimator, training_data=model.training_data,
+                         method=record["method"], pruning=runner.pruning_,
+                         calibration=record, extra=dict(model.extra))
     elif spec.name == "venn" and data is None and cv is None:
         if model.training_data is None:
             raise ConfigError(

@@ -56,6 +56,7 @@ import numpy as np
 
 from treecert.errors import ConfigError
 from treecert.methods.base import Method, Prediction
+from treecert.methods.leaf import PRUNE_DEFAULTS, PRUNE_OPTIONS, PrunesTree
 from treecert.schema import Dataset
 from treecert.tree import DecisionTree
 
@@ -184,15 +185,17 @@ def belief(p_tilde: np.ndarray, p_hat: np.ndarray, interval: str
 
 
 # ------------------------------------------------------------------------------ method
-class EmpiricalBayesMethod(Method):
+class EmpiricalBayesMethod(PrunesTree, Method):
     """Empirical-Bayes corrected leaves with belief intervals; options ``positive``,
-    ``fit`` (mle|moments), ``weighted``, ``clamp``, ``interval`` (range|paper)."""
+    ``fit`` (mle|moments), ``weighted``, ``clamp``, ``interval`` (range|paper), and the
+    leaf methods' ``prune`` options (the prior is then fitted on the pruned tree's leaves,
+    as for the paper's "pruned" trees)."""
 
     name = "empirical_bayes"
     options: ClassVar[dict[str, type]] = {"positive": str, "fit": str, "weighted": bool,
-                                          "clamp": float, "interval": str}
+                                          "clamp": float, "interval": str, **PRUNE_OPTIONS}
     defaults: ClassVar[dict] = {"positive": "", "fit": "mle", "weighted": True,
-                                "clamp": CLAMP, "interval": "range"}
+                                "clamp": CLAMP, "interval": "range", **PRUNE_DEFAULTS}
 
     def _check(self, n_classes: int) -> None:
         if self.opts["interval"] not in ("range", "paper"):
@@ -225,7 +228,7 @@ class EmpiricalBayesMethod(Method):
 
     def fit(self, data: Dataset) -> EmpiricalBayesMethod:
         self._check(data.schema.n_classes)
-        return self._setup(self.new_tree(leaf="frequency").fit(data))
+        return self._setup(self._prune(self.new_tree(leaf="frequency").fit(data), data))
 
     def adopt(self, model) -> EmpiricalBayesMethod:
         """Reuse the stored tree (the prior is refitted from its leaves unless the model
@@ -239,7 +242,9 @@ class EmpiricalBayesMethod(Method):
                                       {**est.get_params(), "leaf": "frequency"})
         state = stored_state(model, self.spec)
         prior = None
-        if state is not None:
+        if state is None:  # a stored calibration holds the tree it was fitted on
+            tree = self._prune_stored(tree, model)
+        else:
             def load():
                 a = np.asarray(state["prior"], float)
                 if a.shape != (est.schema_.n_classes,) or not np.all(np.isfinite(a) & (a >= 0)):

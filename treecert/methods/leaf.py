@@ -20,20 +20,14 @@ PRUNE_OPTIONS: dict[str, type] = {
 PRUNE_DEFAULTS: dict[str, Any] = {"prune": "none", "seed": 1}
 
 
-class _LeafMethod(Method):
-    leaf: ClassVar[str] = "frequency"
-    #: The options that are leaf-estimate parameters (the others are pruning options).
-    leaf_options: ClassVar[dict[str, type]] = {}
-    options: ClassVar[dict[str, type]] = dict(PRUNE_OPTIONS)
-    defaults: ClassVar[dict] = dict(PRUNE_DEFAULTS)
+class PrunesTree:
+    """Mixin: the ``prune`` options of :data:`PRUNE_OPTIONS`, applied to a fitted tree with
+    the run's loss matrix (``tree_params["loss"]``)."""
 
     def __init__(self, tree_params: dict, spec: MethodSpec | None = None) -> None:
         super().__init__(tree_params, spec)
         #: Loss matrix L[true, predicted] of the run (evaluate/predict --loss), for pruning.
         self.loss = tree_params.get("loss")
-
-    def _leaf_kwargs(self) -> dict:
-        return {"leaf": self.leaf, **{k: self.opts[k] for k in self.leaf_options}}
 
     def _prune(self, estimator, data: Dataset):
         from treecert.prune import PruneOptions, prune_tree
@@ -51,6 +45,24 @@ class _LeafMethod(Method):
             )
         return estimator
 
+    def _prune_stored(self, estimator, model):
+        """:meth:`_prune` of a stored model's tree, with its embedded training data where
+        the pruning method needs it."""
+        if self.opts.get("prune", "none") == "none":
+            return estimator
+        return self._prune(estimator, _training_data_for(model, self.spec))
+
+
+class _LeafMethod(PrunesTree, Method):
+    leaf: ClassVar[str] = "frequency"
+    #: The options that are leaf-estimate parameters (the others are pruning options).
+    leaf_options: ClassVar[dict[str, type]] = {}
+    options: ClassVar[dict[str, type]] = dict(PRUNE_OPTIONS)
+    defaults: ClassVar[dict] = dict(PRUNE_DEFAULTS)
+
+    def _leaf_kwargs(self) -> dict:
+        return {"leaf": self.leaf, **{k: self.opts[k] for k in self.leaf_options}}
+
     def fit(self, data: Dataset) -> _LeafMethod:
         self.model_ = self._prune(self.new_tree(**self._leaf_kwargs()).fit(data), data)
         return self
@@ -63,9 +75,8 @@ class _LeafMethod(Method):
             return super().adopt(model)
         est = model.estimator
         params = {**est.get_params(), **self._leaf_kwargs()}
-        self.model_ = type(est).from_tree(est.tree_, est.schema_, params)
-        if self.opts.get("prune", "none") != "none":
-            self.model_ = self._prune(self.model_, _training_data_for(model, self.spec))
+        self.model_ = self._prune_stored(type(est).from_tree(est.tree_, est.schema_, params),
+                                         model)
         return self
 
     def predict(self, data: Dataset) -> Prediction:
