@@ -61,6 +61,10 @@ LC_METHODS = {  # label -> (spec, base label)
 EB_DATASETS = ("breast-cancer", "credit-g", "diabetes", "ionosphere", "labor", "unbalanced",
                "vote", "wdbc")
 EB_CPS = (0.0, 0.001, 0.005, 0.01, 0.05)
+#: The paper's "pruned" trees: grown at cp = 0, pruned at the cp of minimal 10-fold
+#: cross-validated error (rpart's cptable, no 1-SE rule).
+EB_PRUNED = "prune=ccp,cv=10"
+EB_TREES = (*(f"cp={cp:g}" for cp in EB_CPS), "pruned")
 
 
 def _protocol(name: str, data) -> Protocol:
@@ -167,17 +171,20 @@ def empirical_bayes(datasets, repeats: int) -> None:
     params = {"criterion": "gini", "min_leaf": 7.0}
     for name in datasets:
         data = load_dataset(SHARED / f"{name}.arff")
-        for cp in EB_CPS:
-            for label, spec in (("before", "frequency"),
-                                ("after", "empirical_bayes:interval=paper")):
+        for tree in EB_TREES:
+            cp = 0.0 if tree == "pruned" else float(tree[3:])
+            prune = "," + EB_PRUNED if tree == "pruned" else ""
+            for label, spec in (("before", "frequency:" + prune[1:]),
+                                ("after", "empirical_bayes:interval=paper" + prune)):
                 kw = {"interval_auc": "endpoints"} if label == "after" else {}
                 t0 = time.process_time()
-                res = evaluate(data, [spec], protocol=Protocol(kind="cv", repeats=repeats),
+                res = evaluate(data, [spec.rstrip(":")],
+                               protocol=Protocol(kind="cv", repeats=repeats),
                                tree_params={**params, "cp": cp}, dataset_name=name, **kw)
                 r = res.metrics.iloc[0].to_dict()
-                r.update(cp=cp, when=label, cpu_seconds=time.process_time() - t0)
+                r.update(tree=tree, cp=cp, when=label, cpu_seconds=time.process_time() - t0)
                 rows.append(r)
-            print(f"{name:14s} cp {cp:<6g} done", file=sys.stderr, flush=True)
+            print(f"{name:14s} {tree:9s} done", file=sys.stderr, flush=True)
     frame = pd.DataFrame(rows)
     RESULTS.mkdir(parents=True, exist_ok=True)
     frame.to_csv(RESULTS / "calibration_eb.csv", index=False)
@@ -185,17 +192,19 @@ def empirical_bayes(datasets, repeats: int) -> None:
 
 
 def eb_tables(frame: pd.DataFrame) -> str:
+    if "tree" not in frame:  # a CSV recorded before the pruned column existed
+        frame = frame.assign(tree=[f"cp={cp:g}" for cp in frame.cp])
+    trees = [t for t in EB_TREES if t in set(frame.tree)]
+    head = ["| dataset | " + " | ".join(trees) + " |", "|---" * (len(trees) + 1) + "|"]
     out = []
     specs = [("log_loss", "Log-loss"), ("brier_norm", "Brier score (mean (p - y)^2)"),
              ("auc", "AUC")]
     for metric, title in specs:
-        out += [f"### {title}", "",
-                "| dataset | " + " | ".join(f"cp={cp:g}" for cp in EB_CPS) + " |",
-                "|---" * (len(EB_CPS) + 1) + "|"]
+        out += [f"### {title}", "", *head]
         for name in frame["dataset"].unique():
             cells = []
-            for cp in EB_CPS:
-                sel = frame[(frame.dataset == name) & (frame.cp == cp)].set_index("when")
+            for tree in trees:
+                sel = frame[(frame.dataset == name) & (frame.tree == tree)].set_index("when")
                 b, a = sel.loc["before", metric], sel.loc["after", metric]
                 if metric == "brier_norm":
                     lo, hi = sel.loc["after", "brier_low"] / 2, sel.loc["after", "brier_high"] / 2
@@ -208,12 +217,11 @@ def eb_tables(frame: pd.DataFrame) -> str:
                 cells.append(cell)
             out.append(f"| {name} | " + " | ".join(cells) + " |")
         out.append("")
-    leaves = frame[frame.when == "before"].pivot(index="dataset", columns="cp", values="leaves")
-    out += ["### Mean leaves per tree", "",
-            "| dataset | " + " | ".join(f"cp={cp:g}" for cp in EB_CPS) + " |",
-            "|---" * (len(EB_CPS) + 1) + "|"]
+    leaves = frame[frame.when == "before"].pivot(index="dataset", columns="tree",
+                                                 values="leaves")
+    out += ["### Mean leaves per tree", "", *head]
     for name, r in leaves.iterrows():
-        out.append(f"| {name} | " + " | ".join(f"{r[cp]:.1f}" for cp in EB_CPS) + " |")
+        out.append(f"| {name} | " + " | ".join(f"{r[t]:.1f}" for t in trees) + " |")
     return "\n".join(out) + "\n"
 
 
