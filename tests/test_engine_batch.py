@@ -155,3 +155,29 @@ def test_leaf_forest_grows_the_growers_leaves(data, growing, seed, ranked):
         have = np.column_stack([counts, n_rows])
         order_w, order_h = np.lexsort(want.T[::-1]), np.lexsort(have.T[::-1])
         np.testing.assert_array_equal(have[order_h], want[order_w])
+
+
+def test_split_searches_in_parts_equal_one_batch(monkeypatch):
+    """A long list of nodes is searched in parts (bounded memory) with the same results."""
+    import treecert.engine_batch as engine_batch
+    from treecert.data import load_dataset
+
+    data = load_dataset(SAMPLE_DATA / "credit-g.arff")
+    finder = DecisionTree().make_finder(data, eligible=np.ones(data.n_samples, dtype=bool))
+    rng = np.random.default_rng(3)
+    nodes = []
+    for size in rng.integers(2, 400, 30):
+        rows = np.sort(rng.choice(data.n_samples, size, replace=False))
+        nodes.append((rows, data.weights[rows]))
+    whole = engine_batch.evaluate_nodes(finder, nodes, value_ranks(finder))
+    monkeypatch.setattr(engine_batch, "SEARCH_CELLS", 2000)  # a few nodes per part
+    parts = engine_batch.evaluate_nodes(finder, nodes, value_ranks(finder))
+    assert sum(s is not None for s in whole) > 20
+    for a, b in zip(whole, parts, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert (a.feature, a.n_branches, a.score) == (b.feature, b.n_branches, b.score)
+            np.testing.assert_array_equal(a.threshold, b.threshold)
+            np.testing.assert_array_equal(
+                np.asarray(a.value_branch if a.value_branch is not None else []),
+                np.asarray(b.value_branch if b.value_branch is not None else []))

@@ -114,14 +114,32 @@ def value_ranks(finder) -> np.ndarray:
     return rank
 
 
+#: Rows × attributes per batched split search: bounds its sort and count arrays (~100 MB
+#: at most, far less for most batches); a longer list of nodes is searched in parts.
+SEARCH_CELLS = 1 << 20
+
+
 def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
                    rank: np.ndarray | None = None) -> list:
-    """Best split (or None) of every node ``(rows, weights)`` — one batched call of the
+    """Best split (or None) of every node ``(rows, weights)`` — batched calls of the
     grower's scorer, equal to ``finder.best_split`` node by node (rows sorted ascending).
     ``rank`` (:func:`value_ranks`, no missing values) replaces the per-node value sorts by
     one integer sort per column."""
     if not nodes:
         return []
+    cells = np.cumsum([r.size for r, _ in nodes]) * max(1, finder.X.shape[1])
+    if cells[-1] <= SEARCH_CELLS:
+        return _evaluate_batch(finder, nodes, rank)
+    out, start = [], 0
+    while start < len(nodes):  # consecutive parts within the budget, one node at least
+        before = cells[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(cells, before + SEARCH_CELLS, side="right")))
+        out += _evaluate_batch(finder, nodes[start:stop], rank)
+        start = stop
+    return out
+
+
+def _evaluate_batch(finder, nodes, rank) -> list:
     lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
     rows = np.concatenate([r for r, _ in nodes])
     w = np.concatenate([v for _, v in nodes])
