@@ -28,7 +28,10 @@ result (``tests/test_engine_batch.py`` checks bit-identity with the naive refere
 3. **Batched exact searches.** Every node that is not certified — x's leaf when x's label
    makes it impure, nodes whose certificate fails, and every node of a subtree regrown
    below a changed test — is searched in one call of the grower's split finder per round,
-   over all (x, c) at once, exactly as the level-wise grower batches a level.
+   over all (x, c) at once, exactly as the level-wise grower batches a level (in parts of
+   at most :data:`SEARCH_CELLS` rows × attributes, to bound memory). For the Venn machine
+   the subtrees without x that hang off the paths (:class:`LeafForest`) grow a level in the
+   same calls.
 
 Limits: numeric and nominal attributes without missing values (in D and in x), criterion
 ``info_gain`` or ``gini``, no ``collapse``/``cp``; :meth:`BatchEngine.supports` says so and

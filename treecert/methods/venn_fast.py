@@ -3,10 +3,12 @@
 The Venn machine needs, for every test object x and tentative label j, the tree grown on
 D ∪ {(x, j)} (x ineligible for thresholds) — B·K trees per batch — and, unlike TPCE, the
 forecasts of all n + 1 examples in each. :class:`treecert.engine_batch.BatchEngine` grows
-x's path with certified-unchanged tests and batched exact searches, and the subtrees without
-x hanging off it once each (memoised); this module turns those trees into Venn matrix rows:
-the base tree's leaves outside the changed part, the hanging subtrees' leaves and x's leaf
-are the groups of examples ("atoms") sharing a forecast.
+x's path with certified-unchanged tests and batched exact searches, and the leaves of the
+subtrees without x hanging off it once each (memoised, :class:`~treecert.engine_batch.
+LeafForest`); this module turns those trees into Venn matrix rows: the base tree's leaves
+outside the changed part, the hanging subtrees' leaves and x's leaf are the groups of
+examples ("atoms") sharing a forecast, and the rows of the whole batch are discretised
+together (:func:`~treecert.methods.venn_types.venn_rows_atoms`).
 
 Results equal the one-(x, j)-at-a-time reference bit for bit (``tests/test_venn.py``).
 Limits are the batched engine's; otherwise the caller falls back to the engine one (x, j)
