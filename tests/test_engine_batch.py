@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.engine import TransductiveEngine
-from treecert.engine_batch import BatchEngine, grow_leaves, value_ranks
+from treecert.engine_batch import BatchEngine, LeafForest, evaluate_nodes, value_ranks
 from treecert.grow import grow
 from treecert.schema import Attribute, Dataset, Schema
 from treecert.tree import DecisionTree
@@ -123,6 +123,16 @@ def test_unsupported_settings_fall_back():
     X = np.array([[2.5], [2.5]])
     np.testing.assert_array_equal(engine.estimates(X, [0, 1]),
                                   engine.estimates(X, [0, 1], engine="naive"))
+
+
+def grow_leaves(finder, roots, rank):
+    """The leaves of a tree grown from each root, driven as grow_batch drives the forest."""
+    forest = LeafForest(finder)
+    for i, (rows, w, depth) in enumerate(roots):
+        forest.add(i, rows, w, depth)
+    while forest.growing:
+        forest.advance(evaluate_nodes(finder, forest.open_nodes(), rank))
+    return forest.leaves(len(roots))
 
 
 GROWING = st.fixed_dictionaries({

@@ -110,6 +110,7 @@ def calibrate(
     runner = make_method(spec, _tree_params(model))
     record: dict = {"method": spec.text or spec.name, "source": "model", "cv": cv,
                     "seed": seed, "n_samples": None, "data": None, "data_sha256": None}
+    estimator, pruning = model.estimator, model.pruning
     if spec.name == "empirical_bayes":
         if data is not None or cv is not None:
             raise ConfigError(
@@ -118,12 +119,10 @@ def calibrate(
         runner.adopt(Model(model.estimator, model.training_data, model.method,
                            model.pruning, None, model.extra))
         record["state"] = runner.state()
-        if getattr(runner, "pruning_", None) is not None:  # the prior is the pruned tree's
-            est = model.estimator
-            estimator = type(est).from_tree(runner.model_.tree_, est.schema_, est.get_params())
-            return Model(estimator=estimator, training_data=model.training_data,
-                         method=record["method"], pruning=runner.pruning_,
-                         calibration=record, extra=dict(model.extra))
+        if runner.pruning_ is not None:  # the prior belongs to the pruned tree: store it
+            estimator = type(estimator).from_tree(runner.model_.tree_, estimator.schema_,
+                                                  estimator.get_params())
+            pruning = runner.pruning_
     elif spec.name == "venn" and data is None and cv is None:
         if model.training_data is None:
             raise ConfigError(
@@ -159,8 +158,8 @@ def calibrate(
         record["n_samples"] = cal.n_samples
         record["state"] = runner.calibrate(model, proba, cal.y.astype(np.int64),
                                            cal.weights.astype(float))
-    return Model(estimator=model.estimator, training_data=model.training_data,
-                 method=record["method"], pruning=model.pruning, calibration=record,
+    return Model(estimator=estimator, training_data=model.training_data,
+                 method=record["method"], pruning=pruning, calibration=record,
                  extra=dict(model.extra))
 
 

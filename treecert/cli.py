@@ -326,7 +326,7 @@ def predict(
                 first = next(iter(reader.chunks((0, 1))))
                 frame = api.predict_with(runner, model, first.data, id_column=id_column,
                                          loss=loss_matrix)
-                frame.iloc[:0].to_csv(fh, index=False, lineterminator="\n")
+                write_frame(frame.iloc[:0], fh)
     _warn_all(reader.warnings)
     if output != "-":
         say(f"Wrote {written} predictions to {output}")
@@ -681,11 +681,13 @@ def compare(
                 protocol = _protocol(path, dataset, folds, False, 1, str(ff), None, seed, None)
             store, keys = None, None
             if output is not None:
+                from treecert.experiment import DEFAULT_BINS, DEFAULT_INTERVAL_AUC
+
                 root = Path(output) / "units"
                 root.mkdir(parents=True, exist_ok=True)
                 store, keys = units.open_run(root / _unit_dir(len(runs), path), dataset, method,
                                           protocol, params, _dataset_name(path), None,
-                                          "equal_width", "exact", not no_timing,
+                                          DEFAULT_BINS, DEFAULT_INTERVAL_AUC, not no_timing,
                                           fresh=not (resume or part))
             runs.append((path, dataset, protocol, store, keys))
         if output is not None:
@@ -762,7 +764,7 @@ def _merge_runs(parts: list[str], output: str) -> None:
     out = Path(output)
     if output == "-":
         raise ConfigError("merging evaluate/compare shards needs an output directory (-o DIR).")
-    compare_docs = [_read_json(r / "compare.json") if (r / "compare.json").exists() else None
+    compare_docs = [units.read_json(r / "compare.json") if (r / "compare.json").exists() else None
                     for r in roots]
     if any(d != compare_docs[0] for d in compare_docs):
         raise ConfigError(f"{parts[0]} and the other directories are not shards of one run.")
@@ -776,15 +778,6 @@ def _merge_runs(parts: list[str], output: str) -> None:
     frames = [units.finish_run([UnitStore(r / d) for r in roots])[0].metrics
               for d in doc["datasets"]]
     _write_comparison(frames, out, doc["metrics"], doc["tol"], plots=False)
-
-
-def _read_json(path: Path):
-    import json
-
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: unreadable ({exc}).") from None
 
 
 def _read_metrics(path: str):

@@ -97,31 +97,37 @@ def _fmt_num(v: float) -> str:
 
 
 # --------------------------------------------------------------------------- input
-def _read_input(path: str | Path, fmt: str | None) -> tuple[str, str, str]:
-    """Return ``(text, source, fmt)``; ``source`` is the name used in messages."""
+def data_format(path: str | Path, fmt: str | None = None) -> str:
+    """``arff`` or ``csv``: ``fmt`` if given, else from the file name (``.gz`` allowed);
+    standard input (``-``) is CSV."""
     if fmt is not None:
         fmt = fmt.lower()
         if fmt not in ("arff", "csv"):
             raise ConfigError(f"unknown data format {fmt!r}; use 'arff' or 'csv'.")
+        return fmt
+    if str(path) == "-":
+        return "csv"
+    stem = Path(path).name.lower().removesuffix(".gz")
+    if stem.endswith(".arff"):
+        return "arff"
+    if stem.endswith(".csv"):
+        return "csv"
+    raise DataError(
+        f"{path}: cannot tell the format from the file name; "
+        "expected .arff, .csv, .arff.gz or .csv.gz.",
+        "Rename the file or give the format explicitly.",
+    )
+
+
+def _read_input(path: str | Path, fmt: str | None) -> tuple[str, str, str]:
+    """Return ``(text, source, fmt)``; ``source`` is the name used in messages."""
+    fmt = data_format(path, fmt)
     if str(path) == "-":
         stream = sys.stdin
         raw = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
-        return _decode(raw), "<stdin>", fmt or "csv"
+        return _decode(raw), "<stdin>", fmt
     source = str(path)
-    name = Path(path).name.lower()
-    gz = name.endswith(".gz")
-    stem = name[:-3] if gz else name
-    if fmt is None:
-        if stem.endswith(".arff"):
-            fmt = "arff"
-        elif stem.endswith(".csv"):
-            fmt = "csv"
-        else:
-            raise DataError(
-                f"{source}: cannot tell the format from the file name; "
-                "expected .arff, .csv, .arff.gz or .csv.gz.",
-                "Rename the file or give the format explicitly.",
-            )
+    gz = Path(path).name.lower().endswith(".gz")
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
@@ -740,6 +746,17 @@ def _format_date(seconds: float, pattern: str) -> str:
 
 
 # --------------------------------------------------------------------------- CSV
+def csv_header(text: str) -> tuple[list[str], int]:
+    """The header row of CSV ``text`` — its first row with a non-blank cell (blank rows
+    before it are skipped) — and the number of lines up to its end."""
+    reader = csv.reader(io.StringIO(text), skipinitialspace=True)
+    header: list[str] = []
+    for header in reader:
+        if any(h.strip() for h in header):
+            break
+    return header, reader.line_num
+
+
 def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = True,
                line_offset: int = 0) -> _Table:
     """Parse CSV text; ``str_columns(names)`` says which columns to keep as strings.
@@ -748,15 +765,10 @@ def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = 
     line numbers of data-row errors: a chunk of a larger file (see :mod:`treecert.stream`)
     is its header plus rows that start that many lines further down.
     """
-    header_reader = csv.reader(io.StringIO(text), skipinitialspace=True)
-    header: list[str] = []
-    for header in header_reader:
-        if any(h.strip() for h in header):
-            break
+    header, header_lines = csv_header(text)
     names = [h.strip() for h in header]
     if not any(names):
         raise DataError(f"{source}: the file is empty.", "Add a header row naming the columns.")
-    header_lines = header_reader.line_num
     for j, name in enumerate(names):
         if not name:
             raise DataError(f"{source}, line {header_lines}: column {j + 1} has no name.",
@@ -780,9 +792,12 @@ def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = 
     )
 
 
-def _strip_missing(raw: Iterable[object]) -> np.ndarray:
-    """Object array of stripped strings, None where the value is missing (blank, ?, NA)."""
-    if isinstance(raw, np.ndarray) and pd.api.types.infer_dtype(raw, skipna=True) == "string":
+def _strip_missing(raw: Iterable[object], kind: str | None = None) -> np.ndarray:
+    """Object array of stripped strings, None where the value is missing (blank, ?, NA).
+    ``kind``: pandas' ``infer_dtype`` of ``raw`` when the caller has it already."""
+    if kind is None and isinstance(raw, np.ndarray):
+        kind = pd.api.types.infer_dtype(raw, skipna=True)
+    if kind == "string":
         # The same, stripping each distinct value once: most of reading a label column.
         codes, uniques = pd.factorize(pd.Series(raw, dtype=object), use_na_sentinel=True)
         table = np.array([*(u.strip() for u in uniques), None], dtype=object)
@@ -827,12 +842,12 @@ def _csv_fast(text: str, names: list[str], skip: int, keep: set[str]) -> list | 
             out.append(col.to_numpy(np.float64))
             continue
         raw = col.to_numpy(dtype=object, na_value=None)
+        kind = pd.api.types.infer_dtype(raw, skipna=True) if col.dtype == object else None
         if col.dtype.kind == "b" or (
-                col.dtype == object
-                and pd.api.types.infer_dtype(raw, skipna=True) not in ("string", "empty")
+                kind is not None and kind not in ("string", "empty")
                 and any(isinstance(v, bool | np.bool_) for v in raw)):
             return None  # pandas read True/False as booleans; keep the spelling
-        out.append(_strip_missing(raw))
+        out.append(_strip_missing(raw, kind))
     return out
 
 

@@ -55,49 +55,51 @@ def _check_n_bins(n_bins: object) -> int:
 
 
 def _ln_func(x: np.ndarray) -> np.ndarray:
-    """``x * ln(x)`` with ``0`` for ``x <= 0`` (Weka's ``ContingencyTables.lnFunc``)."""
-    out = np.zeros_like(x, dtype=float)
-    pos = x > 0
-    out[pos] = x[pos] * np.log(x[pos])
-    return out
+    """``x * ln(x)`` with ``0`` for ``x <= 0`` (Weka's ``ContingencyTables.lnFunc``), for an
+    array of any shape."""
+    x = np.asarray(x, dtype=float)
+    out = np.zeros(x.shape)
+    np.log(x, out=out, where=x > 0)
+    return out * x
 
 
 def _entropy_rows(counts: np.ndarray) -> np.ndarray:
-    """Entropy in bits of each row of ``counts`` (shape (m, K)) -> (m,).
+    """Entropy in bits of each count row (..., K) -> (...).
 
     Same operation order as Weka's ``ContingencyTables.entropy`` so that results (and hence
     the choice between equally good cut points) agree bit for bit with Weka.
     """
-    ret = np.zeros(counts.shape[0])
-    tot = np.zeros(counts.shape[0])
-    for j in range(counts.shape[1]):  # sequential over classes, as in Weka
-        ret -= _ln_func(counts[:, j])
-        tot += counts[:, j]
-    out = np.zeros_like(ret)
+    L = _ln_func(counts)
+    ret = np.zeros(counts.shape[:-1])
+    tot = np.zeros(counts.shape[:-1])
+    for j in range(counts.shape[-1]):  # sequential over classes, as in Weka
+        ret -= L[..., j]
+        tot += counts[..., j]
     nz = np.abs(tot) >= 1e-6  # Utils.eq(sum, 0)
-    out[nz] = (ret[nz] + _ln_func(tot[nz])) / (tot[nz] * _LOG2)
-    return out
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(nz, (ret + _ln_func(tot)) / (tot * _LOG2), 0.0)
 
 
 def _entropy_conditioned(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Weighted mean entropy (bits) of a two-way split, one row per candidate -> (m,).
+    """Weighted mean entropy (bits) of two-way splits, count rows (..., K) per side -> (...).
 
     Mirrors Weka's ``ContingencyTables.entropyConditionedOnRows`` on the 2 x K matrix
     ``[left; right]``.
     """
-    ret = np.zeros(left.shape[0])
-    total = np.zeros(left.shape[0])
+    shape = left.shape[:-1]
+    ret = np.zeros(shape)
+    total = np.zeros(shape)
     for side in (left, right):
-        row_sum = np.zeros(left.shape[0])
-        for j in range(side.shape[1]):
-            ret = ret + _ln_func(side[:, j])
-            row_sum = row_sum + side[:, j]
+        L = _ln_func(side)
+        row_sum = np.zeros(shape)
+        for j in range(side.shape[-1]):
+            ret = ret + L[..., j]
+            row_sum = row_sum + side[..., j]
         ret = ret - _ln_func(row_sum)
         total = total + row_sum
-    out = np.zeros_like(ret)
     nz = np.abs(total) >= 1e-6
-    out[nz] = -ret[nz] / (total[nz] * _LOG2)
-    return out
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(nz, -ret / (total * _LOG2), 0.0)
 
 
 def _best_split(

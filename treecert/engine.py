@@ -24,16 +24,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treecert.engine_batch import BatchEngine, HoldsSharedEngine
 from treecert.errors import ConfigError
 from treecert.grow import branch_known_weights, grow, node_stops, route_rows
+from treecert.leaf import leaf_proba
 from treecert.schema import Dataset
 from treecert.tree import DecisionTree, Tree
 
 #: Engines of :meth:`TransductiveEngine.estimates`, fastest first (identical results).
 ENGINES = ("fast", "path", "naive")
 
-#: Batched engines built in this process, by training-data fingerprint (at most two).
-_BATCH_ENGINES: dict = {}
+
+def check_engine(engine: str, who: str, allowed: tuple[str, ...] = ENGINES) -> None:
+    """A user error for an engine name outside ``allowed``."""
+    if engine not in allowed:
+        raise ConfigError(f"{who}: unknown engine '{engine}'.",
+                          "Choose " + ", ".join(allowed) + ".")
 
 
 @dataclass
@@ -46,7 +52,7 @@ class ReachedLeaf:
     counts_without_x: np.ndarray
 
 
-class TransductiveEngine:
+class TransductiveEngine(HoldsSharedEngine):
     """Leaves reached by test instances in trees grown on the training data plus the
     instance with a tentative label.
 
@@ -128,8 +134,7 @@ class TransductiveEngine:
         :meth:`leaves` one job at a time elsewhere; ``"path"`` always uses :meth:`leaves`,
         ``"naive"`` grows whole trees. All three give identical results.
         """
-        if engine not in ENGINES:
-            raise ConfigError(f"unknown engine '{engine}'.", "Choose " + ", ".join(ENGINES) + ".")
+        check_engine(engine, "estimates")
         X = np.asarray(X, dtype=float)
         labels = np.asarray(labels, dtype=np.int64)
         J, K = X.shape[0], self.n_classes
@@ -149,47 +154,13 @@ class TransductiveEngine:
             counts = np.array([job["x_counts"] for job in jobs]).reshape(part.size, K)
             if not count_x:
                 counts = np.maximum(counts - np.eye(K)[labels[part]], 0.0)
-            est = (counts + alpha) / (counts.sum(axis=1, keepdims=True) + K * alpha)
+            est = leaf_proba(counts, "laplace", alpha=alpha)
             out[part] = est / est.sum(axis=1, keepdims=True)
         return out
 
     def _batch_engine(self):
-        """The batched engine over the training data, or None where it does not apply.
-
-        Built once per process: parallel workers receive this object without it (see
-        ``__getstate__``) and find it in :data:`_BATCH_ENGINES` after their first chunk,
-        instead of rebuilding it (a tree and its certificate tables) for every chunk.
-        """
-        if not hasattr(self, "_batch"):
-            from treecert.engine_batch import BatchEngine
-
-            key = self._fingerprint()
-            if key not in _BATCH_ENGINES:
-                if len(_BATCH_ENGINES) >= 2:
-                    _BATCH_ENGINES.pop(next(iter(_BATCH_ENGINES)))
-                _BATCH_ENGINES[key] = (BatchEngine(self.data, self.learner)
-                                       if BatchEngine.supports(self.data, self.learner)
-                                       else None)
-            self._batch = _BATCH_ENGINES[key]
-        return self._batch
-
-    def _fingerprint(self) -> str:
-        """What the batched engine depends on: the training arrays and the learner."""
-        import hashlib
-
-        h = hashlib.sha256()
-        for a in (self.data.X, self.data.y, self.data.weights):
-            h.update(np.ascontiguousarray(a).tobytes())
-            h.update(str(a.shape).encode())
-        h.update(repr([(a.kind, len(a.values or ())) for a in self.data.schema.attributes]
-                      + [self.data.schema.n_classes]).encode())
-        h.update(repr(sorted(self.learner.get_params().items())).encode())
-        return h.hexdigest()
-
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        state.pop("_batch", None)  # large; rebuilt or found in the worker's cache
-        return state
+        """The batched engine over the training data, or None where it does not apply."""
+        return self._shared_engine(BatchEngine, self.data, self.learner)
 
     # ------------------------------------------------------------------ whole trees
     @property
@@ -243,16 +214,7 @@ class TransductiveEngine:
         split = None if node_stops(finder, nidx, nw, cnt, depth) else finder.best_split(nidx, nw)
         if split is None:
             return asm.add(-1, np.nan, np.empty(0, np.int64), cnt)
-        same = (
-            base_node is not None
-            and base.feature[base_node] == split.feature
-            and (np.isnan(split.threshold) == np.isnan(base.threshold[base_node]))
-            and (np.isnan(split.threshold) or split.threshold == base.threshold[base_node])
-            and (split.value_branch is None or np.array_equal(
-                split.value_branch, base.value_branch[
-                    base.value_branch_ptr[base_node]:base.value_branch_ptr[base_node + 1]]))
-        )
-        if not same:
+        if base_node is None or not base.has_test(base_node, split):
             sub = grow(finder, nidx, nw, depth=depth)
             return asm.copy_subtree(Tree.from_grown(sub), 0)
         node = asm.add(split.feature, split.threshold,
@@ -354,12 +316,11 @@ class _Assembler:
 
 
 def leaf_estimate(leaves: list[ReachedLeaf], n_classes: int, *, count_x: bool = True,
-                  alpha: float = 1.0, parent_fallback: np.ndarray | None = None) -> np.ndarray:
+                  alpha: float = 1.0) -> np.ndarray:
     """Laplace estimate (n_c + alpha)/(n + K alpha) summed over reached leaves by x's share."""
     out = np.zeros(n_classes)
     for leaf in leaves:
         cnt = leaf.counts if count_x else leaf.counts_without_x
-        if cnt.sum() <= 0 and parent_fallback is not None:
-            cnt = parent_fallback
+        # weight × (n_c + α) first, then / (n + Kα): the rounding the reference results have
         out += leaf.weight * (cnt + alpha) / (cnt.sum() + n_classes * alpha)
     return out / out.sum()

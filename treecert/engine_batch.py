@@ -44,38 +44,34 @@ import itertools
 
 import numpy as np
 
+from treecert.discretize import _ln_func
 from treecert.grow import (
     _EPS,
     _Batch,
     _class_dtype,
-    _exact_segments,
     _impurity_last,
     _index_dtype,
-    _ragged_sums,
     grow,
+    segment_stops,
     stops,
 )
 from treecert.schema import Dataset
 from treecert.tree import DecisionTree, Tree
 
 _LN2 = np.log(2.0)
+#: Batched engines built in this process (:meth:`BatchEngine.shared`), at most two.
+_SHARED: dict = {}
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
 _MARGIN = 1e-9
 
 
 # ------------------------------------------------------------------------------ impurity
-def _xlogx_clipped(a):
-    """x ln x with 0 for x <= 0 (grow's ``_xlogx`` gives NaN below 0): a class change can
-    push a count of the table's superset of candidates below zero (see CountRows.plus)."""
-    a = np.asarray(a, dtype=float)
-    out = np.zeros(a.shape)
-    np.log(a, out=out, where=a > 0)
-    return out * a
-
-
 class CountRows:
     """Class-count rows (..., K) with their N·impurity, ready for N·impurity after a small
-    class-weight change ``d`` (one or two non-zero entries) without touching every class."""
+    class-weight change ``d`` (one or two non-zero entries) without touching every class.
+
+    x ln x is Weka's ``lnFunc`` (0 for x <= 0; grow's ``_xlogx`` gives NaN below 0): a class
+    change can push a count of the table's superset of candidates below zero."""
 
     def __init__(self, counts: np.ndarray, gini: bool) -> None:
         self.counts = counts
@@ -85,7 +81,7 @@ class CountRows:
             self.squares = (counts * counts).sum(axis=-1)
             self.impurity = _impurity_last(counts, gini)
         else:
-            self.nats = _xlogx_clipped(self.total) - _xlogx_clipped(counts).sum(axis=-1)
+            self.nats = _ln_func(self.total) - _ln_func(counts).sum(axis=-1)
             self.impurity = self.nats / _LN2
 
     def plus(self, d: np.ndarray) -> np.ndarray:
@@ -99,10 +95,10 @@ class CountRows:
                 sq = sq + (2.0 * c * d[k] + d[k] * d[k])
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(total > 0, total - sq / total, 0.0)
-        nats = self.nats + (_xlogx_clipped(total) - _xlogx_clipped(self.total))
+        nats = self.nats + (_ln_func(total) - _ln_func(self.total))
         for k in nz:
             c = self.counts[..., k]
-            nats = nats - (_xlogx_clipped(c + d[k]) - _xlogx_clipped(c))
+            nats = nats - (_ln_func(c + d[k]) - _ln_func(c))
         return nats / _LN2
 
 
@@ -146,9 +142,7 @@ def _evaluate_batch(finder, nodes, rank) -> list:
     lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
     rows = np.concatenate([r for r, _ in nodes])
     w = np.concatenate([v for _, v in nodes])
-    seg = np.zeros(lens.size + 1, dtype=np.int64)
-    np.cumsum(lens, out=seg[1:])
-    node = np.repeat(np.arange(lens.size), lens)
+    seg, node = _segments(lens)
     we = None if finder.eligible is None else w * finder.eligible[rows]
     S = V = Y = None
     if finder.numeric_idx.size:
@@ -167,42 +161,30 @@ def _evaluate_batch(finder, nodes, rank) -> list:
     return [choice.split(g) for g in range(lens.size)]
 
 
-def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, lens: np.ndarray,
-                     depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Class counts (G, K) and :func:`stops` (G,) of G nodes whose rows are consecutive in
-    ``rows``/``w`` (``lens`` rows each) — :func:`treecert.grow.node_stops` node by node,
-    with the level-wise grower's exact per-node sums."""
-    K, G = finder.n_classes, lens.size
-    seg = np.zeros(G + 1, dtype=np.int64)
+def _segments(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR bounds (G + 1,) of consecutive nodes of ``lens`` rows, and each row's node."""
+    seg = np.zeros(lens.size + 1, dtype=np.int64)
     np.cumsum(lens, out=seg[1:])
-    node = np.repeat(np.arange(G), lens)
+    return seg, np.repeat(np.arange(lens.size), lens)
+
+
+def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,
+                     node: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Class counts (G, K) and :func:`treecert.grow.segment_stops` (G,) of G nodes whose
+    rows are consecutive in ``rows``/``w`` (:func:`_segments`)."""
+    K, G = finder.n_classes, seg.size - 1
     counts = np.bincount(node * K + finder.y[rows], weights=w, minlength=G * K).reshape(G, K)
-    ew = w if finder.eligible is None else w * finder.eligible[rows]
-    elig_w = _ragged_sums(ew, seg, _exact_segments(w, node, G))
-    return counts, stops(finder.params, counts, elig_w, depth) | (lens == 0)
+    return counts, segment_stops(finder, rows, w, seg, node, counts, depth)
 
 
 def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]]):
     """:func:`counts_and_stops` of nodes ``(rows, weights, depth)``."""
     if not nodes:
         return np.zeros((0, finder.n_classes)), np.zeros(0, dtype=bool)
+    seg, node = _segments(np.array([r.size for r, _, _ in nodes], dtype=np.int64))
     return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
-                            np.concatenate([v for _, v, _ in nodes]),
-                            np.array([r.size for r, _, _ in nodes], dtype=np.int64),
+                            np.concatenate([v for _, v, _ in nodes]), seg, node,
                             np.array([d for _, _, d in nodes], dtype=np.int64))
-
-
-def same_split(split, tree: Tree, v: int) -> bool:
-    """Whether ``split`` is the test of node ``v`` of ``tree``."""
-    if split is None or tree.feature[v] != split.feature:
-        return False
-    t = tree.threshold[v]
-    if np.isnan(split.threshold) != np.isnan(t):
-        return False
-    if not np.isnan(t):
-        return bool(split.threshold == t)
-    vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
-    return split.value_branch is not None and np.array_equal(split.value_branch, vb)
 
 
 class LeafForest:
@@ -244,12 +226,9 @@ class LeafForest:
             self.lens, self.depth, self.owner = (a.astype(np.int64) for a in
                                                  (self.lens, self.depth, self.owner))
             self._roots = []
-        F = self.lens.size
-        self.seg = np.zeros(F + 1, dtype=np.int64)
-        np.cumsum(self.lens, out=self.seg[1:])
-        self.node = np.repeat(np.arange(F), self.lens)
-        self.counts, stop = counts_and_stops(self.finder, self.rows, self.w, self.lens,
-                                             self.depth)
+        self.seg, self.node = _segments(self.lens)
+        self.counts, stop = counts_and_stops(self.finder, self.rows, self.w, self.seg,
+                                             self.node, self.depth)
         self._keep_leaves(stop)
         self._open = np.flatnonzero(~stop)
         seg, rows, w = self.seg, self.rows, self.w
@@ -307,19 +286,6 @@ class LeafForest:
         bounds = np.searchsorted(own[by_owner], np.arange(n_owners + 1))
         return [(cnt[by_owner[bounds[i]:bounds[i + 1]]], num[by_owner[bounds[i]:bounds[i + 1]]])
                 for i in range(n_owners)]
-
-
-def grow_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray, int]],
-                rank: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The leaves ``(counts, n_rows)`` of the tree grown from each root ``(rows, weights,
-    depth)``, all at once (:class:`LeafForest`, one batched split search per level)."""
-    forest = LeafForest(finder)
-    for i, (rows, w, depth) in enumerate(roots):
-        forest.add(i, rows, w, depth)
-    while forest.growing:
-        nodes = forest.open_nodes()
-        forest.advance(evaluate_nodes(finder, nodes, rank))
-    return forest.leaves(len(roots))
 
 
 # ------------------------------------------------------------------------------ trees on D
@@ -693,12 +659,45 @@ class NodeScores:
 
 
 # ------------------------------------------------------------------------------ the engine
+def fingerprint(data: Dataset, learner: DecisionTree) -> str:
+    """What a batched engine depends on: the training arrays and the learner."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in (data.X, data.y, data.weights):
+        h.update(np.ascontiguousarray(a).tobytes())
+        h.update(str(a.shape).encode())
+    h.update(repr([(a.kind, len(a.values or ())) for a in data.schema.attributes]
+                  + [data.schema.n_classes]).encode())
+    h.update(repr(sorted(learner.get_params().items())).encode())
+    return h.hexdigest()
+
+
+class HoldsSharedEngine:
+    """Mixin for objects that use a batched engine: it is found lazily
+    (:meth:`BatchEngine.shared`) and left out of their pickled state, so parallel workers
+    look it up in their own process instead of receiving a copy with every chunk."""
+
+    def _shared_engine(self, cls, data: Dataset, learner: DecisionTree,
+                       wanted: bool = True):
+        """``cls.shared(data, learner)``, or None when not ``wanted`` or not supported."""
+        if not hasattr(self, "_batch"):
+            self._batch = (cls.shared(data, learner)
+                           if wanted and cls.supports(data, learner) else None)
+        return self._batch
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_batch", None)  # large; found again in the worker's cache
+        return state
+
+
 class BatchEngine:
     """Trees on D ∪ {(x, c)} — or (D − {row r}) ∪ {(x, c)} — for many jobs (x, c[, r]).
 
     Every such tree is a path of nodes holding x plus subtrees without x hanging off it.
     A subtree without x depends only on its training rows, so it is grown once (its leaves
-    only, :func:`grow_leaves`, memoised by its rows) and shared; along the path the test is
+    only, :class:`LeafForest`, memoised by its rows) and shared; along the path the test is
     certified unchanged (module docstring, devices 1 and 2) or found by a batched exact
     search (device 3).
 
@@ -728,12 +727,28 @@ class BatchEngine:
         self._scores: dict[int, NodeScores] = {}
         self._comp: Competitors | None = None
         self._t1 = None
+        self._gains: tuple[np.ndarray, np.ndarray] | None = None
         # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
         self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
         rows, w = np.arange(self.n), self.w
         self.base_sub = Sub(grow(self.finder, rows, w), self.n)  # the grower's own tree
         #: leaves (counts, n_rows) of the subtrees hanging off x's paths (Venn machine)
         self.leaf_sets: list[tuple[np.ndarray, np.ndarray] | None] = []
+
+    @classmethod
+    def shared(cls, data: Dataset, learner: DecisionTree) -> BatchEngine:
+        """The engine for ``data`` and ``learner``, built once per process.
+
+        Methods hold it out of their pickled state, so parallel workers find it here after
+        their first chunk instead of rebuilding it (a tree and its certificate tables) for
+        every chunk.
+        """
+        key = (cls.__name__, fingerprint(data, learner))
+        if key not in _SHARED:
+            if len(_SHARED) >= 2:
+                _SHARED.pop(next(iter(_SHARED)))
+            _SHARED[key] = cls(data, learner)
+        return _SHARED[key]
 
     @staticmethod
     def supports(data: Dataset, learner: DecisionTree) -> bool:
@@ -842,7 +857,7 @@ class BatchEngine:
             for (job, u, rows, w, depth), split in zip(items, splits[:len(items)], strict=True):
                 if u >= 0:  # a node of the base tree
                     leaf = bool(base.tree.is_leaf[u])
-                    if not leaf and same_split(split, base.tree, u):
+                    if not leaf and base.tree.has_test(u, split):
                         node[job] = base.children_for(np.array([u]), Xq[job:job + 1])[0]
                         walking[job] = True
                         continue
@@ -897,12 +912,7 @@ class BatchEngine:
         base = self.base_sub
         tree = base.tree
         comp = self._competitors()
-        N = tree.counts.sum(axis=1)
-        e_all = _impurity_last(tree.counts, self.gini)
-        nonroot = np.flatnonzero(tree.parent >= 0)
-        child_e = np.bincount(tree.parent[nonroot], weights=e_all[nonroot],
-                              minlength=tree.n_nodes)
-        N_ig1 = e_all - child_e  # N · gain of each node's test T1
+        N, N_ig1 = self._node_weights_gains()
         eye = np.eye(self.K)
         pending = []
         while walking.any():
@@ -963,6 +973,17 @@ class BatchEngine:
             walking[act[~ok]] = False
             pending.extend((int(job), int(u)) for job, u in zip(act[~ok], v[~ok], strict=True))
         return pending
+
+    def _node_weights_gains(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per base node: its weight N and N · the gain of its test T1 (computed once)."""
+        if self._gains is None:
+            tree = self.base_sub.tree
+            e_all = _impurity_last(tree.counts, self.gini)
+            nonroot = np.flatnonzero(tree.parent >= 0)
+            child_e = np.bincount(tree.parent[nonroot], weights=e_all[nonroot],
+                                  minlength=tree.n_nodes)
+            self._gains = (tree.counts.sum(axis=1), e_all - child_e)
+        return self._gains
 
     def _drop_safe(self, v, r, child, new_counts) -> np.ndarray:
         """Whether removing row r[i] (x takes its place) leaves node v[i]'s test T1 the same

@@ -29,6 +29,9 @@ from treecert.schema import Dataset, Schema
 from treecert.units import UnitStore
 
 DEFAULT_SEED = 1
+#: ERC bins and interval AUC of evaluate/compare unless asked otherwise.
+DEFAULT_BINS = "equal_width"
+DEFAULT_INTERVAL_AUC = "exact"
 
 
 def stratified_folds(y: np.ndarray, n_folds: int, seed: int = DEFAULT_SEED) -> np.ndarray:
@@ -159,13 +162,13 @@ def evaluate(
     protocol: Protocol | None = None,
     tree_params: dict | None = None,
     loss: np.ndarray | None = None,
-    bins: str = "equal_width",
+    bins: str = DEFAULT_BINS,
     bias_variance: int = 0,
     jobs: int = 1,
     dataset_name: str | None = None,
     timing: bool = True,
     progress: Callable[[int, int], None] | None = None,
-    interval_auc: str = "exact",
+    interval_auc: str = DEFAULT_INTERVAL_AUC,
     store: UnitStore | None = None,
     only: list[tuple[int, int, int]] | None = None,
 ) -> EvaluationResult | None:
@@ -198,7 +201,8 @@ def evaluate(
     name = dataset_name or data.schema.relation or data.source
     test_data = protocol.test if protocol.kind == "test" else data
     units = plan_units(data, specs, protocol)
-    selected = list(units) if only is None else [k for k in units if k in set(only)]
+    wanted = None if only is None else set(only)
+    selected = list(units) if wanted is None else [k for k in units if k in wanted]
     labelled = np.flatnonzero(data.y >= 0)
     finished: dict[tuple[int, int, int], list[UnitResult]] = {}
     if store is not None:
@@ -261,8 +265,8 @@ def plan_units(data: Dataset, specs: list[MethodSpec], protocol: Protocol
 
 
 def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name: str, *,
-             loss: np.ndarray | None = None, bins: str = "equal_width",
-             interval_auc: str = "exact", timing: bool = True,
+             loss: np.ndarray | None = None, bins: str = DEFAULT_BINS,
+             interval_auc: str = DEFAULT_INTERVAL_AUC, timing: bool = True,
              extra_metrics: dict[int, dict] | None = None) -> EvaluationResult:
     """Predictions and metrics from every unit's results (fresh or read back from disk)."""
     classes = schema.classes

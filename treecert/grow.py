@@ -775,6 +775,16 @@ def stops(params: GrowParams, counts: np.ndarray, eligible_weight, depth) -> np.
     return out
 
 
+def segment_stops(finder: SplitFinder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,
+                  node: np.ndarray, counts: np.ndarray, depth) -> np.ndarray:
+    """:func:`node_stops` of many nodes at once — node g holds ``rows[seg[g]:seg[g+1]]``
+    (``node`` names each row's node) — with the eligible weights summed exactly as
+    ``.sum()`` would, node by node."""
+    ew = w if finder.eligible is None else w * finder.eligible[rows]
+    elig_w = _ragged_sums(ew, seg, _exact_segments(w, node, seg.size - 1))
+    return stops(finder.params, counts, elig_w, depth)
+
+
 def node_stops(finder: SplitFinder, rows: np.ndarray, w: np.ndarray, counts: np.ndarray,
                depth: int) -> bool:
     """:func:`stops` for one node given by its rows (x's rows may be ineligible)."""
@@ -896,7 +906,7 @@ class _Level:
 
 
 def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: int) -> GrownNodes:
-    params, X, y, K = finder.params, finder.X, finder.y, finder.n_classes
+    X, y, K = finder.X, finder.y, finder.n_classes
     eligible = finder.eligible
     p = finder.numeric_idx.size
     is_nominal = np.zeros(X.shape[1], dtype=bool)
@@ -909,10 +919,8 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         levels.append(lvl)
         n = lvl.lens.size
         counts = lvl.counts
-        ew = lvl.w if eligible is None else lvl.w * eligible[lvl.rows]
-        exact = _exact_segments(lvl.w, lvl.node, n)
-        elig_w = _ragged_sums(ew, lvl.seg, exact)
-        active = ~stops(params, counts, elig_w, depth0 + len(levels) - 1)
+        active = ~segment_stops(finder, lvl.rows, lvl.w, lvl.seg, lvl.node, counts,
+                                depth0 + len(levels) - 1)
         if not active.any():
             break
         # ------------------------------------------------ the batch of active nodes

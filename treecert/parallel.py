@@ -5,8 +5,8 @@ transductive methods) or :func:`run_calls` (evaluate's (fold, method) units). Ch
 contiguous and results are put back in input order, so the output is identical for any
 number of workers and any backend.
 
-:func:`backend` switches both to a Dask distributed cluster through joblib's Dask backend
-(``--scheduler ADDRESS``); :func:`reporting` installs a callback told how many rows each
+:func:`backend` switches both to a Dask distributed cluster (``--scheduler ADDRESS``): the
+chunks are submitted as Dask futures; :func:`reporting` installs a callback told how many rows each
 finished chunk held, for progress bars.
 """
 
@@ -83,22 +83,18 @@ def backend(scheduler: str | None = None) -> Iterator[None]:
             "--scheduler needs Dask distributed, which is not installed.",
             "Install it with: pip install 'treecert[dask]'",
         ) from None
-    from joblib import parallel_config
-
     try:
         client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {exc}.",
                           "Check the address (e.g. tcp://127.0.0.1:8786).") from None
-    previous = _active["workers"]
+    previous = _active["workers"], _active["client"]
     try:
-        with client.as_current(), parallel_config(backend="dask"):
-            _active["workers"] = max(1, sum(client.nthreads().values()))
-            _active["client"] = client
-            yield
+        _active["workers"] = max(1, sum(client.nthreads().values()))
+        _active["client"] = client
+        yield
     finally:
-        _active["workers"] = previous
-        _active["client"] = None
+        _active["workers"], _active["client"] = previous
         client.close()
 
 
@@ -174,5 +170,4 @@ def run_calls(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1) -> Ite
         return (future.result() for future in futures)
     from joblib import Parallel, delayed
 
-    n_jobs = -1 if _active["workers"] else workers
-    return iter(Parallel(n_jobs=n_jobs, return_as="generator")(delayed(fn)(*a) for a in args))
+    return iter(Parallel(n_jobs=workers, return_as="generator")(delayed(fn)(*a) for a in args))

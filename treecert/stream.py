@@ -37,6 +37,8 @@ from treecert.data import (
     _parse_csv,
     _Table,
     align_to_schema,
+    csv_header,
+    data_format,
     load_for_schema,
     schema_str_columns,
     unseen_warning,
@@ -101,31 +103,12 @@ class SchemaReader:
         self.warnings: list[str] = []
         self.stdin = self.path == "-"
         self.source = "<stdin>" if self.stdin else self.path
-        self.format = self._format(fmt)
+        self.format = data_format(self.path, fmt)
         self._encoding: str | None = "utf-8-sig" if self.stdin else None
         self._block_rows: list[int] | None = None
         self._whole: Dataset | None = None
 
     # ------------------------------------------------------------------ input
-    def _format(self, fmt: str | None) -> str:
-        if fmt is not None:
-            fmt = fmt.lower()
-            if fmt not in ("arff", "csv"):
-                raise ConfigError(f"unknown data format {fmt!r}; use 'arff' or 'csv'.")
-            return fmt
-        if self.stdin:
-            return "csv"
-        name = Path(self.path).name.lower().removesuffix(".gz")
-        if name.endswith(".arff"):
-            return "arff"
-        if name.endswith(".csv"):
-            return "csv"
-        raise DataError(
-            f"{self.source}: cannot tell the format from the file name; "
-            "expected .arff, .csv, .arff.gz or .csv.gz.",
-            "Rename the file or give the format explicitly.",
-        )
-
     def _open(self) -> tuple[IO[bytes], IO[bytes]]:
         """(stream of file bytes, the raw file whose position measures progress)."""
         if self.stdin:
@@ -200,10 +183,7 @@ class SchemaReader:
     # ------------------------------------------------------------------ CSV blocks
     def _csv_blocks(self) -> Iterator[tuple[str, int, str, float]]:
         """(header text, lines before the block, block of whole records, fraction read)."""
-        import csv
-        import io
-
-        buf, header, lines_before, seen_text = "", None, 0, False
+        buf, header, lines_before = "", None, 0
         pieces = self._text()
         done = False
         while not done:
@@ -212,21 +192,17 @@ class SchemaReader:
             except StopIteration:
                 done, text, fraction = True, "", 1.0
             buf += text
-            seen_text = seen_text or bool(buf.strip())
             if header is None:
                 cut = len(buf) if done else _safe_cut(buf)
                 if not buf[:cut].strip():
                     if done:
                         break
                     continue
-                reader = csv.reader(io.StringIO(buf[:cut]), skipinitialspace=True)
-                for row in reader:
-                    if any(h.strip() for h in row):
-                        break
-                # Exactly the header text _parse_csv skips: its first line_num lines.
-                parts = buf.split("\n", reader.line_num)
-                header = "\n".join(parts[:reader.line_num]) + "\n"
-                buf = parts[reader.line_num] if len(parts) > reader.line_num else ""
+                # Exactly the header text _parse_csv skips: its first header lines.
+                lines = csv_header(buf[:cut])[1]
+                parts = buf.split("\n", lines)
+                header = "\n".join(parts[:lines]) + "\n"
+                buf = parts[lines] if len(parts) > lines else ""
             cut = len(buf) if done else _safe_cut(buf)
             if cut:
                 block, buf = buf[:cut], buf[cut:]

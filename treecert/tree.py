@@ -64,6 +64,18 @@ class Tree:
     def n_leaves(self) -> int:
         return int(self.is_leaf.sum())
 
+    def has_test(self, v: int, split) -> bool:
+        """Whether ``split`` (a :class:`treecert.grow.Split` or None) is node ``v``'s test."""
+        if split is None or self.feature[v] != split.feature:
+            return False
+        t = self.threshold[v]
+        if np.isnan(split.threshold) != np.isnan(t):
+            return False
+        if not np.isnan(t):
+            return bool(split.threshold == t)
+        vb = self.value_branch[self.value_branch_ptr[v]:self.value_branch_ptr[v + 1]]
+        return split.value_branch is not None and np.array_equal(split.value_branch, vb)
+
     @property
     def parent(self) -> np.ndarray:
         if "parent" not in self._cache:
@@ -195,13 +207,8 @@ class Tree:
         self, X: np.ndarray, kind: str = "frequency", *, alpha: float = 1.0, m: float = 2.0
     ) -> np.ndarray:
         """Class probabilities (n_samples, n_classes): the weighted sum of leaf estimates."""
-        est = self.leaf_estimates(kind, alpha=alpha, m=m)
-        row, leaf, weight = self.apply_weighted(X)
-        proba = np.zeros((X.shape[0], self.n_classes))
-        if row.size == X.shape[0]:  # one leaf per row: a plain scatter (the same bits)
-            proba[row] = weight[:, None] * est[leaf]
-        else:
-            np.add.at(proba, row, weight[:, None] * est[leaf])
+        proba = mix_leaves(self.apply_weighted(X), self.leaf_estimates(kind, alpha=alpha, m=m),
+                           X.shape[0])
         return proba / proba.sum(axis=1, keepdims=True)
 
     # ------------------------------------------------------------------ editing
@@ -307,6 +314,19 @@ class Tree:
             )
         if not ok:
             raise ValueError("tree arrays break the layout invariants")
+
+
+def mix_leaves(applied: tuple[np.ndarray, np.ndarray, np.ndarray], per_node: np.ndarray,
+               n_rows: int) -> np.ndarray:
+    """Per row, the weighted sum of ``per_node[leaf]`` over the leaves it reaches —
+    ``applied`` is :meth:`Tree.apply_weighted`'s ``(row, leaf, weight)``."""
+    row, leaf, weight = applied
+    out = np.zeros((n_rows, per_node.shape[1]))
+    if row.size == n_rows:  # every row reaches one leaf: a plain scatter (the same bits)
+        out[row] = weight[:, None] * per_node[leaf]
+    else:
+        np.add.at(out, row, weight[:, None] * per_node[leaf])
+    return out
 
 
 def prune_to_cp(tree: Tree, cp: float) -> Tree:

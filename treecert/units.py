@@ -41,6 +41,14 @@ def fingerprint(obj) -> str:
     return h.hexdigest()
 
 
+def read_json(path: Path):
+    """The JSON document in ``path``; unreadable or malformed is a user error."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: unreadable ({exc}).") from None
+
+
 class UnitStore:
     """The unit files of one dataset's run in ``directory``."""
 
@@ -52,12 +60,9 @@ class UnitStore:
         return self.directory / "run.json"
 
     def manifest(self) -> dict | None:
-        try:
-            doc = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not self.manifest_path.exists():
             return None
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{self.manifest_path}: unreadable ({exc}).") from None
+        doc = read_json(self.manifest_path)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ConfigError(f"{self.manifest_path}: not a treecert unit record.")
         return doc

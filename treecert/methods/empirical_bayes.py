@@ -58,7 +58,7 @@ from treecert.errors import ConfigError
 from treecert.methods.base import Method, Prediction
 from treecert.methods.leaf import PRUNE_DEFAULTS, PRUNE_OPTIONS, PrunesTree
 from treecert.schema import Dataset
-from treecert.tree import DecisionTree
+from treecert.tree import DecisionTree, mix_leaves
 
 CLAMP = 1e-3
 
@@ -265,18 +265,12 @@ class EmpiricalBayesMethod(PrunesTree, Method):
 
     def predict(self, data: Dataset) -> Prediction:
         tree = self.model_.tree_
-        X = data.X
         counts = tree.estimate_counts
-        n = counts.sum(axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            freq = np.where(n > 0, counts / n, 1.0 / counts.shape[1])
-        corrected = (counts + self.prior_) / (n + self.prior_.sum())
-        row, leaf, share = tree.apply_weighted(X)
-        K = counts.shape[1]
-        p_tilde = np.zeros((X.shape[0], K))
-        p_hat = np.zeros((X.shape[0], K))
-        np.add.at(p_tilde, row, share[:, None] * freq[leaf])
-        np.add.at(p_hat, row, share[:, None] * corrected[leaf])
+        corrected = (counts + self.prior_) / (counts.sum(axis=1, keepdims=True)
+                                              + self.prior_.sum())
+        applied = tree.apply_weighted(data.X)
+        p_tilde = mix_leaves(applied, tree.leaf_estimates("frequency"), data.n_samples)
+        p_hat = mix_leaves(applied, corrected, data.n_samples)
         p_tilde /= p_tilde.sum(axis=1, keepdims=True)
         p_hat /= p_hat.sum(axis=1, keepdims=True)
         lower, upper, d = belief(p_tilde, p_hat, self.opts["interval"])

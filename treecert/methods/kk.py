@@ -22,8 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from treecert.engine import ENGINES, TransductiveEngine
-from treecert.errors import ConfigError
+from treecert.engine import TransductiveEngine, check_engine
 from treecert.methods.base import Method, Prediction
 from treecert.schema import Dataset
 
@@ -41,9 +40,7 @@ class KukarKononenkoMethod(Method):
     defaults: ClassVar[dict] = {"engine": "fast"}
 
     def fit(self, data: Dataset) -> KukarKononenkoMethod:
-        if self.opts["engine"] not in ENGINES:
-            raise ConfigError(f"kk: unknown engine '{self.opts['engine']}'.",
-                              "Choose " + ", ".join(ENGINES) + ".")
+        check_engine(self.opts["engine"], "kk")
         self.inductive_ = self.new_tree(leaf="laplace").fit(data)
         self.engine_ = TransductiveEngine(data, self.new_tree())
         return self

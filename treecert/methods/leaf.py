@@ -28,6 +28,8 @@ class PrunesTree:
         super().__init__(tree_params, spec)
         #: Loss matrix L[true, predicted] of the run (evaluate/predict --loss), for pruning.
         self.loss = tree_params.get("loss")
+        #: The pruning record of the last :meth:`_prune` that pruned (None: not pruned).
+        self.pruning_ = None
 
     def _prune(self, estimator, data: Dataset):
         from treecert.prune import PruneOptions, prune_tree

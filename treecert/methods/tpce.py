@@ -24,8 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from treecert.engine import ENGINES, TransductiveEngine
-from treecert.errors import ConfigError
+from treecert.engine import TransductiveEngine, check_engine
 from treecert.methods.base import Method, Prediction
 from treecert.schema import Dataset
 
@@ -38,9 +37,7 @@ class TpceMethod(Method):
     defaults: ClassVar[dict] = {"engine": "fast", "count_x": True}
 
     def fit(self, data: Dataset) -> TpceMethod:
-        if self.opts["engine"] not in ENGINES:
-            raise ConfigError(f"tpce: unknown engine '{self.opts['engine']}'.",
-                              "Choose " + ", ".join(ENGINES) + ".")
+        check_engine(self.opts["engine"], "tpce")
         self.engine_ = TransductiveEngine(data, self.new_tree())
         return self
 

@@ -57,6 +57,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from treecert.engine import check_engine
+from treecert.engine_batch import HoldsSharedEngine
 from treecert.errors import ConfigError
 from treecert.methods.base import Method, Prediction
 from treecert.methods.binning import BASE_PASS_OPTIONS, make_base
@@ -68,7 +70,7 @@ from treecert.methods.naive_bayes import (
     weka_round,
 )
 from treecert.methods.venn_fast import TreeVennBatch
-from treecert.methods.venn_types import venn_row_atoms, venn_rows_atoms
+from treecert.methods.venn_types import venn_rows_atoms
 from treecert.schema import Dataset
 
 TREE_BASES = ("frequency", "laplace", "m_estimate")
@@ -91,7 +93,8 @@ def venn_row(F: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.
     """
     counts = np.zeros((y.size, n_classes))
     counts[np.arange(y.size), y] = w
-    return venn_row_atoms(F, counts, np.ones(y.size), y.size - 1, type_columns(n_classes))
+    return venn_rows_atoms(F, counts, np.ones(y.size), np.array([0, y.size]),
+                           np.array([y.size - 1]), type_columns(n_classes))[0]
 
 
 #: Atoms × classes² per batched Venn-row call: bounds the MDL's work arrays (~4 MB each).
@@ -207,7 +210,7 @@ def _add_instance(stats, x: np.ndarray, xr: np.ndarray, j: int):
     return replace(stats, class_w=class_w, nominal=nominal, sw=sw, s1=s1, s2=s2)
 
 
-class VennMethod(Method):
+class VennMethod(HoldsSharedEngine, Method):
     """The Venn Probability Machine; options ``base``, ``taxonomy`` (forecast|leaf),
     ``engine`` (fast|naive) and the base's ``alpha``/``m``/``discretize``."""
 
@@ -226,8 +229,7 @@ class VennMethod(Method):
                               "Choose forecast or leaf.")
         if o["taxonomy"] == "leaf" and o["base"] == "naive_bayes":
             raise ConfigError("venn: taxonomy=leaf needs a tree base, not naive_bayes.")
-        if o["engine"] not in ("fast", "naive"):
-            raise ConfigError(f"venn: unknown engine '{o['engine']}'.", "Choose fast or naive.")
+        check_engine(o["engine"], "venn", ("fast", "naive"))
 
     def _leaf_kwargs(self) -> dict:
         o = self.opts
@@ -240,15 +242,19 @@ class VennMethod(Method):
         data = data.subset(np.flatnonzero(data.y >= 0))
         self.inductive_ = None
         self.data_ = data
+        self.__dict__.pop("_batch", None)  # a refit: the machine of the old data
         if self.opts["base"] == "naive_bayes":
             self.nb_ = _NBVenn(data, bool(self.opts.get("discretize", False)))
         else:
-            learner = self.new_tree()
-            self.engine_ = TransductiveEngine(data, learner)
-            self.batch_ = None
-            if self.opts["engine"] == "fast" and TreeVennBatch.supports(data, learner):
-                self.batch_ = TreeVennBatch(data, learner)
+            self.engine_ = TransductiveEngine(data, self.new_tree())
         return self
+
+    @property
+    def batch_(self) -> TreeVennBatch | None:
+        """The batched tree machine (one per process), or None where it does not apply."""
+        eng = self.engine_
+        return self._shared_engine(TreeVennBatch, eng.data, eng.learner,
+                                   self.opts["engine"] == "fast")
 
     # ------------------------------------------------------------------ inductive variant
     def calibrate(self, model, proba: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict:

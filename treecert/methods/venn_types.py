@@ -2,61 +2,23 @@
 row from groups of examples ("atoms") that share a forecast.
 
 The tree Venn machine sees its n + 1 forecasts as a few hundred leaves, not as n + 1 rows;
-:func:`mdl_cuts_grouped` finds exactly the cut points that
+:func:`mdl_cuts_segments` finds exactly the cut points that
 :func:`treecert.discretize.mdl_cut_points` (Weka's ``Discretize``, Fayyad & Irani 1993)
 finds on the expanded rows, with far less work per (x, j). Both the batched machine and the
-one-(x, j)-at-a-time reference go through :func:`venn_row_atoms`, so they agree bit for bit.
+one-(x, j)-at-a-time reference go through :func:`venn_rows_atoms`, so they agree bit for
+bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from treecert.discretize import _entropy_conditioned, _entropy_rows
+
 _LN2 = np.log(2.0)
 
 
 # ------------------------------------------------------------------------------ MDL on groups
-def _lnf(x: np.ndarray) -> np.ndarray:
-    """x·ln x, 0 for x <= 0 — the same operations as Weka's ``lnFunc`` in
-    :mod:`treecert.discretize`, for a whole array at once."""
-    out = np.zeros(x.shape)
-    np.log(x, out=out, where=x > 0)
-    return out * x
-
-
-def _entropy_rows(counts: np.ndarray) -> np.ndarray:
-    """:func:`treecert.discretize._entropy_rows` for count rows (..., K) with one log call:
-    same operation order."""
-    L = _lnf(counts)
-    ret = np.zeros(counts.shape[:-1])
-    tot = np.zeros(counts.shape[:-1])
-    for j in range(counts.shape[-1]):
-        ret -= L[..., j]
-        tot += counts[..., j]
-    nz = np.abs(tot) >= 1e-6
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(nz, (ret + _lnf(tot)) / (tot * _LN2), 0.0)
-
-
-def _entropy_conditioned(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """:func:`treecert.discretize._entropy_conditioned` for count rows (..., K), same
-    operation order."""
-    shape = left.shape[:-1]
-    ret = np.zeros(shape)
-    total = np.zeros(shape)
-    for side in (left, right):
-        L = _lnf(side)
-        row_sum = np.zeros(shape)
-        for j in range(side.shape[-1]):
-            ret = ret + L[..., j]
-            row_sum = row_sum + side[..., j]
-        ret = ret - _lnf(row_sum)
-        total = total + row_sum
-    nz = np.abs(total) >= 1e-6
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(nz, -ret / (total * _LN2), 0.0)
-
-
 def mdl_cuts_segments(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
                       seg_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Weka's Fayyad–Irani MDL cut points (:func:`treecert.discretize.mdl_cut_points`) of
@@ -141,13 +103,6 @@ def _best_cuts(counts, a, length, n_i, log2_3k):
     return accept, k
 
 
-def mdl_cuts_grouped(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray) -> np.ndarray:
-    """Sorted MDL cut points of one sample grouped by distinct value (``values`` strictly
-    increasing, ``counts`` (m, K), ``n_inst`` (m,)); see :func:`mdl_cuts_segments`."""
-    _, cuts = mdl_cuts_segments(values, counts, n_inst, np.array([0, values.size]))
-    return np.sort(cuts)
-
-
 def venn_rows_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
                     atom_ptr: np.ndarray, x_atom: np.ndarray, columns: list[int]) -> np.ndarray:
     """Venn-matrix rows (R, K) from *atoms*: groups of examples sharing one forecast vector.
@@ -188,10 +143,3 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
     for k in range(K):  # in atom order, as counts[same].sum(axis=0) adds row by row
         rows[:, k] = np.bincount(owner, weights=np.where(same, counts[:, k], 0.0), minlength=R)
     return rows / rows.sum(axis=1, keepdims=True)
-
-
-def venn_row_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray, x_atom: int,
-                   columns: list[int]) -> np.ndarray:
-    """One Venn-matrix row (K,) from one set of atoms (:func:`venn_rows_atoms`)."""
-    return venn_rows_atoms(values, counts, n_inst, np.array([0, values.shape[0]]),
-                           np.array([x_atom]), columns)[0]
