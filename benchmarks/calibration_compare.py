@@ -37,8 +37,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from treecert.data import load_dataset
-from treecert.experiment import Protocol, evaluate, read_fold_ids
+from treecert.data.folds import read_fold_ids
+from treecert.data.readers import load_dataset
+from treecert.evaluation.experiment import Protocol, evaluate
 from treecert.methods import make_method
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +75,7 @@ def _protocol(name: str, data) -> Protocol:
 
 
 def _run(data, name: str, spec: str, tree_params: dict | None = None, **kw) -> dict:
-    from treecert.metrics import erc_deviation
+    from treecert.evaluation.metrics import erc_deviation
 
     t0 = time.process_time()
     res = evaluate(data, [spec], protocol=_protocol(name, data), tree_params=tree_params,

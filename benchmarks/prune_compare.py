@@ -50,7 +50,7 @@ TREE = {"criterion": "info_gain", "min_leaf": 2.0}
 
 def evaluate(data, specs: dict[str, str], loss, fold_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
     from treecert import api
-    from treecert.experiment import Protocol
+    from treecert.evaluation.experiment import Protocol
 
     names = {f"{leaf}:{opt}": (name, leaf) for name, opt in specs.items()
              for leaf in ("frequency", "laplace")}
@@ -66,9 +66,9 @@ def evaluate(data, specs: dict[str, str], loss, fold_ids) -> tuple[pd.DataFrame,
 
 
 def run_dataset(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from treecert import metrics as M
-    from treecert.data import load_dataset
-    from treecert.experiment import read_fold_ids
+    from treecert.data.folds import read_fold_ids
+    from treecert.data.readers import load_dataset
+    from treecert.evaluation import metrics as M
 
     data = load_dataset(path)
     classes = data.schema.classes
@@ -147,7 +147,7 @@ def winners(df: pd.DataFrame) -> str:
 
 
 def roc_plot(preds: pd.DataFrame, classes, out: Path, name: str) -> Path:
-    from treecert import plots
+    from treecert.evaluation import plots
 
     leafs = preds[(preds["leaf"] == "laplace") & (preds["matrix"].isin(["any", "1:10"]))]
     leafs = leafs.assign(method=[p if m == "any" else f"{p}[{m}]"

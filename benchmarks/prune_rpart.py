@@ -84,7 +84,7 @@ def rpart_tree(rows: pd.DataFrame, class_factor: np.ndarray | None = None):
     """A treecert Tree with rpart's tests and counts. rpart numbers the children of node k
     2k and 2k+1 and lists nodes in preorder; ``ncat = -1`` sends ``x < index`` left,
     ``+1`` sends ``x >= index`` left. treecert's first child takes ``x <= threshold``."""
-    from treecert.tree import Tree
+    from treecert.tree.arrays import Tree
 
     nodes = rows["node"].tolist()
     pos = {k: i for i, k in enumerate(nodes)}
@@ -109,8 +109,8 @@ def rpart_tree(rows: pd.DataFrame, class_factor: np.ndarray | None = None):
 
 
 def compare(out: Path, config: str) -> str:
-    from treecert.data import load_dataset
-    from treecert.prune import ccp_path, cv_path_losses, node_risk
+    from treecert.data.readers import load_dataset
+    from treecert.pruning.prune import ccp_path, cv_path_losses, node_risk
 
     L = LOSSES[config]
     data = load_dataset(out / "kyphosis.csv")
@@ -169,8 +169,8 @@ def compare(out: Path, config: str) -> str:
 
 def treecert_own(out: Path) -> str:
     from treecert import api
-    from treecert.data import load_dataset
-    from treecert.loss import read_loss
+    from treecert.data.readers import load_dataset
+    from treecert.pruning.loss import read_loss
 
     data = load_dataset(out / "kyphosis.csv")
     L, _ = read_loss(out / "kyphosis.loss.yaml", data.schema.classes)

@@ -34,10 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from treecert.data import load_dataset
-from treecert.experiment import read_fold_ids
+from treecert.data.folds import read_fold_ids
+from treecert.data.readers import load_dataset
+from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.methods import make_method
-from treecert.schema import Attribute, Dataset, Schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"

@@ -174,7 +174,7 @@ def collect(variants: list[str]) -> pd.DataFrame:
 
 
 def summarise(table: pd.DataFrame) -> pd.DataFrame:
-    from treecert import stats
+    from treecert.evaluation import stats
 
     rows = []
     for variant, g in table.groupby("variant", sort=False):

@@ -21,7 +21,7 @@ import numpy as np
 
 
 def synthetic(n_train: int, n_test: int, p: int):
-    from treecert.schema import Attribute, Dataset, Schema
+    from treecert.data.schema import Attribute, Dataset, Schema
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n_train + n_test, p)).round(2)

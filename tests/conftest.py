@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from treecert.schema import Attribute, Dataset, Schema
+from treecert.data.schema import Attribute, Dataset, Schema
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = REPO / "sample_data"
@@ -102,7 +102,7 @@ def random_datasets(draw, min_rows=4, max_rows=40, max_classes=4, missing=True):
 
 def run_cli(args, capsys):
     """``treecert ARGS`` through the real entry point: (exit code, stdout, stderr)."""
-    from treecert.cli import main
+    from treecert.cli.app import main
 
     code = main([str(a) for a in args])
     out = capsys.readouterr()

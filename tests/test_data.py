@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treecert import data as D
-from treecert.data import check_trainable, load_dataset, load_for_schema, write_arff
+from treecert.data import readers as D
+from treecert.data.readers import check_trainable, load_dataset, load_for_schema, write_arff
+from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ConfigError, DataError, SchemaMismatchError
-from treecert.schema import Attribute, Dataset, Schema
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"

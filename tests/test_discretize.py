@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.discretize import (
+from treecert.data.discretize import (
     assign_bins,
     equal_frequency_edges,
     equal_width_edges,

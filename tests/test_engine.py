@@ -8,9 +8,9 @@ from conftest import SAMPLE_DATA, make_dataset, random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.engine import TransductiveEngine
 from treecert.methods import make_method
-from treecert.tree import DecisionTree
+from treecert.transductive.engine import TransductiveEngine
+from treecert.tree.classifier import DecisionTree
 
 
 def _toy():
@@ -82,7 +82,7 @@ def test_fast_engine_equals_naive_reference(data, criterion, min_leaf, binary, r
 @pytest.mark.parametrize("name", ["weather.nominal", "iris", "labor", "vote", "credit-g",
                                   "soybean", "diabetes"])
 def test_fast_engine_equals_naive_on_sample_data(name):
-    from treecert.data import load_dataset
+    from treecert.data.readers import load_dataset
 
     data = load_dataset(SAMPLE_DATA / f"{name}.arff")
     n = data.n_samples

@@ -16,11 +16,11 @@ from conftest import SAMPLE_DATA, random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.engine import TransductiveEngine
-from treecert.engine_batch import BatchEngine, LeafForest, evaluate_nodes, value_ranks
-from treecert.grow import grow
-from treecert.schema import Attribute, Dataset, Schema
-from treecert.tree import DecisionTree
+from treecert.data.schema import Attribute, Dataset, Schema
+from treecert.transductive.batched import BatchEngine, LeafForest, evaluate_nodes, value_ranks
+from treecert.transductive.engine import TransductiveEngine
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.grow import grow
 
 
 @pytest.fixture(autouse=True)
@@ -93,7 +93,7 @@ def test_batch_engine_equals_whole_trees(data, criterion, min_leaf, binary, rule
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["credit-g", "diabetes", "iris", "weather.numeric"])
 def test_batch_engine_equals_path_engine_on_sample_data(name, monkeypatch):
-    from treecert.data import load_dataset
+    from treecert.data.readers import load_dataset
 
     monkeypatch.setattr(BatchEngine, "cert_min_rows", 64)  # as shipped
     monkeypatch.setattr(BatchEngine, "rescore_min_rows", 64)
@@ -169,8 +169,8 @@ def test_leaf_forest_grows_the_growers_leaves(data, growing, seed, ranked):
 
 def test_split_searches_in_parts_equal_one_batch(monkeypatch):
     """A long list of nodes is searched in parts (bounded memory) with the same results."""
-    import treecert.engine_batch as engine_batch
-    from treecert.data import load_dataset
+    import treecert.transductive.batched as engine_batch
+    from treecert.data.readers import load_dataset
 
     data = load_dataset(SAMPLE_DATA / "credit-g.arff")
     finder = DecisionTree().make_finder(data, eligible=np.ones(data.n_samples, dtype=bool))

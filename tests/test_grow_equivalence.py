@@ -27,8 +27,9 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import SHARED_DATASETS, random_datasets
 
-import treecert.grow as grow_module
-from treecert.grow import (
+import treecert.tree.grow as grow_module
+from treecert.tree.arrays import Tree
+from treecert.tree.grow import (
     GrownNodes,
     GrowParams,
     SplitFinder,
@@ -36,7 +37,6 @@ from treecert.grow import (
     grow,
     route_rows,
 )
-from treecert.tree import Tree
 
 GOLDEN = Path(__file__).resolve().parent / "fixtures" / "golden_trees"
 

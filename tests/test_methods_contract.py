@@ -58,7 +58,7 @@ def test_method_contract(name, which):
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_every_method_adopts_a_saved_model(name, tmp_path):
     from treecert import api
-    from treecert.model import read_model
+    from treecert.tree.model import read_model
 
     data = DATA["three"]
     model = api.train(data)

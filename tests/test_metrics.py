@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.errors import ConfigError, DataError
-from treecert.metrics import (
+from treecert.evaluation.metrics import (
     accuracy,
     auc,
     auc_bounds,

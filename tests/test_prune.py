@@ -16,9 +16,8 @@ from hypothesis import given, settings
 
 from treecert import api
 from treecert.errors import ConfigError, DataError
-from treecert.loss import read_loss
-from treecert.model import read_model
-from treecert.prune import (
+from treecert.pruning.loss import read_loss
+from treecert.pruning.prune import (
     PruneOptions,
     add_errs,
     ccp_path,
@@ -33,7 +32,9 @@ from treecert.prune import (
     prune_rep,
     prune_tree,
 )
-from treecert.tree import DecisionTree, Tree
+from treecert.tree.arrays import Tree
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.model import read_model
 
 LOSS_DIR = FIXTURES / "loss"
 WEATHER = SAMPLE_DATA / "weather.nominal.arff"
@@ -409,7 +410,7 @@ def test_leaf_methods_prune_inside_evaluate():
 
 
 def _vote():
-    from treecert.data import load_dataset
+    from treecert.data.readers import load_dataset
 
     return load_dataset(SAMPLE_DATA / "vote.arff")
 

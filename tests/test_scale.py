@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from treecert import api
-from treecert.cli import main
-from treecert.data import load_for_schema
-from treecert.model import read_model
-from treecert.stream import SchemaReader, _safe_cut
+from treecert.cli.app import main
+from treecert.data.readers import load_for_schema
+from treecert.data.stream import SchemaReader, _safe_cut
+from treecert.tree.model import read_model
 
 
 def in_memory(model_path, data, method=None, id_column=None) -> str:
@@ -286,7 +286,7 @@ def test_scheduler_unreachable_is_one_line(weather_model, capsys, monkeypatch):
 def test_write_frame_equals_pandas_to_csv(n, data):
     import pandas as pd
 
-    from treecert.fileio import write_frame
+    from treecert.data.fileio import write_frame
 
     floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
                        st.sampled_from([0.1, 0.2, 1e-05, 1e16, -0.0]))

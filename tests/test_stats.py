@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 
 from treecert.errors import ConfigError, DataError
-from treecert.stats import (
+from treecert.evaluation.stats import (
     METRIC_DIRECTION,
     average_ranks,
     friedman,
@@ -128,7 +128,7 @@ def test_metric_direction() -> None:
 
 
 def test_metric_direction_covers_compute_metrics() -> None:
-    from treecert.metrics import compute_metrics
+    from treecert.evaluation.metrics import compute_metrics
 
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 30)

@@ -8,9 +8,10 @@ from conftest import make_dataset, random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.grow import GrowParams, SplitFinder
-from treecert.render import to_text
-from treecert.tree import DecisionTree, prune_to_cp
+from treecert.tree.arrays import prune_to_cp
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.grow import GrowParams, SplitFinder
+from treecert.tree.render import to_text
 
 
 def _finder(data, **kw):

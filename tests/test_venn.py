@@ -9,13 +9,13 @@ from conftest import SAMPLE_DATA, make_dataset, random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.data import load_dataset
-from treecert.discretize import mdl_cut_points
+from treecert.data.discretize import mdl_cut_points
+from treecert.data.readers import load_dataset
+from treecert.data.schema import Dataset
 from treecert.methods import make_method
 from treecert.methods.naive_bayes import NaiveBayes
 from treecert.methods.venn import _NBVenn, bag_venn_matrices, summarise, type_columns, venn_row
 from treecert.methods.venn_types import mdl_cuts_segments, venn_rows_atoms
-from treecert.schema import Dataset
 
 
 def test_venn_row_by_hand():

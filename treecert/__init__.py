@@ -1,3 +1,5 @@
 """treecert: decision trees that say how far to trust each prediction."""
 
-__version__ = "0.1.0"
+from treecert._version import __version__
+
+__all__ = ["__version__"]

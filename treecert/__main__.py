@@ -1,5 +1,5 @@
 """``python -m treecert`` runs the command line."""
 
-from treecert.cli import run
+from treecert.cli.app import run
 
 run()

@@ -11,11 +11,12 @@ import json
 import numpy as np
 import pandas as pd
 
-from treecert import render
+from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.model import Model, data_sha256
-from treecert.schema import Dataset
-from treecert.tree import DecisionTree
+from treecert.evaluation.frames import predictions_frame
+from treecert.tree import render
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.model import Model, data_sha256
 
 
 def train(
@@ -52,77 +53,6 @@ def train(
     elif estimator.leaf == "m_estimate" and m != 2.0:
         method = f"m_estimate:m={m:g}"
     return Model(estimator=estimator, training_data=training, method=method)
-
-
-def predictions_frame(
-    data: Dataset,
-    proba: np.ndarray,
-    classes: tuple[str, ...],
-    *,
-    certainty: np.ndarray | None = None,
-    lower: np.ndarray | None = None,
-    upper: np.ndarray | None = None,
-    id_column: str | None = None,
-    row_offset: int = 0,
-    extra_columns: dict[str, np.ndarray] | None = None,
-    loss: np.ndarray | None = None,
-) -> pd.DataFrame:
-    """The per-instance table shared by ``predict`` and ``evaluate``.
-
-    Columns: ``row`` (0-based, in input order), the ``id_column`` if asked, ``actual`` when
-    the data has the class, ``predicted``, ``p_<label>`` per class in the model's order,
-    ``certainty`` (probability of the predicted class unless a method says otherwise), then
-    ``lower_<label>``/``upper_<label>`` where a method gives bounds.
-
-    With ``loss`` (``L[true, predicted]``), ``predicted`` is the class of minimum expected
-    loss ``argmin_j Σ_c p_c L[c, j]`` (Bradford et al. sect. 2.1) and a column
-    ``expected_loss`` holds that minimum.
-    """
-    n = proba.shape[0]
-    cols: dict[str, object] = {"row": np.arange(row_offset, row_offset + n)}
-    if id_column is not None:
-        cols[id_column] = _id_values(data, id_column)
-    labels = np.asarray(classes, dtype=object)
-    if data.has_class:
-        cols["actual"] = np.where(data.y >= 0, labels[np.maximum(data.y, 0)], "")
-    if loss is None:
-        pred = np.argmax(proba, axis=1)
-    else:
-        from treecert.metrics import min_expected_loss_predictions
-
-        pred = min_expected_loss_predictions(proba, loss)
-    cols["predicted"] = labels[pred]
-    for k, c in enumerate(classes):
-        cols[f"p_{c}"] = proba[:, k]
-    cols["certainty"] = proba[np.arange(n), pred] if certainty is None else certainty
-    if loss is not None:
-        cols["expected_loss"] = (proba @ np.asarray(loss, dtype=float))[np.arange(n), pred]
-    if extra_columns:
-        cols.update(extra_columns)
-    if lower is not None and upper is not None:
-        for k, c in enumerate(classes):
-            cols[f"lower_{c}"] = lower[:, k]
-        for k, c in enumerate(classes):
-            cols[f"upper_{c}"] = upper[:, k]
-    return pd.DataFrame(cols)
-
-
-def _id_values(data: Dataset, id_column: str) -> np.ndarray:
-    if id_column in data.extra:
-        return data.extra[id_column]
-    names = data.schema.feature_names
-    if id_column in names:
-        j = names.index(id_column)
-        attr = data.schema.attributes[j]
-        col = data.X[:, j]
-        if attr.is_nominal:
-            vals = np.asarray(attr.values, dtype=object)
-            return np.where(np.isnan(col), "", vals[np.nan_to_num(col).astype(int)])
-        return col
-    raise ConfigError(
-        f"{data.source}: --id column '{id_column}' is not in the file.",
-        f"Columns available: {', '.join(list(data.extra) + names)}.",
-    )
 
 
 def predictor(model: Model, *, method: str | None = None, loss: np.ndarray | None = None,
@@ -191,7 +121,7 @@ def prune(
     records the pruning in ``Model.pruning`` (method, options, sizes before and after, the
     loss matrix, ccp's α sequence and choice, and any earlier pruning as ``previous``).
     """
-    from treecert.prune import PruneOptions, check_training_data, prune_tree
+    from treecert.pruning.prune import PruneOptions, check_training_data, prune_tree
 
     options = PruneOptions(method=method, cf=cf, subtree_raising=subtree_raising,
                            kl_threshold=kl_threshold, holdout=holdout, cv=cv, one_se=one_se,
@@ -240,8 +170,8 @@ def calibrate(model: Model, data: Dataset | None = None, *, method: str, cv: int
     ``data`` is held-out calibration data, or ``cv=K`` uses out-of-fold forecasts of the
     embedded training data. ``positive`` names the positive class of ``empirical_bayes``.
     """
-    from treecert.calibrate import calibrate as _calibrate
-    from treecert.calibrate import with_positive
+    from treecert.methods.calibrate import calibrate as _calibrate
+    from treecert.methods.calibrate import with_positive
 
     spec = with_positive(method, positive) if positive is not None else method
     return _calibrate(model, data, method=spec, cv=cv, seed=seed)
@@ -249,14 +179,14 @@ def calibrate(model: Model, data: Dataset | None = None, *, method: str, cv: int
 
 def evaluate(data: Dataset, methods: list[str], **kwargs):
     """Cross-validate methods on ``data``; see :func:`treecert.experiment.evaluate`."""
-    from treecert.experiment import evaluate as _evaluate
+    from treecert.evaluation.experiment import evaluate as _evaluate
 
     return _evaluate(data, methods, **kwargs)
 
 
 def compare(metrics: pd.DataFrame, **kwargs):
     """Compare methods over datasets; see :func:`treecert.compare.compare`."""
-    from treecert.compare import compare as _compare
+    from treecert.evaluation.compare import compare as _compare
 
     return _compare(metrics, **kwargs)
 

@@ -3,13 +3,22 @@
 ``METHODS`` maps a snake_case name — the CLI value, the JSON ``"method"`` and the value in
 result columns — to a :class:`~treecert.methods.base.Method` class. ``evaluate``, ``compare``
 and ``predict --method`` look methods up here and nothing else, so a new method is one
-module plus one line below.
+module plus one line below (the registry itself lives in
+:mod:`treecert.methods.base`, so that methods building other methods need not import this
+package).
 """
 
 from __future__ import annotations
 
 from treecert.methods.bagging import BaggingMethod
-from treecert.methods.base import Method, MethodSpec, Prediction, parse_method_spec
+from treecert.methods.base import (
+    METHODS,
+    Method,
+    MethodSpec,
+    Prediction,
+    make_method,
+    parse_method_spec,
+)
 from treecert.methods.binning import BinningMethod
 from treecert.methods.empirical_bayes import EmpiricalBayesMethod
 from treecert.methods.kk import KukarKononenkoMethod
@@ -19,7 +28,7 @@ from treecert.methods.tpce import TpceMethod
 from treecert.methods.tpce_batch import TpceBatchMethod
 from treecert.methods.venn import VennMethod
 
-METHODS: dict[str, type[Method]] = {
+METHODS.update({
     "frequency": FrequencyMethod,
     "laplace": LaplaceMethod,
     "m_estimate": MEstimateMethod,
@@ -31,13 +40,6 @@ METHODS: dict[str, type[Method]] = {
     "binning": BinningMethod,
     "venn": VennMethod,
     "empirical_bayes": EmpiricalBayesMethod,
-}
-
-
-def make_method(spec: str | MethodSpec, tree_params: dict | None = None) -> Method:
-    """Instantiate a method from ``'name'`` or ``'name:key=value,...'``."""
-    parsed = parse_method_spec(spec, METHODS) if isinstance(spec, str) else spec
-    return METHODS[parsed.name](tree_params or {}, spec=parsed)
-
+})
 
 __all__ = ["METHODS", "Method", "MethodSpec", "Prediction", "make_method", "parse_method_spec"]

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction
-from treecert.schema import Dataset
 
 
 class BaggingMethod(Method):

@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from treecert.errors import ConfigError
-from treecert.schema import Dataset
-from treecert.tree import DecisionTree
+from treecert.data.schema import Dataset
+from treecert.errors import ConfigError, ModelFileError
+from treecert.tree.classifier import DecisionTree
 
 #: Options every tree-based method accepts: the base learner's settings.
 TREE_OPTIONS: dict[str, type] = {
@@ -164,3 +164,41 @@ class Method:
     def size(self) -> float | None:
         """Number of leaves of the fitted model (mean over trees for ensembles)."""
         return None
+
+
+#: The registry: snake_case name -> Method class. :mod:`treecert.methods` fills it, in the
+#: order the CLI lists methods; methods that build other methods (a calibration's base) look
+#: them up here at call time, so no method module imports the package that lists it.
+METHODS: dict[str, type[Method]] = {}
+
+
+def make_method(spec: str | MethodSpec, tree_params: dict | None = None) -> Method:
+    """Instantiate a method from ``'name'`` or ``'name:key=value,...'``."""
+    parsed = parse_method_spec(spec, METHODS) if isinstance(spec, str) else spec
+    return METHODS[parsed.name](tree_params or {}, spec=parsed)
+
+
+def reading_state(load):
+    """Run ``load()`` (a method reading its stored state); a malformed state is a model-file
+    error (exit 2), not a crash."""
+    try:
+        return load()
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ModelFileError(
+            f"the model's calibration state is corrupt ({type(exc).__name__}: {exc}).",
+            "Calibrate the original model again with 'treecert calibrate'.",
+        ) from None
+
+
+def stored_state(model, spec: MethodSpec) -> dict | None:
+    """The model's calibration state if it was made by ``spec`` (same name and options)."""
+    cal = model.calibration
+    if not cal or not isinstance(cal, dict) or "method" not in cal:
+        return None
+    try:
+        stored = parse_method_spec(str(cal["method"]), METHODS)
+    except ConfigError:
+        return None
+    if stored.name != spec.name or stored.options != spec.options:
+        return None
+    return cal.get("state")

@@ -29,10 +29,20 @@ from typing import ClassVar
 
 import numpy as np
 
-from treecert.discretize import assign_bins, equal_frequency_edges, mdl_cut_points
+from treecert.data.discretize import assign_bins, equal_frequency_edges, mdl_cut_points
+from treecert.data.folds import stratified_folds
+from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.methods.base import TREE_OPTIONS, Method, MethodSpec, Prediction
-from treecert.schema import Dataset
+from treecert.methods.base import (
+    METHODS,
+    TREE_OPTIONS,
+    Method,
+    MethodSpec,
+    Prediction,
+    make_method,
+    reading_state,
+    stored_state,
+)
 
 #: Options a calibration method passes on to its base method (when the base declares them).
 BASE_PASS_OPTIONS: dict[str, type] = {"alpha": float, "m": float, "discretize": bool}
@@ -40,8 +50,6 @@ BASE_PASS_OPTIONS: dict[str, type] = {"alpha": float, "m": float, "discretize": 
 
 def base_spec(name: str, options: dict) -> MethodSpec:
     """The base method's spec: ``name`` with the options it understands."""
-    from treecert.methods import METHODS
-
     key = name.strip().lower().replace("-", "_")
     if key not in METHODS or key in CALIBRATION_METHODS:
         allowed = sorted(k for k in METHODS if k not in CALIBRATION_METHODS)
@@ -55,18 +63,13 @@ def base_spec(name: str, options: dict) -> MethodSpec:
 
 
 def make_base(name: str, options: dict, tree_params: dict) -> Method:
-    from treecert.methods import make_method
-
     return make_method(base_spec(name, options), tree_params)
 
 
 def out_of_fold(spec: MethodSpec, tree_params: dict, data: Dataset, n_folds: int,
                 seed: int) -> np.ndarray:
     """Forecasts (n, K) of every labelled row of ``data`` by ``spec`` fitted without its fold
-    (stratified folds as :func:`treecert.experiment.stratified_folds`)."""
-    from treecert.experiment import stratified_folds
-    from treecert.methods import make_method
-
+    (stratified folds as :func:`treecert.data.folds.stratified_folds`)."""
     n = data.n_samples
     counts = np.bincount(data.y, minlength=data.schema.n_classes)
     k = int(min(n_folds, n))
@@ -186,8 +189,6 @@ class BinningMethod(Method):
         return self
 
     def adopt(self, model) -> BinningMethod:
-        from treecert.calibrate import reading_state, stored_state
-
         state = stored_state(model, self.spec)
         if state is not None:
             return reading_state(lambda: self.load_state(model, state))

@@ -54,11 +54,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.methods.base import Method, Prediction
+from treecert.methods.base import Method, Prediction, reading_state, stored_state
 from treecert.methods.leaf import PRUNE_DEFAULTS, PRUNE_OPTIONS, PrunesTree
-from treecert.schema import Dataset
-from treecert.tree import DecisionTree, mix_leaves
+from treecert.tree.arrays import mix_leaves
+from treecert.tree.classifier import DecisionTree
 
 CLAMP = 1e-3
 
@@ -233,8 +234,6 @@ class EmpiricalBayesMethod(PrunesTree, Method):
     def adopt(self, model) -> EmpiricalBayesMethod:
         """Reuse the stored tree (the prior is refitted from its leaves unless the model
         carries this calibration); tree options need the training data to regrow."""
-        from treecert.calibrate import reading_state, stored_state
-
         if any(k not in self.options for k in self.spec.options):
             return super().adopt(model)
         est = model.estimator

@@ -22,9 +22,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from treecert.engine import TransductiveEngine, check_engine
+from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction
-from treecert.schema import Dataset
+from treecert.transductive.engine import TransductiveEngine, check_engine
 
 
 def symmetric_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from treecert.data.schema import Dataset
 from treecert.methods.base import Method, MethodSpec, Prediction
-from treecert.schema import Dataset
 
 #: Post-pruning options every leaf method accepts (``treecert.prune``), e.g.
 #: ``laplace:prune=ccp,cv=10,one_se=true``; the loss matrix is the run's ``--loss``.
@@ -32,7 +32,7 @@ class PrunesTree:
         self.pruning_ = None
 
     def _prune(self, estimator, data: Dataset):
-        from treecert.prune import PruneOptions, prune_tree
+        from treecert.pruning.prune import PruneOptions, prune_tree
 
         o = self.opts
         options = PruneOptions(
@@ -90,7 +90,7 @@ class _LeafMethod(PrunesTree, Method):
 
 
 def _training_data_for(model, spec) -> Dataset | None:
-    from treecert.prune import PruneOptions
+    from treecert.pruning.prune import PruneOptions
 
     data = model.training_data
     needs = PruneOptions(method=str(spec.options.get("prune", "none")),

@@ -34,10 +34,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from treecert.discretize import assign_bins, mdl_cut_points
+from treecert.data.discretize import assign_bins, mdl_cut_points
+from treecert.data.schema import Dataset, Schema
 from treecert.errors import ConfigError
 from treecert.methods.base import Method, Prediction
-from treecert.schema import Dataset, Schema
 
 #: Weka's ``NaiveBayes.DEFAULT_NUM_PRECISION``.
 DEFAULT_PRECISION = 0.01

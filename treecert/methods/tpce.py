@@ -24,9 +24,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from treecert.engine import TransductiveEngine, check_engine
+from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction
-from treecert.schema import Dataset
+from treecert.transductive.engine import TransductiveEngine, check_engine
 
 
 class TpceMethod(Method):

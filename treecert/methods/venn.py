@@ -57,10 +57,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from treecert.engine import check_engine
-from treecert.engine_batch import HoldsSharedEngine
+from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.methods.base import Method, Prediction
+from treecert.methods.base import Method, Prediction, reading_state, stored_state
 from treecert.methods.binning import BASE_PASS_OPTIONS, make_base
 from treecert.methods.naive_bayes import (
     NaiveBayes,
@@ -71,7 +70,8 @@ from treecert.methods.naive_bayes import (
 )
 from treecert.methods.venn_fast import TreeVennBatch
 from treecert.methods.venn_types import venn_rows_atoms
-from treecert.schema import Dataset
+from treecert.transductive.batched import HoldsSharedEngine
+from treecert.transductive.engine import check_engine
 
 TREE_BASES = ("frequency", "laplace", "m_estimate")
 
@@ -236,7 +236,7 @@ class VennMethod(HoldsSharedEngine, Method):
         return {"kind": o["base"], "alpha": o.get("alpha", 1.0), "m": o.get("m", 2.0)}
 
     def fit(self, data: Dataset) -> VennMethod:
-        from treecert.engine import TransductiveEngine
+        from treecert.transductive.engine import TransductiveEngine
 
         self._check()
         data = data.subset(np.flatnonzero(data.y >= 0))
@@ -270,8 +270,6 @@ class VennMethod(HoldsSharedEngine, Method):
                 "weights": self.inductive_[2].tolist()}
 
     def adopt(self, model) -> VennMethod:
-        from treecert.calibrate import reading_state, stored_state
-
         state = stored_state(model, self.spec)
         if not isinstance(state, dict) or "forecasts" not in state:
             return super().adopt(model)

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.engine_batch import BatchEngine
-from treecert.leaf import leaf_proba
 from treecert.methods.venn_types import venn_rows_atoms
+from treecert.transductive.batched import BatchEngine
+from treecert.tree.leaf_estimates import leaf_proba
 
 #: (x, j) jobs × base-tree leaves per batch of Venn rows (~16 MB per atom array).
 _ATOMS_PER_BATCH = 1 << 21

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.discretize import _entropy_conditioned, _entropy_rows
+from treecert.data.discretize import _entropy_conditioned, _entropy_rows
 
 _LN2 = np.log(2.0)
 

@@ -34,9 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treecert.data.folds import stratified_folds
+from treecert.data.schema import Dataset
 from treecert.errors import ConfigError, DataError
-from treecert.schema import Dataset
-from treecert.tree import DecisionTree, Tree
+from treecert.tree.arrays import Tree
+from treecert.tree.classifier import DecisionTree
 
 PRUNE_METHODS = ("none", "ccp", "ebp", "laplace_loss", "kl", "rep")
 
@@ -375,8 +377,6 @@ def _ccp(tree: Tree, data: Dataset, params: dict, loss: np.ndarray | None,
     labelled = data.subset(np.flatnonzero(data.y >= 0))
     W = float(labelled.weights.sum())
     if opts.cv is not None:
-        from treecert.experiment import stratified_folds
-
         if opts.cv > labelled.n_samples:
             raise ConfigError(f"ccp: {opts.cv} folds for {labelled.n_samples} training rows.",
                               f"Use at most --cv {labelled.n_samples} (leave-one-out).")

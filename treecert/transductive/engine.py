@@ -24,12 +24,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from treecert.engine_batch import BatchEngine, HoldsSharedEngine
+from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.grow import branch_known_weights, grow, node_stops, route_rows
-from treecert.leaf import leaf_proba
-from treecert.schema import Dataset
-from treecert.tree import DecisionTree, Tree
+from treecert.transductive.batched import BatchEngine, HoldsSharedEngine
+from treecert.tree.arrays import Tree
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.grow import branch_known_weights, grow, node_stops, route_rows
+from treecert.tree.leaf_estimates import leaf_proba
 
 #: Engines of :meth:`TransductiveEngine.estimates`, fastest first (identical results).
 ENGINES = ("fast", "path", "naive")
@@ -192,7 +193,7 @@ class TransductiveEngine(HoldsSharedEngine):
             self._assemble(asm, base, grown, idx, w, 0, 0)
             tree = asm.to_tree()
         if self.learner.collapse or self.learner.cp > 0:
-            from treecert.tree import collapse, prune_to_cp
+            from treecert.tree.arrays import collapse, prune_to_cp
 
             if self.learner.collapse:
                 tree = collapse(tree)
@@ -237,7 +238,7 @@ class TransductiveEngine(HoldsSharedEngine):
         grown = grow(self.finder, idx, w)
         tree = Tree.from_grown(grown)
         if self.learner.collapse or self.learner.cp > 0:
-            from treecert.tree import collapse, prune_to_cp
+            from treecert.tree.arrays import collapse, prune_to_cp
 
             if self.learner.collapse:
                 tree = collapse(tree)

@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 
-from treecert.schema import Schema
-from treecert.tree import Tree
+from treecert.data.schema import Schema
+from treecert.tree.arrays import Tree
 
 
 def _fmt_num(v: float) -> str:

@@ -44,8 +44,11 @@ import itertools
 
 import numpy as np
 
-from treecert.discretize import _ln_func
-from treecert.grow import (
+from treecert.data.discretize import _ln_func
+from treecert.data.schema import Dataset
+from treecert.tree.arrays import Tree
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.grow import (
     _EPS,
     _Batch,
     _class_dtype,
@@ -55,8 +58,6 @@ from treecert.grow import (
     segment_stops,
     stops,
 )
-from treecert.schema import Dataset
-from treecert.tree import DecisionTree, Tree
 
 _LN2 = np.log(2.0)
 #: Batched engines built in this process (:meth:`BatchEngine.shared`), at most two.

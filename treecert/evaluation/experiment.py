@@ -20,53 +20,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from treecert import metrics as M
-from treecert.api import predictions_frame
+from treecert.data.folds import DEFAULT_SEED, stratified_folds
+from treecert.data.schema import Dataset, Schema
 from treecert.errors import ConfigError, DataError
+from treecert.evaluation import metrics as M
+from treecert.evaluation.frames import predictions_frame
+from treecert.evaluation.units import UnitResult, UnitStore
 from treecert.methods import METHODS, MethodSpec, Prediction, make_method, parse_method_spec
 from treecert.parallel import run_calls
-from treecert.schema import Dataset, Schema
-from treecert.units import UnitStore
 
-DEFAULT_SEED = 1
 #: ERC bins and interval AUC of evaluate/compare unless asked otherwise.
 DEFAULT_BINS = "equal_width"
 DEFAULT_INTERVAL_AUC = "exact"
-
-
-def stratified_folds(y: np.ndarray, n_folds: int, seed: int = DEFAULT_SEED) -> np.ndarray:
-    """Fold id (0..n_folds-1) per row, stratified by class (see the module docstring)."""
-    n = y.shape[0]
-    if n_folds < 2:
-        raise ConfigError(f"--folds must be at least 2, got {n_folds}.")
-    if n_folds > n:
-        raise ConfigError(
-            f"--folds {n_folds} is more than the {n} labelled rows.", "Use --loo or fewer folds."
-        )
-    perm = np.random.RandomState(seed).permutation(n)
-    order = perm[np.argsort(y[perm], kind="stable")]
-    folds = np.empty(n, dtype=np.int64)
-    folds[order] = np.arange(n) % n_folds
-    return folds
-
-
-def read_fold_ids(text: str, n_rows: int, source: str) -> np.ndarray:
-    """Parse a folds file: one integer fold id per data row (blank lines ignored)."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if lines and not lines[0].lstrip("-").isdigit():
-        lines = lines[1:]  # a header line
-    try:
-        ids = np.array([int(v.split(",")[-1]) for v in lines], dtype=np.int64)
-    except ValueError:
-        raise DataError(f"{source}: expected one integer fold id per line.") from None
-    if ids.size != n_rows:
-        raise DataError(
-            f"{source}: {ids.size} fold ids for {n_rows} data rows.",
-            "The folds file needs one id per row of the data file, in order.",
-        )
-    if np.any(ids < 0):
-        raise DataError(f"{source}: fold ids must be >= 0.")
-    return ids
 
 
 @dataclass
@@ -100,19 +65,6 @@ class Protocol:
             for f in np.unique(ids):
                 out.append((r, int(f), labelled[ids != f], labelled[ids == f]))
         return out
-
-
-@dataclass
-class UnitResult:
-    repeat: int
-    fold: int
-    method: int
-    rows: np.ndarray
-    prediction: Prediction
-    fit_seconds: float
-    predict_seconds: float
-    size: float | None
-    y: np.ndarray | None = None  # the test rows' classes (so stored units suffice for metrics)
 
 
 def _run_unit(spec: MethodSpec, m_idx: int, tree_params: dict, train: Dataset,

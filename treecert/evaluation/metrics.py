@@ -27,7 +27,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 from scipy.stats import rankdata
 
-from treecert.discretize import assign_bins, equal_width_edges, mdl_cut_points
+from treecert.data.discretize import assign_bins, equal_width_edges, mdl_cut_points
 from treecert.errors import ConfigError, DataError
 
 __all__ = [

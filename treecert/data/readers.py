@@ -31,8 +31,8 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
+from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ConfigError, DataError, SchemaMismatchError
-from treecert.schema import Attribute, Dataset, Schema
 
 __all__ = [
     "DEFAULT_DATE_FORMAT",

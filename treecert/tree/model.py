@@ -33,10 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from treecert import __version__
+from treecert._version import __version__
+from treecert.data.schema import Dataset, Schema
 from treecert.errors import ModelFileError
-from treecert.schema import Dataset, Schema
-from treecert.tree import DecisionTree, Tree
+from treecert.tree.arrays import Tree
+from treecert.tree.classifier import DecisionTree
 
 FORMAT = "treecert-model"
 FORMAT_VERSION = 2

@@ -32,7 +32,7 @@ from typing import IO
 
 import numpy as np
 
-from treecert.data import (
+from treecert.data.readers import (
     _Column,
     _parse_csv,
     _Table,
@@ -43,8 +43,8 @@ from treecert.data import (
     schema_str_columns,
     unseen_warning,
 )
+from treecert.data.schema import Dataset, Schema
 from treecert.errors import ConfigError, DataError
-from treecert.schema import Dataset, Schema
 
 DEFAULT_CHUNK_BYTES = 1 << 20
 """About 1 MiB of CSV text per chunk (~15,000 rows of ten numbers)."""

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from treecert import stats
 from treecert.errors import DataError
+from treecert.evaluation import stats
 
 DEFAULT_METRICS = ("accuracy", "brier", "log_loss", "auc", "auc_reliability", "erc_deviation")
 

@@ -8,9 +8,9 @@ method's spec and whose ``"calibration"`` holds what that method learnt::
                     "data_sha256": "...", "state": {...}}
 
 ``treecert predict`` then applies it by default; ``--method`` still chooses anything else.
-A method finds its state with :func:`stored_state` when the spec it was built from equals the
-stored one (same name and options); a different spec is fitted afresh from the embedded
-training data, as ``predict --method`` always does.
+A method finds its state with :func:`treecert.methods.base.stored_state` when the spec it
+was built from equals the stored one (same name and options); a different spec is fitted
+afresh from the embedded training data, as ``predict --method`` always does.
 
 What each method calibrates on
 ------------------------------
@@ -29,38 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.errors import ConfigError, ModelFileError
+from treecert.data.schema import Dataset
+from treecert.errors import ConfigError
 from treecert.methods import METHODS, MethodSpec, make_method, parse_method_spec
 from treecert.methods.base import TREE_OPTIONS
 from treecert.methods.binning import CALIBRATION_METHODS, make_base, out_of_fold
-from treecert.model import Model, data_sha256
-from treecert.schema import Dataset
-
-
-def reading_state(load):
-    """Run ``load()`` (a method reading its stored state); a malformed state is a model-file
-    error (exit 2), not a crash."""
-    try:
-        return load()
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-        raise ModelFileError(
-            f"the model's calibration state is corrupt ({type(exc).__name__}: {exc}).",
-            "Calibrate the original model again with 'treecert calibrate'.",
-        ) from None
-
-
-def stored_state(model: Model, spec: MethodSpec) -> dict | None:
-    """The model's calibration state if it was made by ``spec`` (same name and options)."""
-    cal = model.calibration
-    if not cal or not isinstance(cal, dict) or "method" not in cal:
-        return None
-    try:
-        stored = parse_method_spec(str(cal["method"]), METHODS)
-    except ConfigError:
-        return None
-    if stored.name != spec.name or stored.options != spec.options:
-        return None
-    return cal.get("state")
+from treecert.tree.model import Model, data_sha256
 
 
 def with_positive(method: str | MethodSpec, positive: str) -> MethodSpec:

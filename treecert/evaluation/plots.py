@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from treecert import metrics as M
 from treecert.errors import ConfigError
+from treecert.evaluation import metrics as M
 
 
 def _pyplot():

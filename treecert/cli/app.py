@@ -14,10 +14,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from treecert import api, units
+from treecert import api
+from treecert.data.fileio import atomic_writer, check_not_input, write_frame, write_text
 from treecert.errors import ConfigError, TreecertError
-from treecert.fileio import atomic_writer, check_not_input, write_frame, write_text
-from treecert.model import read_model
+from treecert.evaluation import units
+from treecert.tree.model import read_model
 
 app = typer.Typer(
     name="treecert",
@@ -46,7 +47,7 @@ def _warn_all(warnings: list[str]) -> None:
 def _load_matching(path: str, schema, labelled: str | None = None):
     """A data file read against a model's schema, its warnings shown; with ``labelled``
     (the file's role, e.g. "test") the class column is required."""
-    from treecert.data import load_for_schema
+    from treecert.data.readers import load_for_schema
 
     data = load_for_schema(path, schema)
     _warn_all(data.warnings)
@@ -63,7 +64,7 @@ ClassOpt = Annotated[
 
 
 def _load_training(path: str, class_name: str | None, nominal: str | None, ignore: str | None):
-    from treecert.data import load_dataset
+    from treecert.data.readers import load_dataset
 
     data = load_dataset(
         path,
@@ -123,7 +124,7 @@ OneSe = Annotated[bool, typer.Option("--one-se", help="ccp: the 1-SE rule.")]
 def _read_loss(path: str | None, classes: tuple[str, ...]):
     if path is None:
         return None
-    from treecert.loss import read_loss
+    from treecert.pruning.loss import read_loss
 
     matrix, warns = read_loss(path, classes)
     _warn_all(warns)
@@ -295,8 +296,8 @@ def predict(
 
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv
     """
+    from treecert.data.stream import SchemaReader
     from treecert.parallel import backend, parse_shard, shard_bounds
-    from treecert.stream import SchemaReader
 
     _state["quiet"] = quiet
     check_not_input(output, [model_path, data])
@@ -417,7 +418,8 @@ def _metrics_table(metrics, title: str) -> None:
 
 
 def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, class_name):
-    from treecert.experiment import Protocol, read_fold_ids
+    from treecert.data.folds import read_fold_ids
+    from treecert.evaluation.experiment import Protocol
 
     chosen = sum([loo, folds_file is not None, test is not None])
     if chosen > 1:
@@ -456,7 +458,7 @@ def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
                for r in records]
     write_text(outdir / "metrics.json", json.dumps(records, indent=2, allow_nan=False) + "\n")
     if plots:
-        from treecert import plots as P
+        from treecert.evaluation import plots as P
 
         written = P.reliability_plots(result.predictions, result.classes, outdir, bins)
         written.append(P.roc_plot(result.predictions, result.classes, outdir))
@@ -527,8 +529,8 @@ def evaluate(
     Example: treecert evaluate sample_data/credit-g.arff --method frequency --method laplace
     -o results/credit-g
     """
-    from treecert.loss import read_loss
     from treecert.parallel import backend
+    from treecert.pruning.loss import read_loss
 
     _state["quiet"] = quiet
     if plots and output is None:
@@ -681,7 +683,7 @@ def compare(
                 protocol = _protocol(path, dataset, folds, False, 1, str(ff), None, seed, None)
             store, keys = None, None
             if output is not None:
-                from treecert.experiment import DEFAULT_BINS, DEFAULT_INTERVAL_AUC
+                from treecert.evaluation.experiment import DEFAULT_BINS, DEFAULT_INTERVAL_AUC
 
                 root = Path(output) / "units"
                 root.mkdir(parents=True, exist_ok=True)
@@ -731,7 +733,7 @@ def _unit_dir(index: int, path: str) -> str:
 def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
     import pandas as pd
 
-    from treecert.compare import to_markdown
+    from treecert.evaluation.compare import to_markdown
 
     metrics = pd.concat(frames, ignore_index=True)
     comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol)
@@ -746,7 +748,7 @@ def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
         write_text(out / "comparison.json", comp.to_json())
         write_text(out / "comparison.md", md)
         if plots:
-            from treecert import plots as P
+            from treecert.evaluation import plots as P
 
             written = P.scatter_plots(comp.per_dataset, out)
             say(f"Wrote {len(written)} plots to {out}")
@@ -754,7 +756,7 @@ def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
 
 def _merge_runs(parts: list[str], output: str) -> None:
     """Final files of an evaluate or compare run from its shards' recorded units."""
-    from treecert.units import UnitStore
+    from treecert.evaluation.units import UnitStore
 
     roots = [Path(p) / "units" for p in parts]
     for root in roots:
@@ -899,7 +901,7 @@ def calibrate(
     Example: treecert calibrate credit-g.json sample_data/credit-g.arff --method binning
     -o credit-g.cal.json
     """
-    from treecert.calibrate import describe
+    from treecert.methods.calibrate import describe
 
     _state["quiet"] = quiet
     if not output:

@@ -1,0 +1,7 @@
+"""Pruning under loss matrices (Bradford et al.): loss-matrix files, cost-complexity (ccp),
+J48's error-based pruning (ebp), Laplace-loss, KL and reduced-error pruning.
+
+Pruning transforms a fitted :class:`~treecert.tree.arrays.Tree`; the leaf certainty methods
+call it through their ``prune=`` option, so it sits below :mod:`treecert.methods`. May import
+:mod:`treecert.tree`, :mod:`treecert.data` and the foundation modules.
+"""

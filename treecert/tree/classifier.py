@@ -1,0 +1,140 @@
+"""The :class:`DecisionTree` estimator: growing settings, ``fit`` and prediction.
+
+It grows a :class:`~treecert.tree.arrays.Tree` with :mod:`treecert.tree.grow` and predicts
+through the tree's arrays; the certainty methods and the transductive engines start from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from treecert.data.schema import Dataset, Schema
+from treecert.errors import ConfigError, DataError
+from treecert.tree.arrays import Tree, collapse, prune_to_cp
+from treecert.tree.grow import GrowParams, SplitFinder, grow
+from treecert.tree.leaf_estimates import normalise_leaf_name
+
+
+@dataclass
+class DecisionTree:
+    """A C4.5-family classification tree with fit / predict_proba conventions.
+
+    Parameters (keyword-only, stored as given)
+    ------------------------------------------
+    criterion : "info_gain" (default, the papers), "gain_ratio" (J48), "gini" (CART).
+    min_leaf : minimum weight of a branch (J48 ``-M``, Clus ``MinimalWeight``), default 2.
+    max_depth, min_gain : further pre-pruning; ``cp``: rpart's relative complexity.
+    binary_splits : one-value-versus-rest nominal tests (J48 ``-B``).
+    threshold : "midpoint" or "lower" (observed value, C4.5/J48).
+    collapse : J48's collapse of subtrees that do not reduce training errors.
+    leaf : "frequency", "laplace" (alpha) or "m_estimate" (m) leaf estimates.
+
+    Fitted attributes: ``tree_`` (:class:`Tree`), ``schema_``, ``grown_`` (with row slices).
+    """
+
+    criterion: str = "info_gain"
+    min_leaf: float = 2.0
+    max_depth: int | None = None
+    min_gain: float = 0.0
+    cp: float = 0.0
+    binary_splits: bool = False
+    threshold: str = "midpoint"
+    collapse: bool = False
+    leaf: str = "frequency"
+    alpha: float = 1.0
+    m: float = 2.0
+
+    def __post_init__(self) -> None:
+        self.leaf = normalise_leaf_name(self.leaf)
+        self.criterion = self.criterion.replace("-", "_")
+        if self.cp < 0:
+            raise ConfigError(f"cp must be >= 0, got {self.cp}.")
+        self.grow_params  # validates the rest  # noqa: B018
+
+    @property
+    def grow_params(self) -> GrowParams:
+        return GrowParams(
+            criterion=self.criterion,
+            min_leaf=float(self.min_leaf),
+            max_depth=self.max_depth,
+            min_gain=float(self.min_gain),
+            binary_splits=bool(self.binary_splits),
+            threshold=self.threshold,
+            collapse=bool(self.collapse),
+        )
+
+    def get_params(self) -> dict:
+        return {
+            "criterion": self.criterion, "min_leaf": self.min_leaf, "max_depth": self.max_depth,
+            "min_gain": self.min_gain, "cp": self.cp, "binary_splits": self.binary_splits,
+            "threshold": self.threshold, "collapse": self.collapse, "leaf": self.leaf,
+            "alpha": self.alpha, "m": self.m,
+        }
+
+    def make_finder(
+        self, data: Dataset, *, eligible: np.ndarray | None = None,
+        X: np.ndarray | None = None, y: np.ndarray | None = None,
+    ) -> SplitFinder:
+        """The split finder over ``data`` (or explicit X, y in its schema)."""
+        schema = data.schema
+        return SplitFinder(
+            data.X if X is None else X,
+            data.y if y is None else y,
+            schema.nominal_mask(),
+            schema.n_values(),
+            schema.n_classes,
+            self.grow_params,
+            eligible=eligible,
+            n_total_rows=data.n_samples,
+        )
+
+    def fit(self, data: Dataset, *, eligible: np.ndarray | None = None) -> DecisionTree:
+        """Grow the tree on ``data`` (rows with a missing class are ignored).
+
+        ``eligible`` (bool per row) marks rows whose values may become thresholds; rows
+        marked False still count in the split heuristic (TPCE paper, section 3.2).
+        """
+        from treecert.data.readers import check_trainable
+
+        check_trainable(data)
+        labelled = np.flatnonzero(data.y >= 0)
+        finder = self.make_finder(data, eligible=eligible)
+        grown = grow(finder, labelled, data.weights[labelled].astype(float))
+        tree = Tree.from_grown(grown)
+        if self.collapse:
+            tree = collapse(tree)
+        if self.cp > 0:
+            tree = prune_to_cp(tree, self.cp)
+        self.tree_ = tree
+        self.grown_ = grown
+        self.schema_ = data.schema
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "tree_"):
+            raise ConfigError("this DecisionTree is not fitted yet; call fit() first.")
+
+    def predict_proba(self, data: Dataset | np.ndarray) -> np.ndarray:
+        """Class probabilities (n_samples, n_classes) with the configured leaf estimate."""
+        self._check_fitted()
+        X = data.X if isinstance(data, Dataset) else np.asarray(data, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.schema_.n_features:
+            raise DataError(
+                f"expected {self.schema_.n_features} attributes, got an array of shape "
+                f"{X.shape}."
+            )
+        return self.tree_.predict_proba(X, self.leaf, alpha=self.alpha, m=self.m)
+
+    def predict(self, data: Dataset | np.ndarray) -> np.ndarray:
+        """Class codes of the most probable class (ties: the first declared class)."""
+        return np.argmax(self.predict_proba(data), axis=1)
+
+    @classmethod
+    def from_tree(cls, tree: Tree, schema: Schema, params: dict) -> DecisionTree:
+        """Rebuild a fitted estimator from stored arrays (model files)."""
+        est = cls(**params)
+        est.tree_ = tree
+        est.schema_ = schema
+        return est
