@@ -106,7 +106,7 @@ class UnitStore:
         return self.path(key).exists()
 
     def save(self, key, results: list) -> None:
-        """Write a unit's results (a list of :class:`treecert.experiment.UnitResult`)."""
+        """Write a unit's results (a list of :class:`UnitResult`)."""
         arrays: dict[str, np.ndarray] = {}
         first = results[0].prediction
         arrays["lengths"] = np.array([r.rows.size for r in results], dtype=np.int64)
