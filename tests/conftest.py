@@ -1,4 +1,5 @@
-"""Shared test helpers: building small datasets in memory, and locating shared data."""
+"""Shared test helpers: building small datasets in memory, and the datasets shipped with the
+tests (``tests/data``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from treecert.data.schema import Attribute, Dataset, Schema
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = REPO / "sample_data"
-SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+#: The UCI datasets (ARFF + fixed 10-fold ids) the tests use; see tests/data/README.md.
+DATASETS = Path(__file__).resolve().parent / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATASETS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ConfigError, DataError, SchemaMismatchError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 
 
@@ -33,8 +33,8 @@ def message(exc_info: pytest.ExceptionInfo) -> str:
     return str(exc_info.value).replace(str(FIXTURES) + "/", "")
 
 
-# ----------------------------------------------------------------------- shared data sets
-# The table in shared/datasets/README.md: rows, numeric, nominal, declared classes, classes
+# ------------------------------------------------------------------------- UCI datasets
+# The table in tests/data/README.md: rows, numeric, nominal, declared classes, classes
 # present, smallest and largest class, missing values.
 SHARED_TABLE = {
     "breast-cancer": (286, 0, 9, 2, 2, 85, 201, True),
@@ -56,14 +56,12 @@ SHARED_TABLE = {
     "wine": (178, 13, 0, 3, 3, 48, 71, False),
 }
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared/datasets not present")
 
 
-@needs_shared
 @pytest.mark.parametrize("name", sorted(SHARED_TABLE))
-def test_shared_dataset_matches_weka_counts(name: str) -> None:
+def test_uci_dataset_matches_weka_counts(name: str) -> None:
     rows, n_num, n_nom, declared, present, smallest, largest, missing = SHARED_TABLE[name]
-    ds = load_dataset(SHARED / f"{name}.arff")
+    ds = load_dataset(DATASETS / f"{name}.arff")
     kinds = [a.kind for a in ds.schema.attributes]
     assert ds.n_samples == rows
     assert (kinds.count("numeric"), kinds.count("nominal")) == (n_num, n_nom)
@@ -74,24 +72,21 @@ def test_shared_dataset_matches_weka_counts(name: str) -> None:
     assert (sizes[sizes > 0].min(), sizes.max()) == (smallest, largest)
     assert bool(np.isnan(ds.X).any()) == missing
     assert np.all(ds.weights == 1.0)
-    folds = (SHARED / f"{name}.folds.csv").read_text().split()
+    folds = (DATASETS / f"{name}.folds.csv").read_text().split()
     assert len(folds) == rows
     check_trainable(ds)
 
 
-@needs_shared
 @pytest.mark.parametrize("name", sorted(SHARED_TABLE))
-def test_shared_dataset_fast_path_equals_exact_tokenizer(name: str) -> None:
-    text = (SHARED / f"{name}.arff").read_text()
+def test_uci_dataset_fast_path_equals_exact_tokenizer(name: str) -> None:
+    text = (DATASETS / f"{name}.arff").read_text()
     _, attrs, offset, _ = D._parse_arff_header(text, name)
     assert D._arff_rows_fast(text[offset:], attrs) is not None  # the fast path is taken
     assert_tables_equal(D._parse_arff(text, name), D._parse_arff(text, name, fast=False))
 
 
 def test_glass_keeps_declared_class_order() -> None:
-    if not SHARED.is_dir():
-        pytest.skip("shared/datasets not present")
-    ds = load_dataset(SHARED / "glass.arff")
+    ds = load_dataset(DATASETS / "glass.arff")
     assert ds.schema.classes[:2] == ("build wind float", "build wind non-float")
     assert ds.schema.classes[-1] == "headlamps"
 

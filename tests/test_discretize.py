@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import re
 import shutil
 import subprocess
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATASETS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,24 +25,9 @@ from treecert.errors import ConfigError, DataError
 WEKA_JAR = Path("/usr/share/java/weka.jar")
 
 
-def _datasets_dir() -> Path | None:
-    here = Path(__file__).resolve()
-    candidates = [here.parents[2] / "shared" / "datasets", Path("/work/shared/datasets")]
-    env = os.environ.get("TREECERT_DATASETS")
-    if env:
-        candidates.insert(0, Path(env))
-    for c in candidates:
-        if (c / "iris.arff").is_file():
-            return c
-    return None
-
-
 def _load_arff(name: str) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
     arff = pytest.importorskip("scipy.io.arff")
-    d = _datasets_dir()
-    if d is None:
-        pytest.skip("shared datasets not found")
-    data, meta = arff.loadarff(d / f"{name}.arff")
+    data, meta = arff.loadarff(DATASETS / f"{name}.arff")
     names = meta.names()
     cls = names[-1]
     labels = list(meta[cls][1])
@@ -265,7 +250,8 @@ def test_mdl_input_errors() -> None:
 
 
 @pytest.mark.skipif(
-    not (WEKA_JAR.is_file() and shutil.which("java")), reason="Weka 3.6 (Debian 'weka') absent"
+    not (WEKA_JAR.is_file() and shutil.which("java")),
+    reason="needs Weka 3.6 and java (Debian packages weka and default-jre-headless)",
 )
 def test_mdl_live_weka_parity(tmp_path: Path) -> None:
     """Run Weka's filter on random tied data and compare the printed (6-decimal) bins."""

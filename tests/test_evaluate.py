@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SAMPLE_DATA, SHARED_DATASETS, make_dataset
+from conftest import SAMPLE_DATA, make_dataset
 
 from treecert.cli.app import main
 from treecert.data.folds import read_fold_ids, stratified_folds
@@ -48,7 +48,7 @@ def test_metrics_equal_sklearn_from_predictions_csv(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["iris", "credit-g", "soybean", "weather.nominal"])
-def test_default_stratification_reproduces_shared_folds_files(name):
+def test_default_stratification_reproduces_the_datasets_folds_files(name):
     data = load_dataset(SAMPLE_DATA / f"{name}.arff")
     ids = read_fold_ids((SAMPLE_DATA / f"{name}.folds.csv").read_text(), data.n_samples, name)
     np.testing.assert_array_equal(stratified_folds(data.y, 10, seed=1), ids)
@@ -107,7 +107,6 @@ def test_expected_loss_metric(tmp_path):
     assert "expected_loss" in pd.read_csv(out / "metrics.csv").columns
 
 
-@pytest.mark.skipif(not SHARED_DATASETS.exists(), reason="needs ../shared/datasets")
 def test_compare_prints_paper_table(tmp_path, capsys):
     runs = []
     for name in ("iris", "labor", "vote"):

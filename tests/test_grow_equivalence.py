@@ -1,6 +1,6 @@
 """The fast grower must grow exactly the trees of the straightforward one.
 
-* Golden trees: every shared dataset × a set of growing settings was grown with the original
+* Golden trees: every dataset in tests/data × a set of growing settings was grown with the original
   (per-node ``argsort``) grower and saved under ``tests/fixtures/golden_trees/``; regrowing
   must give the same arrays (thresholds and counts to 1e-12) and the same training rows per
   node. Regenerate (only after an intended change of behaviour) with
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import SHARED_DATASETS, random_datasets
+from conftest import DATASETS, random_datasets
 
 import treecert.tree.grow as grow_module
 from treecert.tree.arrays import Tree
@@ -153,7 +153,7 @@ def golden_cases() -> list[tuple[str, str]]:
 
 def regenerate() -> None:
     GOLDEN.mkdir(parents=True, exist_ok=True)
-    paths = sorted(SHARED_DATASETS.glob("*.arff")) + [Path(f"{s}.arff") for s in SYNTHETIC]
+    paths = sorted(DATASETS.glob("*.arff")) + [Path(f"{s}.arff") for s in SYNTHETIC]
     for path in paths:
         for setting in SETTINGS:
             g, k = grow_case(path, setting)
@@ -164,10 +164,8 @@ def regenerate() -> None:
 
 @pytest.mark.parametrize(("dataset", "setting"), golden_cases())
 def test_golden_tree(dataset, setting):
-    if dataset not in SYNTHETIC and not SHARED_DATASETS.is_dir():
-        pytest.skip("shared datasets not available")
     expect = json.loads((GOLDEN / f"{dataset}__{setting}.json").read_text())
-    g, _ = grow_case(SHARED_DATASETS / f"{dataset}.arff", setting)
+    g, _ = grow_case(DATASETS / f"{dataset}.arff", setting)
     got = Tree.from_grown(g).to_json()
     want = expect["tree"]
     for key in ("feature", "children_ptr", "children", "value_branch_ptr", "value_branch"):
@@ -184,8 +182,7 @@ def test_golden_tree(dataset, setting):
 def test_golden_trees_exist():
     names = {d for d, _ in golden_cases()}
     assert set(SYNTHETIC) <= names
-    if SHARED_DATASETS.is_dir():
-        assert {p.stem for p in SHARED_DATASETS.glob("*.arff")} <= names
+    assert {p.stem for p in DATASETS.glob("*.arff")} <= names
     assert len(golden_cases()) == len(names) * len(SETTINGS)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SHARED_DATASETS, make_dataset
+from conftest import DATASETS, make_dataset
 from scipy.stats import norm
 
 from treecert.data.readers import load_dataset
@@ -81,9 +81,7 @@ def test_discretize_uses_mdl_bins():
 
 
 def test_method_round_trips_through_json():
-    data = load_dataset(SHARED_DATASETS / "labor.arff") if SHARED_DATASETS.exists() else None
-    if data is None:
-        pytest.skip("shared datasets not available")
+    data = load_dataset(DATASETS / "labor.arff")
     nb = NaiveBayes(discretize=True).fit(data)
     again = NaiveBayes.from_json(nb.to_json(), data.schema)
     np.testing.assert_array_equal(nb.predict_proba(data), again.predict_proba(data))
@@ -112,14 +110,14 @@ public class NBDist {
 """
 
 
-@pytest.mark.skipif(not (WEKA_JAR.exists() and shutil.which("javac") and SHARED_DATASETS.exists()),
-                    reason="needs Weka (Debian package weka), javac and the shared datasets")
+@pytest.mark.skipif(not (WEKA_JAR.exists() and shutil.which("javac")),
+                    reason="needs Weka and javac (Debian packages weka and default-jdk-headless)")
 @pytest.mark.parametrize("name", ["labor", "iris"])
 @pytest.mark.parametrize("discretize", [False, True])
 def test_weka_parity(name, discretize, tmp_path):
     (tmp_path / "NBDist.java").write_text(JAVA_SOURCE)
     subprocess.run(["javac", "-cp", str(WEKA_JAR), "NBDist.java"], cwd=tmp_path, check=True)
-    path = str(SHARED_DATASETS / f"{name}.arff")
+    path = str(DATASETS / f"{name}.arff")
     args = ["java", "-cp", f"{WEKA_JAR}:{tmp_path}", "NBDist", path, path]
     out = subprocess.run(args + (["D"] if discretize else []), capture_output=True, text=True,
                          check=True).stdout

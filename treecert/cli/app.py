@@ -17,7 +17,8 @@ from rich.console import Console
 from treecert import api
 from treecert.data.fileio import atomic_writer, check_not_input, write_frame, write_text
 from treecert.errors import ConfigError, TreecertError
-from treecert.evaluation import runs, units
+from treecert.evaluation import units
+from treecert.evaluation.runs import finish_run, open_run, shard_keys
 from treecert.tree.model import read_model
 
 app = typer.Typer(
@@ -550,10 +551,10 @@ def evaluate(
     name = _dataset_name(data)
     store, only = None, None
     if output is not None:
-        store, keys = runs.open_run(Path(output) / "units", dataset, method, protocol, params,
+        store, keys = open_run(Path(output) / "units", dataset, method, protocol, params,
                                   name, loss_matrix, bins, interval_auc, not no_timing,
                                   fresh=not (resume or part))
-        only = runs.shard_keys(keys, part)
+        only = shard_keys(keys, part)
     with backend(scheduler), _RowProgress("evaluating", None, unit="units") as bar:
         result = api.evaluate(
             dataset, method, protocol=protocol, tree_params=params, loss=loss_matrix,
@@ -687,7 +688,7 @@ def compare(
 
                 root = Path(output) / "units"
                 root.mkdir(parents=True, exist_ok=True)
-                store, keys = runs.open_run(root / _unit_dir(len(runs), path), dataset, method,
+                store, keys = open_run(root / _unit_dir(len(runs), path), dataset, method,
                                           protocol, params, _dataset_name(path), None,
                                           DEFAULT_BINS, DEFAULT_INTERVAL_AUC, not no_timing,
                                           fresh=not (resume or part))
@@ -698,7 +699,7 @@ def compare(
             write_text(Path(output) / "units" / "compare.json", json.dumps(doc) + "\n")
         # --shard: a contiguous 1/N of every dataset's units, in dataset order
         everything = [(i, k) for i, run in enumerate(runs) for k in (run[4] or [])]
-        mine = None if part is None else set(runs.shard_keys(everything, part))
+        mine = None if part is None else set(shard_keys(everything, part))
         total = len(everything) if output is not None else None
         offset = 0
         with backend(scheduler), _RowProgress("evaluating", total, unit="units") as bar:
@@ -771,13 +772,13 @@ def _merge_runs(parts: list[str], output: str) -> None:
     if any(d != compare_docs[0] for d in compare_docs):
         raise ConfigError(f"{parts[0]} and the other directories are not shards of one run.")
     if compare_docs[0] is None:
-        result, bins = runs.finish_run([UnitStore(r) for r in roots])
+        result, bins = finish_run([UnitStore(r) for r in roots])
         _write_evaluation(result, out, False, bins)
         say(f"Merged {len(parts)} shards: wrote {len(result.predictions)} predictions and "
             f"metrics to {output}")
         return
     doc = compare_docs[0]
-    frames = [runs.finish_run([UnitStore(r / d) for r in roots])[0].metrics
+    frames = [finish_run([UnitStore(r / d) for r in roots])[0].metrics
               for d in doc["datasets"]]
     _write_comparison(frames, out, doc["metrics"], doc["tol"], plots=False)
 

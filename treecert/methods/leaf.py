@@ -57,10 +57,18 @@ class PrunesTree:
 
 class _LeafMethod(PrunesTree, Method):
     leaf: ClassVar[str] = "frequency"
-    #: The options that are leaf-estimate parameters (the others are pruning options).
+    #: The leaf estimate's own parameters with their defaults; the method's options are
+    #: these (all floats) followed by the pruning options.
+    leaf_defaults: ClassVar[dict[str, float]] = {}
     leaf_options: ClassVar[dict[str, type]] = {}
     options: ClassVar[dict[str, type]] = dict(PRUNE_OPTIONS)
     defaults: ClassVar[dict] = dict(PRUNE_DEFAULTS)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.leaf_options = dict.fromkeys(cls.leaf_defaults, float)
+        cls.options = {**cls.leaf_options, **PRUNE_OPTIONS}
+        cls.defaults = {**cls.leaf_defaults, **PRUNE_DEFAULTS}
 
     def _leaf_kwargs(self) -> dict:
         return {"leaf": self.leaf, **{k: self.opts[k] for k in self.leaf_options}}
@@ -118,9 +126,7 @@ class LaplaceMethod(_LeafMethod):
 
     name = "laplace"
     leaf = "laplace"
-    leaf_options: ClassVar[dict[str, type]] = {"alpha": float}
-    options: ClassVar[dict[str, type]] = {"alpha": float, **PRUNE_OPTIONS}
-    defaults: ClassVar[dict] = {"alpha": 1.0, **PRUNE_DEFAULTS}
+    leaf_defaults: ClassVar[dict[str, float]] = {"alpha": 1.0}
 
 
 class MEstimateMethod(_LeafMethod):
@@ -128,6 +134,4 @@ class MEstimateMethod(_LeafMethod):
 
     name = "m_estimate"
     leaf = "m_estimate"
-    leaf_options: ClassVar[dict[str, type]] = {"m": float}
-    options: ClassVar[dict[str, type]] = {"m": float, **PRUNE_OPTIONS}
-    defaults: ClassVar[dict] = {"m": 2.0, **PRUNE_DEFAULTS}
+    leaf_defaults: ClassVar[dict[str, float]] = {"m": 2.0}
