@@ -75,7 +75,7 @@ def _protocol(name: str, data) -> Protocol:
 
 
 def _run(data, name: str, spec: str, tree_params: dict | None = None, **kw) -> dict:
-    from treecert.evaluation.metrics import erc_deviation
+    from treecert.evaluation.reliability import erc_deviation
 
     t0 = time.process_time()
     res = evaluate(data, [spec], protocol=_protocol(name, data), tree_params=tree_params,

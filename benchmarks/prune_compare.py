@@ -68,7 +68,7 @@ def evaluate(data, specs: dict[str, str], loss, fold_ids) -> tuple[pd.DataFrame,
 def run_dataset(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     from treecert.data.folds import read_fold_ids
     from treecert.data.readers import load_dataset
-    from treecert.evaluation import metrics as M
+    from treecert.evaluation.costs import expected_loss
 
     data = load_dataset(path)
     classes = data.schema.classes
@@ -87,11 +87,11 @@ def run_dataset(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
                    "matrix": matrix, "brier_norm": m["brier_norm"], "log_loss": m["log_loss"],
                    "auc": m["auc"], "leaves": m["leaves"]}
             for mname, L in MATRICES.items():
-                row[f"loss_{mname}"] = (M.expected_loss(y, p, L)
+                row[f"loss_{mname}"] = (expected_loss(y, p, L)
                                         if matrix in ("any", mname) else np.nan)
             for r in RATIOS:
                 Lr = np.array([[0.0, 1.0], [r, 0.0]])
-                row[f"ratio_{r:g}"] = (M.expected_loss(y, p, Lr) if matrix == "any"
+                row[f"ratio_{r:g}"] = (expected_loss(y, p, Lr) if matrix == "any"
                                        else np.nan)
             rows.append(row)
         preds = preds.assign(matrix=matrix)

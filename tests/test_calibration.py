@@ -14,7 +14,8 @@ from conftest import FIXTURES, SAMPLE_DATA, make_dataset
 from conftest import run_cli as run
 
 from treecert import api
-from treecert.evaluation.metrics import auc_bounds_endpoints, compute_metrics
+from treecert.evaluation.interval_metrics import auc_bounds_endpoints
+from treecert.evaluation.metric_table import compute_metrics
 from treecert.methods import make_method
 from treecert.methods.binning import BinningCalibrator, out_of_fold
 from treecert.tree.model import read_model

@@ -1,4 +1,5 @@
-"""Tests of treecert.metrics: hand-computed cases, scikit-learn parity, brute-force checks."""
+"""Tests of the metrics (treecert.evaluation.point_metrics, costs, reliability,
+interval_metrics, metric_table): hand-computed cases, scikit-learn parity, brute-force checks."""
 
 from __future__ import annotations
 
@@ -11,26 +12,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.errors import ConfigError, DataError
-from treecert.evaluation.metrics import (
-    accuracy,
-    auc,
+from treecert.evaluation.costs import expected_loss, min_expected_loss_predictions
+from treecert.evaluation.interval_metrics import (
     auc_bounds,
     auc_bounds_endpoints,
-    auc_reliability,
+    brier_bounds,
+    log_loss_bounds,
+)
+from treecert.evaluation.metric_table import compute_metrics
+from treecert.evaluation.point_metrics import (
+    accuracy,
+    auc,
     bias_variance,
     brier,
-    brier_bounds,
     brier_norm,
-    compute_metrics,
+    log_loss,
+    predictions,
+    roc_auc,
+)
+from treecert.evaluation.reliability import (
+    auc_reliability,
     ece,
     erc_deviation,
-    expected_loss,
-    log_loss,
-    log_loss_bounds,
-    min_expected_loss_predictions,
-    predictions,
     reliability_curve,
-    roc_auc,
 )
 
 # --------------------------------------------------------------------------------------------

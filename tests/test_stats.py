@@ -128,7 +128,7 @@ def test_metric_direction() -> None:
 
 
 def test_metric_direction_covers_compute_metrics() -> None:
-    from treecert.evaluation.metrics import compute_metrics
+    from treecert.evaluation.metric_table import compute_metrics
 
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 30)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from treecert.data.coerce import float_array
 from treecert.errors import ConfigError, DataError
 
 __all__ = [
@@ -32,12 +33,7 @@ _LOG2 = np.log(2.0)
 
 
 def _as_values(values: object, name: str = "values") -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{name} must be numeric.") from exc
-    if arr.ndim != 1:
-        raise DataError(f"{name} must be a 1-D array, got shape {arr.shape}.")
+    arr = float_array(values, f"{name} must be numeric", 1, f"{name} must be a 1-D array")
     if np.isinf(arr).any():
         raise DataError(f"{name} contains infinite values.")
     return arr

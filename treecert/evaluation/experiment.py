@@ -23,7 +23,7 @@ import pandas as pd
 from treecert.data.folds import DEFAULT_SEED, stratified_folds
 from treecert.data.schema import Dataset, Schema
 from treecert.errors import ConfigError, DataError
-from treecert.evaluation import metrics as M
+from treecert.evaluation import interval_metrics, metric_table, point_metrics
 from treecert.evaluation.frames import predictions_frame
 from treecert.evaluation.units import UnitResult, UnitStore
 from treecert.methods import METHODS, MethodSpec, Prediction, make_method, parse_method_spec
@@ -248,14 +248,14 @@ def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name
             frames.append(frame)
             if np.any(y < 0):
                 raise DataError(f"{name}: the test data has rows without a class.")
-            per_repeat.append(M.compute_metrics(
+            per_repeat.append(metric_table.compute_metrics(
                 y, pred.proba, certainty=pred.certainty_or_max(), lower=pred.lower,
                 upper=pred.upper, loss=loss, bins=bins,
             ))
             if interval_auc == "endpoints" and pred.lower is not None:
                 # The EB paper code's AUC "interval" (AUC of the lower and of the upper
                 # vector), next to the exact range auc_low/auc_high, for comparison.
-                lo, hi = M.auc_bounds_endpoints(y, pred.lower, pred.upper)
+                lo, hi = interval_metrics.auc_bounds_endpoints(y, pred.lower, pred.upper)
                 per_repeat[-1].update(auc_low_endpoints=lo, auc_high_endpoints=hi)
         row = {"dataset": name, "method": text}
         for key in per_repeat[0]:
@@ -312,5 +312,5 @@ def _bias_variance(data, spec, tree_params, protocol, n_samples, test_data) -> d
             fold_runs.append(method.predict(test).proba)
         ys.append(test.y)
         runs.append(np.stack(fold_runs))
-    out = M.bias_variance(np.concatenate(ys), np.concatenate(runs, axis=1))
+    out = point_metrics.bias_variance(np.concatenate(ys), np.concatenate(runs, axis=1))
     return {f"bv_{k}": float(v) for k, v in out.items()}

@@ -7,7 +7,7 @@ import pandas as pd
 
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.evaluation.metrics import min_expected_loss_predictions
+from treecert.evaluation.costs import min_expected_loss_predictions
 
 
 def predictions_frame(

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from treecert.errors import ConfigError
-from treecert.evaluation import metrics as M
+from treecert.evaluation.point_metrics import roc_auc
+from treecert.evaluation.reliability import reliability_curve
 
 
 def _pyplot():
@@ -54,7 +55,7 @@ def reliability_plots(predictions: pd.DataFrame, classes: tuple[str, ...], outdi
         ax.plot([0, 1], [0, 1], color="black", lw=1, ls="--", label="perfect calibration")
         colors = plt.cm.tab10.colors
         for k in shown:
-            curve = M.reliability_curve(y, p, k, bins=bins)
+            curve = reliability_curve(y, p, k, bins=bins)
             col = colors[k % len(colors)]
             ax.bar(curve.mean_forecast, curve.weight, width=0.03, color=col, alpha=0.25)
             ax.plot(curve.mean_forecast, curve.observed_frequency, marker="o", color=col,
@@ -100,7 +101,7 @@ def roc_plot(predictions: pd.DataFrame, classes: tuple[str, ...], outdir: Path) 
         for method, frame in first_repeat.groupby("method", sort=False):
             y, p = _proba(frame, classes)
             fpr, tpr = _roc_points(p[:, k], y == k)
-            auc = M.roc_auc(p[:, k], y == k)
+            auc = roc_auc(p[:, k], y == k)
             ax.plot(fpr, tpr, label=f"{method} (AUC {auc:.3f})")
         ax.set_title(f"class {classes[k]} vs rest")
         ax.set_xlabel("false positive rate")
