@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from treecert.data.folds import read_fold_ids
-from treecert.data.readers import load_dataset
+from treecert.data.loading import load_dataset
 from treecert.evaluation.experiment import Protocol, evaluate
 from treecert.methods import make_method
 

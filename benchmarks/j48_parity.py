@@ -74,7 +74,7 @@ class TreecertRunner:
         if str(REPO) not in sys.path:  # fallback: an installed treecert comes first
             sys.path.append(str(REPO))
         try:
-            load_dataset = importlib.import_module("treecert.data.readers").load_dataset
+            load_dataset = importlib.import_module("treecert.data.loading").load_dataset
             decision_tree = importlib.import_module("treecert.tree.classifier").DecisionTree
         except ImportError as exc:
             note(f"treecert API not importable ({exc}); reporting J48 only")

@@ -67,7 +67,7 @@ def evaluate(data, specs: dict[str, str], loss, fold_ids) -> tuple[pd.DataFrame,
 
 def run_dataset(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     from treecert.data.folds import read_fold_ids
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
     from treecert.evaluation.costs import expected_loss
 
     data = load_dataset(path)

@@ -73,7 +73,7 @@ def j48_thresholds(tree, data):
 
 
 def treecert_sizes(path: Path) -> dict:
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
     from treecert.pruning.prune import prune_ebp
     from treecert.tree.classifier import DecisionTree
 

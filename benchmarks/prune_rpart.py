@@ -109,7 +109,7 @@ def rpart_tree(rows: pd.DataFrame, class_factor: np.ndarray | None = None):
 
 
 def compare(out: Path, config: str) -> str:
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
     from treecert.pruning.prune import ccp_path, cv_path_losses, node_risk
 
     L = LOSSES[config]
@@ -169,7 +169,7 @@ def compare(out: Path, config: str) -> str:
 
 def treecert_own(out: Path) -> str:
     from treecert import api
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
     from treecert.pruning.loss import read_loss
 
     data = load_dataset(out / "kyphosis.csv")

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from treecert.data.folds import read_fold_ids
-from treecert.data.readers import load_dataset
+from treecert.data.loading import load_dataset
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.methods import make_method
 

@@ -48,7 +48,7 @@ def test_binning_renormalises_and_keeps_the_base_when_all_bins_are_empty():
 
 
 def test_binning_fit_calibrates_on_out_of_fold_forecasts():
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
 
     data = load_dataset(DIABETES)
     method = make_method("binning:base=laplace,cv=5").fit(data)
@@ -73,7 +73,7 @@ def model_path(tmp_path, capsys):
                                     "binning:base=naive_bayes"])
 def test_calibrate_on_held_out_data_then_predict_from_files(method, model_path, tmp_path,
                                                             capsys):
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
 
     data = load_dataset(DIABETES).subset(np.arange(0, 768, 6))  # 128 rows: quick
     small = tmp_path / "cal.csv"
@@ -122,7 +122,7 @@ def test_calibrate_with_cv_on_the_embedded_training_data(model_path, tmp_path, c
     assert "on 5-fold out-of-fold forecasts of 768 training rows" in err
     model = read_model(cal_path)
     assert model.method == "binning" and model.calibration["source"] == "cv"
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
 
     data = load_dataset(DIABETES)
     oof = out_of_fold(make_method("frequency").spec, {}, data, 5, 1)
@@ -142,7 +142,7 @@ def test_calibrate_empirical_bayes_stores_the_prior(model_path, tmp_path, capsys
     model = read_model(cal_path)
     state = model.calibration["state"]
     assert state["positive"] == "tested_negative"
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
 
     data = load_dataset(DIABETES)
     frame = api.predict(model, data)
@@ -156,7 +156,7 @@ def test_calibrate_empirical_bayes_stores_the_prior(model_path, tmp_path, capsys
 @pytest.mark.parametrize("prune", ["ebp", "ccp,cv=5"])
 def test_empirical_bayes_on_a_pruned_tree_fits_the_prior_on_the_pruned_leaves(
         prune, model_path, tmp_path, capsys):
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
     from treecert.methods.empirical_bayes import fit_prior
 
     data = load_dataset(DIABETES)

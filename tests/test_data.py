@@ -15,9 +15,14 @@ from conftest import DATASETS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treecert.data import readers as D
-from treecert.data.readers import check_trainable, load_dataset, load_for_schema, write_arff
+from treecert.data.alignment import load_for_schema
+from treecert.data.arff_reader import _arff_rows_fast, _parse_arff, _parse_arff_header
+from treecert.data.arff_writer import write_arff
+from treecert.data.csv_reader import _parse_csv
+from treecert.data.dates import DEFAULT_DATE_FORMAT, _format_date
+from treecert.data.loading import _train_attribute, check_trainable, load_dataset
 from treecert.data.schema import Attribute, Dataset, Schema
+from treecert.data.table import _Table
 from treecert.errors import ConfigError, DataError, SchemaMismatchError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
@@ -80,9 +85,9 @@ def test_uci_dataset_matches_weka_counts(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(SHARED_TABLE))
 def test_uci_dataset_fast_path_equals_exact_tokenizer(name: str) -> None:
     text = (DATASETS / f"{name}.arff").read_text()
-    _, attrs, offset, _ = D._parse_arff_header(text, name)
-    assert D._arff_rows_fast(text[offset:], attrs) is not None  # the fast path is taken
-    assert_tables_equal(D._parse_arff(text, name), D._parse_arff(text, name, fast=False))
+    _, attrs, offset, _ = _parse_arff_header(text, name)
+    assert _arff_rows_fast(text[offset:], attrs) is not None  # the fast path is taken
+    assert_tables_equal(_parse_arff(text, name), _parse_arff(text, name, fast=False))
 
 
 def test_glass_keeps_declared_class_order() -> None:
@@ -91,7 +96,7 @@ def test_glass_keeps_declared_class_order() -> None:
     assert ds.schema.classes[-1] == "headlamps"
 
 
-def assert_tables_equal(a: D._Table, b: D._Table) -> None:
+def assert_tables_equal(a: _Table, b: _Table) -> None:
     assert a.relation == b.relation
     assert [c.attr for c in a.columns] == [c.attr for c in b.columns]
     for ca, cb in zip(a.columns, b.columns, strict=True):
@@ -113,7 +118,7 @@ def test_weka_features_file() -> None:
     ]
     assert s.attributes[3].values == ("red", "dark blue", "light'green")
     assert s.attributes[4].date_format == "yyyy-MM-dd HH:mm:ss"
-    assert s.attributes[5].date_format == D.DEFAULT_DATE_FORMAT
+    assert s.attributes[5].date_format == DEFAULT_DATE_FORMAT
     assert s.classes == ("yes", "no")
     t = datetime(2001, 4, 3, 12, 12, 12, tzinfo=UTC).timestamp()
     expected = np.array([
@@ -134,8 +139,8 @@ def arff(body: str, header: str = "@attribute a numeric\n@attribute c {x, y}\n")
     return f"@relation r\n{header}@data\n{body}"
 
 
-def parse(text: str, fast: bool = True) -> D._Table:
-    return D._parse_arff(text, "t.arff", fast=fast)
+def parse(text: str, fast: bool = True) -> _Table:
+    return _parse_arff(text, "t.arff", fast=fast)
 
 
 def test_keywords_types_and_quotes_are_case_and_style_insensitive() -> None:
@@ -215,8 +220,8 @@ def test_date_formats() -> None:
     t = parse(arff("'03/04/01 12:12', 'Apr 3, 2001 at 1 PM', x\n", header))
     assert t.columns[0].values[0] == datetime(2001, 4, 3, 12, 12, tzinfo=UTC).timestamp()
     assert t.columns[1].values[0] == datetime(2001, 4, 3, 13, tzinfo=UTC).timestamp()
-    assert D._format_date(t.columns[1].values[0], "MMM d, yyyy 'at' h a") == "Apr 3, 2001 at 1 PM"
-    assert D._format_date(0.5, "yyyy-MM-dd HH:mm:ss.SSS") == "1970-01-01 00:00:00.500"
+    assert _format_date(t.columns[1].values[0], "MMM d, yyyy 'at' h a") == "Apr 3, 2001 at 1 PM"
+    assert _format_date(0.5, "yyyy-MM-dd HH:mm:ss.SSS") == "1970-01-01 00:00:00.500"
 
 
 @pytest.mark.parametrize(
@@ -547,7 +552,7 @@ def datasets(draw: st.DrawFn) -> Dataset:
             attrs.append(Attribute(name, kind))
             columns.append(draw(st.lists(st.floats(allow_nan=True), min_size=n, max_size=n)))
         elif kind == "date":
-            attrs.append(Attribute(name, kind, date_format=D.DEFAULT_DATE_FORMAT))
+            attrs.append(Attribute(name, kind, date_format=DEFAULT_DATE_FORMAT))
             secs = draw(st.lists(st.one_of(st.none(), st.integers(-2**31, 2**33)),
                                  min_size=n, max_size=n))
             columns.append([math.nan if s is None else float(s) for s in secs])
@@ -572,8 +577,8 @@ def datasets(draw: st.DrawFn) -> Dataset:
 def test_write_then_load_round_trips(ds: Dataset) -> None:
     out = io.StringIO()
     write_arff(ds, out)
-    back = D._parse_arff(out.getvalue(), "round.arff")
-    exact = D._parse_arff(out.getvalue(), "round.arff", fast=False)
+    back = _parse_arff(out.getvalue(), "round.arff")
+    exact = _parse_arff(out.getvalue(), "round.arff", fast=False)
     assert_tables_equal(back, exact)
     result = _load_text(out.getvalue())
     assert result.schema == ds.schema
@@ -630,11 +635,11 @@ def test_csv_fast_path_equals_csv_module(rows: list[list[str]]) -> None:
     text = "a,b,c\n" + "\n".join(",".join(r) for r in rows) + "\n"
     if not any(any(c.strip() for c in r) for r in rows):
         return  # only blank rows: both readers report "no data rows"
-    fast = D._parse_csv(text, "t.csv", lambda names: {"c"})
-    exact = D._parse_csv(text, "t.csv", lambda names: {"c"}, fast=False)
+    fast = _parse_csv(text, "t.csv", lambda names: {"c"})
+    exact = _parse_csv(text, "t.csv", lambda names: {"c"}, fast=False)
     for cf, ce in zip(fast.columns, exact.columns, strict=True):
-        af, xf = D._train_attribute(cf, fast, False)
-        ae, xe = D._train_attribute(ce, exact, False)
+        af, xf = _train_attribute(cf, fast, False)
+        ae, xe = _train_attribute(ce, exact, False)
         assert af == ae
         np.testing.assert_array_equal(xf, xe)
 

@@ -82,7 +82,7 @@ def test_fast_engine_equals_naive_reference(data, criterion, min_leaf, binary, r
 @pytest.mark.parametrize("name", ["weather.nominal", "iris", "labor", "vote", "credit-g",
                                   "soybean", "diabetes"])
 def test_fast_engine_equals_naive_on_sample_data(name):
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
 
     data = load_dataset(SAMPLE_DATA / f"{name}.arff")
     n = data.n_samples

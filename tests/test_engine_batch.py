@@ -93,7 +93,7 @@ def test_batch_engine_equals_whole_trees(data, criterion, min_leaf, binary, rule
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["credit-g", "diabetes", "iris", "weather.numeric"])
 def test_batch_engine_equals_path_engine_on_sample_data(name, monkeypatch):
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
 
     monkeypatch.setattr(BatchEngine, "cert_min_rows", 64)  # as shipped
     monkeypatch.setattr(BatchEngine, "rescore_min_rows", 64)
@@ -170,7 +170,7 @@ def test_leaf_forest_grows_the_growers_leaves(data, growing, seed, ranked):
 def test_split_searches_in_parts_equal_one_batch(monkeypatch):
     """A long list of nodes is searched in parts (bounded memory) with the same results."""
     import treecert.transductive.batched as engine_batch
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
 
     data = load_dataset(SAMPLE_DATA / "credit-g.arff")
     finder = DecisionTree().make_finder(data, eligible=np.ones(data.n_samples, dtype=bool))

@@ -12,7 +12,7 @@ import pytest
 from conftest import DATASETS, make_dataset
 from scipy.stats import norm
 
-from treecert.data.readers import load_dataset
+from treecert.data.loading import load_dataset
 from treecert.methods import make_method
 from treecert.methods.naive_bayes import NaiveBayes, weka_precision
 

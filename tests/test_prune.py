@@ -410,7 +410,7 @@ def test_leaf_methods_prune_inside_evaluate():
 
 
 def _vote():
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
 
     return load_dataset(SAMPLE_DATA / "vote.arff")
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.data.discretize import mdl_cut_points
-from treecert.data.readers import load_dataset
+from treecert.data.loading import load_dataset
 from treecert.data.schema import Dataset
 from treecert.methods import make_method
 from treecert.methods.naive_bayes import NaiveBayes

@@ -48,7 +48,7 @@ def _warn_all(warnings: list[str]) -> None:
 def _load_matching(path: str, schema, labelled: str | None = None):
     """A data file read against a model's schema, its warnings shown; with ``labelled``
     (the file's role, e.g. "test") the class column is required."""
-    from treecert.data.readers import load_for_schema
+    from treecert.data.alignment import load_for_schema
 
     data = load_for_schema(path, schema)
     _warn_all(data.warnings)
@@ -65,7 +65,7 @@ ClassOpt = Annotated[
 
 
 def _load_training(path: str, class_name: str | None, nominal: str | None, ignore: str | None):
-    from treecert.data.readers import load_dataset
+    from treecert.data.loading import load_dataset
 
     data = load_dataset(
         path,

@@ -2,12 +2,12 @@
 
 A CSV file (plain, ``.gz`` or stdin) is read in blocks of about ``chunk_bytes`` characters,
 cut at record boundaries; each block, with the header line in front, goes through the same
-code as a whole file (:func:`treecert.data._parse_csv`, then
-:func:`treecert.data.align_to_schema`), with line and row numbers offset so messages name the
-same lines. So the rows, values and messages are those of :func:`treecert.data.load_for_schema`
-on the whole file; the unseen-value warning is summed over the chunks. Memory is about
-``chunk_bytes`` of text and the pandas/numpy arrays of one block (a few times the block),
-whatever the file size.
+code as a whole file (:func:`treecert.data.csv_reader._parse_csv`, then
+:func:`treecert.data.alignment.align_to_schema`), with line and row numbers offset so
+messages name the same lines. So the rows, values and messages are those of
+:func:`treecert.data.alignment.load_for_schema` on the whole file; the unseen-value warning
+is summed over the chunks. Memory is about ``chunk_bytes`` of text and the pandas/numpy
+arrays of one block (a few times the block), whatever the file size.
 
 ARFF files are read whole (the ARFF header and Weka's sparse/quoted rows make splitting a
 file unsafe) and then handed out in row chunks, which still bounds the work per chunk.
@@ -32,18 +32,16 @@ from typing import IO
 
 import numpy as np
 
-from treecert.data.readers import (
-    _Column,
-    _parse_csv,
-    _Table,
+from treecert.data.alignment import (
     align_to_schema,
-    csv_header,
-    data_format,
     load_for_schema,
     schema_str_columns,
     unseen_warning,
 )
+from treecert.data.csv_reader import _parse_csv, csv_header
 from treecert.data.schema import Dataset, Schema
+from treecert.data.sources import data_format
+from treecert.data.table import _Column, _Table
 from treecert.errors import ConfigError, DataError
 
 DEFAULT_CHUNK_BYTES = 1 << 20
@@ -88,7 +86,8 @@ class SchemaReader:
     """Data for ``schema`` from ``path`` ('-' = CSV on stdin), chunk by chunk.
 
     Iterate :meth:`chunks` (optionally only rows [lo, hi)); afterwards ``warnings`` holds
-    what :func:`~treecert.data.load_for_schema` would have warned about the whole file.
+    what :func:`~treecert.data.alignment.load_for_schema` would have warned about the whole
+    file.
     :meth:`count_rows` reads a file once to count its data rows (for ``--shard``).
     """
 

@@ -96,7 +96,7 @@ class DecisionTree:
         ``eligible`` (bool per row) marks rows whose values may become thresholds; rows
         marked False still count in the split heuristic (TPCE paper, section 3.2).
         """
-        from treecert.data.readers import check_trainable
+        from treecert.data.loading import check_trainable
 
         check_trainable(data)
         labelled = np.flatnonzero(data.y >= 0)

@@ -1,0 +1,91 @@
+"""Write a :class:`~treecert.data.schema.Dataset` as an ARFF file that Weka 3.8 reads.
+
+Labels are quoted like Weka's ``Utils.quote`` (and wherever the tokenizer of
+:mod:`treecert.data.arff_reader` would split), numbers take their shortest exact form and
+dates their declared pattern, so the file reads back as the same data.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from treecert.data.dates import DEFAULT_DATE_FORMAT, _format_date
+from treecert.data.schema import Dataset
+from treecert.data.table import _fmt_num
+
+__all__ = ["write_arff"]
+
+
+def _quote(s: str) -> str:
+    """Quote like Weka's ``Utils.quote``, plus any character its tokenizer splits on."""
+    if s == "" or s == "?" or re.search(r"[\x00-\x20,'\"%{}\\]", s):
+        s = (s.replace("\\", "\\\\").replace("'", "\\'").replace('"', '\\"')
+             .replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+             .replace("%", "\\%"))
+        return f"'{s}'"
+    return s
+
+
+def write_arff(dataset: Dataset, path_or_file: str | Path | IO[str]) -> None:
+    """Write ``dataset`` as an ARFF file that Weka 3.8 reads, class attribute last.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data; string attributes take their text from ``dataset.extra``.
+    path_or_file : str, Path or text file
+        Where to write; a path ending in ``.gz`` is compressed.
+
+    Notes
+    -----
+    Numbers are written in their shortest exact form and labels are quoted like Weka's
+    ``Utils.quote``, so :func:`~treecert.data.loading.load_dataset` reads back the same
+    ``X``, ``y``, weights (written ``{w}`` when not 1) and schema.
+    """
+    schema = dataset.schema
+    lines = [f"@relation {_quote(schema.relation)}", ""]
+    for a in (*schema.attributes, schema.class_attribute):
+        if a.kind == "nominal":
+            decl = "{" + ",".join(_quote(v) for v in a.values) + "}"
+        elif a.kind == "date":
+            decl = f"date {_quote(a.date_format or DEFAULT_DATE_FORMAT)}"
+        else:
+            decl = a.kind
+        lines.append(f"@attribute {_quote(a.name)} {decl}")
+    lines += ["", "@data"]
+    n = dataset.n_samples
+    columns: list[list[str]] = []
+    for j, a in enumerate(schema.attributes):
+        x = dataset.X[:, j]
+        if a.kind == "nominal":
+            table = np.array([*(_quote(v) for v in a.values), "?"], dtype=object)
+            columns.append(table[np.where(np.isnan(x), -1, x).astype(np.int64)].tolist())
+        elif a.kind == "date":
+            fmt = a.date_format or DEFAULT_DATE_FORMAT
+            columns.append([_format_date(v, fmt) for v in x.tolist()])
+            columns[-1] = [v if v == "?" else _quote(v) for v in columns[-1]]
+        elif a.kind == "string":
+            raw = dataset.extra.get(a.name, np.full(n, None, dtype=object))
+            columns.append(["?" if v is None or v != v else _quote(str(v)) for v in raw])
+        else:
+            columns.append([_fmt_num(v) for v in x.tolist()])
+    class_table = np.array([*(_quote(v) for v in schema.classes), "?"], dtype=object)
+    columns.append(class_table[np.where(dataset.y < 0, -1, dataset.y)].tolist())
+    rows = [",".join(r) for r in zip(*columns, strict=True)] if columns else []
+    for i in np.flatnonzero(dataset.weights != 1.0):
+        rows[i] += ",{" + _fmt_num(float(dataset.weights[i])) + "}"
+    text = "\n".join(lines + rows) + "\n"
+    if isinstance(path_or_file, str | Path):
+        target = Path(path_or_file)
+        if target.name.endswith(".gz"):
+            with gzip.open(target, "wt", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        else:
+            target.write_text(text, encoding="utf-8", newline="\n")
+    else:
+        path_or_file.write(text)

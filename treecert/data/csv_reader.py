@@ -1,0 +1,176 @@
+"""Read CSV text into a :class:`~treecert.data.table._Table`, following Weka's ``CSVLoader``.
+
+A header row names the columns; blank, ``?`` and ``NA`` cells are missing. Columns stay text
+(or floats, where pandas already read numbers) until they meet a schema: then a column is
+numeric where every known value is a number (:func:`_csv_numbers`), otherwise nominal with
+values in order of first appearance (:mod:`treecert.data.loading`,
+:mod:`treecert.data.alignment`). Plain files go through ``pandas.read_csv``; the csv module
+is the exact fallback that reports a ragged row with its line. The chunked reader of
+:mod:`treecert.data.stream` parses each block with the same code.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from treecert.data.schema import Attribute
+from treecert.data.table import _Column, _number, _Table
+from treecert.errors import DataError
+
+_CSV_MISSING = ("", "?", "NA")
+
+StrColumns = Callable[[list[str]], set[str]]
+
+
+def csv_header(text: str) -> tuple[list[str], int]:
+    """The header row of CSV ``text`` — its first row with a non-blank cell (blank rows
+    before it are skipped) — and the number of lines up to its end."""
+    reader = csv.reader(io.StringIO(text), skipinitialspace=True)
+    header: list[str] = []
+    for header in reader:
+        if any(h.strip() for h in header):
+            break
+    return header, reader.line_num
+
+
+def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = True,
+               line_offset: int = 0) -> _Table:
+    """Parse CSV text; ``str_columns(names)`` says which columns to keep as strings.
+
+    ``fast=False`` forces the csv-module reader (for tests). ``line_offset`` is added to the
+    line numbers of data-row errors: a chunk of a larger file (see :mod:`treecert.data.stream`)
+    is its header plus rows that start that many lines further down.
+    """
+    header, header_lines = csv_header(text)
+    names = [h.strip() for h in header]
+    if not any(names):
+        raise DataError(f"{source}: the file is empty.", "Add a header row naming the columns.")
+    for j, name in enumerate(names):
+        if not name:
+            raise DataError(f"{source}, line {header_lines}: column {j + 1} has no name.",
+                            "The first row must name every column.")
+        if name in names[:j]:
+            raise DataError(f"{source}, line {header_lines}: column {name!r} appears twice.",
+                            "Column names must be unique.")
+    keep = str_columns(names)
+    columns = _csv_fast(text, names, header_lines, keep) if fast and "\x00" not in text else None
+    if columns is None:
+        columns = _csv_slow(text, source, names, line_offset)
+    relation = "stdin" if source == "<stdin>" else Path(source).name
+    for suffix in (".gz", ".GZ", ".csv", ".CSV"):
+        relation = relation.removesuffix(suffix)
+    n_rows = len(columns[0]) if columns else 0
+    return _Table(
+        source, relation,
+        [_Column(Attribute(name, "string"), col) for name, col in zip(names, columns,
+                                                                       strict=True)],
+        np.ones(n_rows, dtype=np.float64), is_csv=True,
+    )
+
+
+def _strip_missing(raw: Iterable[object], kind: str | None = None) -> np.ndarray:
+    """Object array of stripped strings, None where the value is missing (blank, ?, NA).
+    ``kind``: pandas' ``infer_dtype`` of ``raw`` when the caller has it already."""
+    if kind is None and isinstance(raw, np.ndarray):
+        kind = pd.api.types.infer_dtype(raw, skipna=True)
+    if kind == "string":
+        # The same, stripping each distinct value once: most of reading a label column.
+        codes, uniques = pd.factorize(pd.Series(raw, dtype=object), use_na_sentinel=True)
+        table = np.array([*(u.strip() for u in uniques), None], dtype=object)
+        table[[v in _CSV_MISSING for v in table[:-1]] + [True]] = None
+        return table[codes]
+    stripped = ("" if v is None else str(v).strip() for v in raw)
+    return np.array([None if v in _CSV_MISSING else v for v in stripped], dtype=object)
+
+
+def _csv_fast(text: str, names: list[str], skip: int, keep: set[str]) -> list | None:
+    """Parse with pandas; None when a short row might hide among the NA-filled cells.
+
+    pandas pads a short row silently, so the commas outside quotes are counted: with no row
+    too long (pandas raises on those), every row is complete exactly when the count is
+    ``(k - 1)`` per row.
+    """
+    k = len(names)
+    dtype = {j: object for j, name in enumerate(names) if name in keep}
+    try:
+        # A row longer than the header makes pandas warn and drop data: take that as "not
+        # plain", and let the exact reader report the line.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                io.StringIO(text), header=None, names=list(range(k)), skiprows=skip,
+                index_col=False, skipinitialspace=True, skip_blank_lines=True,
+                keep_default_na=False, na_values=list(_CSV_MISSING), dtype=dtype,
+                engine="c",
+            )
+    except (ValueError, pd.errors.ParserError, pd.errors.ParserWarning):
+        return None
+    parts = text.split("\n", skip)
+    body = parts[skip] if len(parts) > skip else ""
+    if '"' in body:
+        body = re.sub(r'"[^"]*"', "", body)
+    if body.count(",") != (k - 1) * len(df):
+        return None
+    out: list[np.ndarray] = []
+    for j in range(k):
+        col = df[j]
+        if col.dtype.kind in "fiu" and names[j] not in keep:
+            out.append(col.to_numpy(np.float64))
+            continue
+        raw = col.to_numpy(dtype=object, na_value=None)
+        kind = pd.api.types.infer_dtype(raw, skipna=True) if col.dtype == object else None
+        if col.dtype.kind == "b" or (
+                kind is not None and kind not in ("string", "empty")
+                and any(isinstance(v, bool | np.bool_) for v in raw)):
+            return None  # pandas read True/False as booleans; keep the spelling
+        out.append(_strip_missing(raw, kind))
+    return out
+
+
+def _csv_slow(text: str, source: str, names: list[str], line_offset: int = 0
+              ) -> list[np.ndarray]:
+    """The reference reader (the csv module); reports a ragged row with its line."""
+    reader = csv.reader(io.StringIO(text), skipinitialspace=True)
+    for row in reader:
+        if any(v.strip() for v in row):
+            break  # the header
+    rows = []
+    for row in reader:
+        if len(row) != len(names):
+            if not any(v.strip() for v in row):
+                continue
+            raise DataError(
+                f"{source}, line {reader.line_num + line_offset}: expected {len(names)} fields "
+                f"(as in the header), found {len(row)}.",
+                "Every row needs one field per column; quote values that contain commas.",
+            )
+        rows.append(row)
+    if not rows:
+        return [np.empty(0, dtype=object) for _ in names]
+    return [_strip_missing(col) for col in zip(*rows, strict=True)]
+
+
+def _csv_numbers(raw: np.ndarray) -> np.ndarray | None:
+    """Float values of a CSV column if every known value is a number, else None."""
+    if raw.dtype == np.float64:
+        return raw
+    numbers = np.array(pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce"),
+                       dtype=np.float64)
+    known = np.array([v is not None for v in raw], dtype=bool)
+    for i in np.flatnonzero(np.isnan(numbers) & known):
+        try:
+            numbers[i] = _number(raw[i])
+        except ValueError:
+            return None
+        if math.isnan(numbers[i]):  # 'nan' is a label here, not a number
+            return None
+    return numbers

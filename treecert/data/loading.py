@@ -1,0 +1,224 @@
+"""Training data: :func:`load_dataset` reads a file into a :class:`~treecert.data.schema.Dataset`
+with a fresh schema, and :func:`check_trainable` says what keeps a tree from being learned.
+
+Loading picks the class column (the last one by default, like Weka's ``-c last``), drops
+ignored columns and types every attribute: ARFF attributes as declared, CSV ones numeric
+when every known value is a number and nominal otherwise; ``nominal`` turns numbers into
+labels (Weka's NumericToNominal). Test data is read against that schema by
+:mod:`treecert.data.alignment`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from treecert.data.csv_reader import _csv_numbers
+from treecert.data.schema import Attribute, Dataset, Schema
+from treecert.data.sources import _read_table
+from treecert.data.table import _Column, _fmt_num, _listing, _Table
+from treecert.errors import DataError
+
+__all__ = ["check_trainable", "load_dataset"]
+
+
+def load_dataset(
+    path: str | Path,
+    *,
+    class_name: str | None = None,
+    nominal: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    fmt: str | None = None,
+) -> Dataset:
+    """Read a training file (ARFF or CSV) into a :class:`Dataset`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file; ``"-"`` reads CSV from stdin. ``.arff``/``.csv`` (optionally ``.gz``)
+        decide the format unless ``fmt`` is given.
+    class_name : str, optional
+        The class attribute; by default the last column left after ``ignore`` (Weka's
+        ``-c last``). It must be nominal: treecert learns classification trees. A CSV class
+        column is always read as labels, so ``1`` stays ``'1'``.
+    nominal : iterable of str
+        Columns to read as nominal although they hold numbers (Weka's NumericToNominal for
+        ARFF, with values in ascending order; labels in order of appearance for CSV).
+    ignore : iterable of str
+        Columns to drop before anything else, like Weka's Remove filter.
+    fmt : {"arff", "csv"}, optional
+        Overrides the format the file name implies.
+
+    Returns
+    -------
+    Dataset
+        ``schema.attributes`` are the non-class columns in file order, string ones
+        included (their X column is NaN and their text goes to ``extra``). Rows with a
+        missing class keep ``y = -1``; the learner drops them.
+
+    Raises
+    ------
+    DataError
+        The file cannot be read, has a syntax error (message names the line), has no data
+        rows, or a named column does not exist.
+    """
+    nominal, ignore = tuple(nominal), tuple(ignore)
+
+    def str_columns(names: list[str]) -> set[str]:
+        kept = [n for n in names if n not in ignore]
+        return {*nominal, class_name if class_name is not None else (kept or [""])[-1]}
+
+    table = _read_table(path, fmt, str_columns)
+    src, names = table.source, table.names
+    for option, given in (("ignore", ignore), ("nominal", nominal)):
+        unknown = [g for g in given if g not in names]
+        if unknown:
+            raise DataError(
+                f"{src}: no column named {_listing([repr(u) for u in unknown])} "
+                f"(given to {option}); the columns are {_listing(names)}.",
+                "Names are case-sensitive.",
+            )
+    kept = [c for c in table.columns if c.attr.name not in ignore]
+    if class_name is None:
+        if not kept:
+            raise DataError(f"{src}: every column is ignored; nothing is left to learn.")
+        class_col = kept[-1]
+    elif class_name not in names:
+        raise DataError(
+            f"{src}: class column {class_name!r} not found; the columns are "
+            f"{_listing(names)}.",
+            "Names are case-sensitive; by default the last column is the class.",
+        )
+    elif class_name in ignore:
+        raise DataError(f"{src}: the class column {class_name!r} cannot also be ignored.")
+    else:
+        class_col = table.column(class_name)
+
+    class_attr, y = _class_codes(class_col, table, class_col.attr.name in nominal)
+    attrs, xs, extra = [], [], {}
+    for col in kept:
+        if col is class_col:
+            continue
+        attr, x = _train_attribute(col, table, col.attr.name in nominal)
+        if attr.kind == "string":
+            extra[attr.name] = col.values
+        attrs.append(attr)
+        xs.append(x)
+    schema = Schema(tuple(attrs), class_attr, relation=table.relation)
+    X = np.column_stack(xs) if xs else np.empty((table.weights.size, 0))
+    return Dataset(schema, X.astype(np.float64, copy=False), y, table.weights, extra,
+                   source=src, has_class=True)
+
+
+def _class_codes(col: _Column, table: _Table, forced: bool) -> tuple[Attribute, np.ndarray]:
+    a = col.attr
+    if table.is_csv or (forced and a.kind == "string"):
+        attr, codes = _nominal_first_seen(a.name, col.values)
+    elif a.kind == "nominal":
+        attr, codes = a, col.values
+    elif forced and a.kind == "numeric":
+        attr, codes = _numeric_to_nominal(a.name, col.values)
+    else:
+        raise DataError(
+            f"{table.source}: class attribute {a.name!r} is {a.kind}; treecert learns "
+            "classification trees; declare it nominal.",
+            f"Write @attribute {a.name} {{value1, value2, ...}}, or pass it as nominal "
+            f"(--nominal {a.name}).",
+        )
+    return attr, np.where(np.isnan(codes), -1, codes).astype(np.int64)
+
+
+def _train_attribute(col: _Column, table: _Table, forced: bool) -> tuple[Attribute, np.ndarray]:
+    a, v = col.attr, col.values
+    if table.is_csv:
+        numbers = None if forced else _csv_numbers(v)
+        if numbers is not None:
+            return Attribute(a.name, "numeric"), numbers
+        return _nominal_first_seen(a.name, v)
+    if forced and a.kind == "numeric":
+        return _numeric_to_nominal(a.name, v)
+    if forced and a.kind == "string":
+        return _nominal_first_seen(a.name, v)
+    if forced and a.kind == "date":
+        raise DataError(f"{table.source}: date attribute {a.name!r} cannot be made nominal.")
+    if a.kind == "string":
+        return a, np.full(v.size, np.nan)
+    return a, v
+
+
+def _nominal_first_seen(name: str, raw: np.ndarray) -> tuple[Attribute, np.ndarray]:
+    """A nominal attribute from strings, values in order of first appearance."""
+    if raw.dtype == np.float64:
+        raw = np.array([None if math.isnan(v) else _fmt_num(v) for v in raw.tolist()],
+                       dtype=object)
+    codes, uniques = pd.factorize(pd.Series(raw, dtype=object), use_na_sentinel=True)
+    x = codes.astype(np.float64)
+    x[codes < 0] = np.nan
+    return Attribute(name, "nominal", tuple(str(u) for u in uniques)), x
+
+
+def _numeric_to_nominal(name: str, x: np.ndarray) -> tuple[Attribute, np.ndarray]:
+    """Like Weka's NumericToNominal: one value per distinct number, in ascending order."""
+    distinct = np.unique(x[~np.isnan(x)])
+    codes = np.searchsorted(distinct, x).astype(np.float64)
+    codes[np.isnan(x)] = np.nan
+    return Attribute(name, "nominal", tuple(_fmt_num(v) for v in distinct.tolist())), codes
+
+
+def check_trainable(dataset: Dataset) -> None:
+    """Raise :class:`DataError` if a tree cannot be learned from ``dataset``.
+
+    Checked here rather than in the learner so the message can say which column to fix.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Training data, as returned by :func:`load_dataset`.
+
+    Raises
+    ------
+    DataError
+        A string attribute (free text cannot be split on), no row with a known class,
+        fewer than two classes among those rows, or an attribute with no known value.
+    """
+    src, schema = dataset.source, dataset.schema
+    strings = [a.name for a in schema.attributes if a.kind == "string"]
+    if strings:
+        it = "it" if len(strings) == 1 else "them"
+        raise DataError(
+            f"{src}: {'attribute' if len(strings) == 1 else 'attributes'} "
+            f"{_listing([repr(s) for s in strings])} "
+            f"{'is a string attribute' if len(strings) == 1 else 'are string attributes'}; "
+            "a tree cannot split on free text.",
+            f"Drop {it} with --ignore {','.join(strings)}.",
+        )
+    cls = schema.class_attribute.name
+    if dataset.n_samples == 0:
+        raise DataError(f"{src}: no data rows.", "Add at least one instance.")
+    present = np.unique(dataset.y[dataset.y >= 0])
+    if present.size == 0:
+        raise DataError(
+            f"{src}: no row has a known class; {cls!r} is missing in all "
+            f"{dataset.n_samples} rows.",
+            f"Check that {cls!r} is the class column.",
+        )
+    if present.size < 2:
+        raise DataError(
+            f"only one class ({schema.classes[int(present[0])]!r}) in {src}: a tree needs "
+            "at least two classes to tell apart.",
+            f"Check that {cls!r} is the class column.",
+        )
+    empty = [schema.attributes[j].name for j in np.flatnonzero(np.isnan(dataset.X).all(axis=0))]
+    if empty:
+        one = len(empty) == 1
+        raise DataError(
+            f"{src}: {'attribute' if one else 'attributes'} {_listing([repr(e) for e in empty])}"
+            f" {'has' if one else 'have'} no known values (all {dataset.n_samples} missing); "
+            "a tree cannot split on "
+            f"{'it' if one else 'them'}.",
+            f"Drop {'it' if one else 'them'} with --ignore {','.join(empty)}.",
+        )

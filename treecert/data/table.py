@@ -1,0 +1,75 @@
+"""The table a file is read into, before it meets a schema, and the value spellings that
+every reader shares.
+
+:class:`_Table` holds the columns exactly as read: ARFF columns typed by their declaration,
+CSV columns still text or floats. :mod:`treecert.data.loading` turns a table into a training
+:class:`~treecert.data.schema.Dataset`; :mod:`treecert.data.alignment` fits one to a trained
+schema. Java's number spellings (``_number`` reads a number the way Java does, ``_fmt_num``
+writes one the way Weka's CSVLoader labels it) and the name listing used in messages live
+here because the ARFF and CSV readers, loading and alignment all use them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from treecert.data.schema import Attribute
+
+_NAN = float("nan")
+
+
+@dataclass
+class _Column:
+    """One column as read, before it is fitted to a schema.
+
+    ARFF columns are typed by their declaration (``values``: float64 numbers, date seconds
+    or nominal codes; object for strings). CSV columns carry ``kind="string"`` and are
+    either float64 (every value already parsed as a number) or object arrays of stripped
+    strings with ``None`` for missing; the kind is decided later.
+    """
+
+    attr: Attribute
+    values: np.ndarray
+
+
+@dataclass
+class _Table:
+    source: str
+    relation: str
+    columns: list[_Column]
+    weights: np.ndarray
+    is_csv: bool
+
+    @property
+    def names(self) -> list[str]:
+        return [c.attr.name for c in self.columns]
+
+    def column(self, name: str) -> _Column:
+        return self.columns[self.names.index(name)]
+
+
+def _listing(names: Sequence[str], limit: int = 25) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def _fmt_num(v: float) -> str:
+    """A number as Weka's CSVLoader would label it: ``1`` rather than ``1.0``."""
+    if math.isnan(v):
+        return "?"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v)
+
+
+def _number(token: str) -> float:
+    """``float(token)`` without Python's extras Java rejects (``1_000``, non-ASCII digits)."""
+    if "_" in token or not token.isascii():
+        raise ValueError(token)
+    return float(token)
