@@ -27,16 +27,10 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import DATASETS, random_datasets
 
-import treecert.tree.grow as grow_module
+import treecert.tree.numeric_search as numeric_search
 from treecert.tree.arrays import Tree
-from treecert.tree.grow import (
-    GrownNodes,
-    GrowParams,
-    SplitFinder,
-    branch_known_weights,
-    grow,
-    route_rows,
-)
+from treecert.tree.grow import GrownNodes, branch_known_weights, grow, route_rows
+from treecert.tree.split_search import GrowParams, SplitFinder
 
 GOLDEN = Path(__file__).resolve().parent / "fixtures" / "golden_trees"
 
@@ -320,10 +314,10 @@ def test_boundary_cut_search_matches_scoring_every_cut(data, params, p_inelig, j
         w = rng.choice([1.0, 1.0, 2.0, 0.7], idx.size)
         fast = finder.best_split(idx, w)
         try:
-            grow_module._PRUNE = False
+            numeric_search._PRUNE = False
             full = finder.best_split(idx, w)
         finally:
-            grow_module._PRUNE = True
+            numeric_search._PRUNE = True
         assert _same_split(fast, full), (fast, full)
 
 

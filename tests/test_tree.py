@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from treecert.tree.arrays import prune_to_cp
 from treecert.tree.classifier import DecisionTree
-from treecert.tree.grow import GrowParams, SplitFinder
 from treecert.tree.render import to_text
+from treecert.tree.split_search import GrowParams, SplitFinder
 
 
 def _finder(data, **kw):

@@ -48,16 +48,10 @@ from treecert.data.discretize import _ln_func
 from treecert.data.schema import Dataset
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree
-from treecert.tree.grow import (
-    _EPS,
-    _Batch,
-    _class_dtype,
-    _impurity_last,
-    _index_dtype,
-    grow,
-    segment_stops,
-    stops,
-)
+from treecert.tree.grow import grow, segment_stops, stops
+from treecert.tree.impurity import _impurity_last
+from treecert.tree.segments import _Batch, _class_dtype, _index_dtype
+from treecert.tree.split_search import _EPS
 
 _LN2 = np.log(2.0)
 #: Batched engines built in this process (:meth:`BatchEngine.shared`), at most two.

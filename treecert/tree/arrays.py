@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from treecert.tree.grow import GrownNodes
 from treecert.tree.leaf_estimates import leaf_proba
 
 
 @dataclass
-class Tree:
-    """A grown tree; see the module docstring for the array layout."""
+class TreeArrays:
+    """The seven arrays of the layout above; :class:`Tree` and the grower's
+    :class:`~treecert.tree.grow.GrownNodes` extend them."""
 
     feature: np.ndarray
     threshold: np.ndarray
@@ -36,10 +36,17 @@ class Tree:
     value_branch_ptr: np.ndarray
     value_branch: np.ndarray
     counts: np.ndarray
+
+
+@dataclass
+class Tree(TreeArrays):
+    """A grown tree; see the module docstring for the array layout."""
+
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_grown(cls, g: GrownNodes) -> Tree:
+    def from_grown(cls, g: TreeArrays) -> Tree:
+        """The tree of a :class:`~treecert.tree.grow.GrownNodes` (its seven arrays)."""
         return cls(
             g.feature, g.threshold, g.children_ptr, g.children,
             g.value_branch_ptr, g.value_branch, g.counts,
@@ -63,7 +70,8 @@ class Tree:
         return int(self.is_leaf.sum())
 
     def has_test(self, v: int, split) -> bool:
-        """Whether ``split`` (a :class:`treecert.grow.Split` or None) is node ``v``'s test."""
+        """Whether ``split`` (a :class:`treecert.tree.split_search.Split` or None) is node
+        ``v``'s test."""
         if split is None or self.feature[v] != split.feature:
             return False
         t = self.threshold[v]

@@ -13,8 +13,9 @@ import numpy as np
 from treecert.data.schema import Dataset, Schema
 from treecert.errors import ConfigError, DataError
 from treecert.tree.arrays import Tree, collapse, prune_to_cp
-from treecert.tree.grow import GrowParams, SplitFinder, grow
+from treecert.tree.grow import grow
 from treecert.tree.leaf_estimates import normalise_leaf_name
+from treecert.tree.split_search import GrowParams, SplitFinder
 
 
 @dataclass

@@ -1,0 +1,71 @@
+"""The grower's arithmetic: x ln x, impurity and split information, summed as numpy sums.
+
+Bit-for-bit equality with the straightforward node-by-node computation is a hard requirement
+(see :mod:`treecert.tree.grow`): tie-breaking rounds scores to ``_ROUND`` decimals, so one ulp
+could change a tree. Sums over a small last axis (classes, branches) are therefore replicated
+as numpy computes them (one term after the other below ``_SEQ_SUM`` terms, pairwise from
+there), so that a score computed column by column equals the one a per-node computation gets.
+Shared by the split search, the grower and the batched transductive engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_LN2 = np.log(2.0)
+# Scores are compared after rounding to this many decimals (ties: see the split search).
+_ROUND = 10
+# numpy sums fewer than this many terms along an axis one after the other (then pairwise).
+_SEQ_SUM = 8
+
+
+def _xlogx(a: np.ndarray) -> np.ndarray:
+    """``a * ln(a)``, 0 where a == 0: scipy's ``xlogy(a, a)`` without importing scipy."""
+    a = np.asarray(a, dtype=float)
+    out = np.zeros(a.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.log(a, out=out, where=a != 0)
+    out *= a
+    return out
+
+
+def _sum_cols(cols: list[np.ndarray]) -> np.ndarray:
+    """Elementwise sum of the arrays in ``cols``, in the order numpy sums a last axis."""
+    if len(cols) >= _SEQ_SUM:
+        return np.stack(cols, axis=-1).sum(axis=-1)
+    total = cols[0]
+    for c in cols[1:]:
+        total = total + c
+    return total
+
+
+def _lastsum(a: np.ndarray) -> np.ndarray:
+    """``a.sum(axis=-1)`` exactly as numpy computes it for each (contiguous) row."""
+    if a.shape[-1] >= _SEQ_SUM or a.shape[-1] == 0:
+        return np.ascontiguousarray(a).sum(axis=-1)
+    return _sum_cols([a[..., k] for k in range(a.shape[-1])])
+
+
+def _impurity(cols: list[np.ndarray], gini: bool) -> np.ndarray:
+    """N * impurity (entropy in bits, or Gini) from per-class count arrays."""
+    total = _sum_cols(cols)
+    if gini:
+        sq = _sum_cols([c * c for c in cols])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = total - sq / total
+        return np.where(total > 0, out, 0.0)
+    return (_xlogx(total) - _sum_cols([_xlogx(c) for c in cols])) / _LN2
+
+
+def _impurity_last(counts: np.ndarray, gini: bool) -> np.ndarray:
+    """N * impurity over the last axis (classes) of ``counts``."""
+    if counts.shape[-1] == 0:
+        return np.zeros(counts.shape[:-1])
+    return _impurity([counts[..., k] for k in range(counts.shape[-1])], gini)
+
+
+def _split_info(branch_weights: list[np.ndarray], unknown, total) -> np.ndarray:
+    """C4.5 split information in bits; the unknown weight counts as one more branch."""
+    s = _xlogx(total) - _sum_cols([_xlogx(b) for b in branch_weights])
+    s = s - _xlogx(unknown)
+    return s / _LN2 / total

@@ -1,0 +1,268 @@
+"""The numeric half of the split search: the best cut of every (node, numeric column).
+
+:class:`NumericSearch` is mixed into :class:`~treecert.tree.split_search.SplitFinder`, whose
+``y``, ``eligible``, ``params`` and ``n_classes`` it reads. It scores a
+:class:`~treecert.tree.segments._Batch` whose numeric columns are sorted within every node:
+class weights are cumulated along the sorted columns, and every (node, column)'s best cut is
+found with a few array operations and segmented reductions.
+
+* Only Fayyad-Irani boundary cuts are scored at first: a cut between two valid cuts that
+  moves rows of a single class lies on a convex stretch of the gain, so it never beats both
+  neighbours; the skipped cuts next to a column's (near-)best cut are scored afterwards,
+  since rounding to 10 decimals could make them tie. J48's MDL term still counts every
+  valid cut.
+* Integer weights (the usual case) are cumulated in integers, and ``x ln x`` of integer
+  counts is read from a table.
+* Ineligible rows (the TPCE test instance) count in the class weights but never give a
+  threshold (:meth:`NumericSearch._ineligible_cuts`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treecert.tree.impurity import _LN2, _ROUND, _impurity, _split_info, _sum_cols, _xlogx
+from treecert.tree.segments import _Batch, _ranges, _segment_cumsum
+
+# Score only Fayyad-Irani boundary cuts first (False: every cut; for tests).
+_PRUNE = True
+# Largest total weight for which x ln x of integer counts is looked up in a table.
+_TABLE_MAX = 2.0**22
+
+
+class NumericSearch:
+    """The numeric cut search of :class:`~treecert.tree.split_search.SplitFinder`."""
+
+    def _xlogx_table(self, n: int) -> np.ndarray:
+        """``_xlogx(i)`` for i = 0..n (at least), cached."""
+        table = getattr(self, "_table", None)
+        if table is None or table.size <= n:
+            table = _xlogx(np.arange(max(n + 1, 1024), dtype=float))
+            self._table = table
+        return table
+
+    def _numeric_batch(self, b: _Batch):
+        """Best cut of every (node, numeric column): (ok, gain, score, threshold), (G, p)."""
+        params = self.params
+        K = self.n_classes
+        gini = params.criterion == "gini"
+        G, seg, S, V, ys = b.G, b.seg, b.S, b.V, b.Y
+        p, M = S.shape
+        out_ok = np.zeros((G, p), dtype=bool)
+        out_gain = np.zeros((G, p))
+        out_score = np.zeros((G, p))
+        out_thr = np.full((G, p), np.nan)
+        if M < 2:
+            return out_ok, out_gain, out_score, out_thr
+        exact, node = b.exact, b.node
+        starts = seg[:-1]
+        lens = np.diff(seg)
+        y_e = self.y[b.rows]
+        # Class weights cumulated along every sorted column, restarted at each node. With
+        # integer weights in integers (exact, half the memory); else in floats, exactly as
+        # a per-node cumsum.
+        if b.integral:
+            w_e = b.w.astype(np.int32)
+            unit = bool(np.all(w_e == 1))
+            ws = None if unit else w_e[S]
+
+            def class_weights(k):
+                return (ys == k).astype(np.int32) if unit else np.where(ys == k, ws, 0)
+        else:
+            w_e = b.w
+            ws = b.w[S]
+
+            def class_weights(k):
+                return ws * (ys == k)  # w * 1.0 or w * 0.0: np.where(ys == k, ws, 0.0)
+
+        if b.we is None:
+            if b.integral and unit:  # the eligible weight before each cut is its position
+                CE = (np.arange(M) - np.repeat(starts, lens) + 1).astype(np.int32)
+            else:
+                CE = _segment_cumsum(ws.copy(), seg, exact,
+                                     np.bincount(node, weights=w_e, minlength=G))
+        else:
+            el = self.eligible[b.rows]
+            el_s = el[S]
+            CE = _segment_cumsum(np.where(el_s, ws, 0) if ws is not None else
+                                 el_s.astype(np.int32), seg, exact,
+                                 np.bincount(node, weights=w_e * el, minlength=G))
+        C = []
+        derive_last = b.we is None and bool(exact.all())
+        for k in range(K - 1 if derive_last else K):
+            tk = np.bincount(node, weights=np.where(y_e == k, w_e, 0), minlength=G)
+            C.append(_segment_cumsum(class_weights(k), seg, exact, tk))
+        if derive_last:  # exact sums: the last class is the rest, bit for bit
+            C.append(CE - _sum_cols(C) if C else np.broadcast_to(CE, (p, M)).copy())
+        # Known values come first in each segment (NaN sorts last).
+        if np.isnan(V[:, seg[1:] - 1]).any():
+            n_known = np.add.reduceat(~np.isnan(V), starts, axis=1, dtype=np.int64)  # (p, G)
+        else:
+            n_known = np.broadcast_to(lens, (p, G))
+        has = n_known > 0
+        last = np.maximum(starts + n_known - 1, 0)
+        rowj = np.arange(p)[:, None]
+        KC = [np.where(has, C[k][rowj, last], 0) for k in range(K)]  # (p, G)
+        KE = np.where(has, CE[last] if CE.ndim == 1 else CE[rowj, last], 0)
+        KCf = [c.astype(float) for c in KC]
+        # Cut i lies between sorted positions i and i+1 of one node.
+        pos_node = node[:-1]
+
+        def per_cut(a):  # (p, G) -> (p, M - 1): the value of each cut's node
+            return a if G == 1 else np.repeat(a, lens, axis=1)[:, :-1]
+
+        valid = V[:, :-1] < V[:, 1:]
+        if G > 1:
+            valid &= node[1:] == pos_node
+        left_e = CE[..., :-1]
+        if params.criterion == "gain_ratio":
+            min_split = np.clip(0.1 * KE.astype(float) / K, params.min_leaf, 25.0)
+            ms_pos = per_cut(min_split)
+            valid &= per_cut(KE >= 2 * min_split)
+        else:
+            ms_pos = float(params.min_leaf)
+        valid &= left_e >= ms_pos
+        valid &= per_cut(KE) - left_e >= ms_pos
+        inel = None
+        if self.eligible is not None:
+            inel_seg = np.bincount(node, weights=~self.eligible[b.rows], minlength=G) > 0
+            if inel_seg.any():
+                inel = self._ineligible_cuts(b, inel_seg, valid)
+        total_w = b.total_w
+        parent = _impurity(KCf, gini).ravel()
+        table = None
+        if b.integral and not gini and float(total_w.max()) < _TABLE_MAX:
+            table = self._xlogx_table(int(total_w.max()))  # x ln x of integer counts
+        KCr = [c.ravel().astype(np.intp) if b.integral else c.ravel() for c in KC]
+        Cr = [c.ravel() for c in C]
+
+        def cut_gain(jj, ii, gi, counts=False):
+            """Gain of the cuts (column jj, position ii, node gi) [and their counts]."""
+            kt, ft = jj * G + gi, jj * M + ii
+            L = [c.take(ft) for c in Cr]
+            KCt = [c.take(kt) for c in KCr]
+            if table is not None and not counts:
+                L = [c.astype(np.intp) for c in L]
+                R = [KCt[k] - L[k] for k in range(K)]
+                imp_l = (table.take(_sum_cols(L)) - _sum_cols([table.take(c) for c in L])) / _LN2
+                imp_r = (table.take(_sum_cols(R)) - _sum_cols([table.take(c) for c in R])) / _LN2
+                return (parent.take(kt) - imp_l - imp_r) / total_w.take(gi)
+            R = [KCt[k] - L[k] for k in range(K)]
+            if b.integral:
+                L = [c.astype(float) for c in L]
+                R = [c.astype(float) for c in R]
+                KCt = [c.astype(float) for c in KCt]
+            gain = (parent[kt] - _impurity(L, gini) - _impurity(R, gini)) / total_w[gi]
+            return (gain, L, R, KCt) if counts else gain
+
+        # Fayyad & Irani: moving the cut across rows of one class changes the gain convexly,
+        # so a cut whose neighbouring cuts are valid and which moves rows of one class only
+        # is never above both neighbours: skip it. The runs of skipped cuts next to a
+        # (near-)best cut are scored afterwards, as rounding to 10 decimals could tie them.
+        W = M - 1
+        prune = _PRUNE and W > 2
+        cand = valid
+        if prune:
+            skip = np.zeros_like(valid)
+            skip[:, 1:-1] = valid[:, :-2] & valid[:, 1:-1] & valid[:, 2:]
+            skip[:, 1:-1] &= ys[:, 1:-2] == ys[:, 2:-1]
+            cand = valid & ~skip
+        fc = np.flatnonzero(cand)
+        if fc.size == 0:
+            return out_ok, out_gain, out_score, out_thr
+        jj = np.repeat(np.arange(p), np.count_nonzero(cand, axis=1))
+        ii = fc - jj * W
+        gi = pos_node[ii]
+        key = jj * G + gi
+        gain = cut_gain(jj, ii, gi)
+        rgain = np.round(gain, _ROUND)
+        n = key.size
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        sizes = np.diff(np.r_[first, n])
+        gmax = np.maximum.reduceat(rgain, first)
+        k = np.minimum.reduceat(np.where(rgain == np.repeat(gmax, sizes), np.arange(n), n),
+                                first)
+        gj, gg, i_best, g_best = jj[k], gi[k], ii[k], gain[k]
+        if prune:
+            ht = np.flatnonzero(gain >= np.repeat(gmax, sizes) - 2e-10)
+            hpos = jj[ht] * W + ii[ht]
+            flat_skip = skip.ravel()
+            right = (ii[ht] < W - 1) & flat_skip[np.minimum(hpos + 1, p * W - 1)]
+            left = (ii[ht] > 0) & flat_skip[np.maximum(hpos - 1, 0)]
+            if right.any() or left.any():
+                # A run of skipped cuts ends at the neighbouring boundary cut of its group.
+                nxt = np.minimum(ht + 1, n - 1)
+                prv = np.maximum(ht - 1, 0)
+                lo = np.stack([ii[prv] + 1, ii[ht] + 1], axis=1).ravel()
+                ln = np.stack([np.where(left, ii[ht] - ii[prv] - 1, 0),
+                               np.where(right, ii[nxt] - ii[ht] - 1, 0)], axis=1).ravel()
+                owner = np.repeat(np.repeat(ht, 2), ln)
+                ni = _ranges(lo, ln)
+                nj, ng = jj[owner], gi[owner]
+                ngain = cut_gain(nj, ni, ng)
+                nr = np.round(ngain, _ROUND)
+                grp = np.cumsum(np.r_[True, key[1:] != key[:-1]])[owner] - 1
+                nf = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
+                ngrp = grp[nf]
+                nmax = np.maximum.reduceat(nr, nf)
+                nk = np.minimum.reduceat(
+                    np.where(nr == np.repeat(nmax, np.diff(np.r_[nf, ni.size])),
+                             np.arange(ni.size), ni.size), nf)
+                # Merge with the boundary cuts' first maximum, in position order.
+                take = (nmax > gmax[ngrp]) | ((nmax == gmax[ngrp]) & (ni[nk] < i_best[ngrp]))
+                tg = ngrp[take]
+                i_best[tg] = ni[nk[take]]
+                g_best[tg] = ngain[nk[take]]
+        ok = np.ones(gj.size, dtype=bool)
+        if params.criterion == "gain_ratio":
+            valid_pad = np.zeros((p, M), dtype=bool)
+            valid_pad[:, :-1] = valid
+            n_cuts = np.add.reduceat(valid_pad, starts, axis=1, dtype=np.int64)[gj, gg]
+            _, L, R, KCt = cut_gain(gj, i_best, gg, counts=True)
+            tw = total_w[gg]
+            g_best = g_best - np.log2(n_cuts) / tw  # J48's MDL correction
+            ok = g_best > 0
+            si = _split_info([_sum_cols(L), _sum_cols(R)], tw - _sum_cols(KCt), tw)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                score = np.where(si > 0, g_best / si, 0.0)
+        else:
+            score = g_best
+        vi = V[gj, i_best]
+        vn = V[gj, i_best + 1]
+        thr = vi if params.threshold == "lower" else (vi + vn) / 2.0
+        if inel is not None:
+            thr = np.where(inel[0][gg], inel[1][gj, i_best], thr)
+        thr = np.where(thr < vn, thr, vi)
+        out_ok[gg, gj] = ok
+        out_gain[gg, gj] = g_best
+        out_score[gg, gj] = score
+        out_thr[gg, gj] = thr
+        return out_ok, out_gain, out_score, out_thr
+
+    def _ineligible_cuts(self, b: _Batch, inel_seg: np.ndarray, valid: np.ndarray):
+        """Cuts of nodes holding ineligible rows: thresholds from eligible values only.
+
+        Restricts ``valid`` in place; returns (node flag, threshold per cut position).
+        """
+        S, V, seg, node = b.S, b.V, b.seg, b.node
+        p, M = S.shape
+        el = self.eligible[b.rows[S]] & ~np.isnan(V)
+        pos = np.arange(M)
+        prev_pos = np.maximum.accumulate(np.where(el, pos, -1), axis=1)[:, :-1]
+        nxt_pos = np.minimum.accumulate(np.where(el, pos, M)[:, ::-1], axis=1)[:, ::-1][:, 1:]
+        pos_node = node[:-1]
+        rowj = np.arange(p)[:, None]
+        prev = np.where(prev_pos >= seg[pos_node], V[rowj, np.maximum(prev_pos, 0)], -np.inf)
+        nxt = np.where(nxt_pos < seg[pos_node + 1], V[rowj, np.minimum(nxt_pos, M - 1)],
+                       np.inf)
+        Vi, Vn = V[:, :-1], V[:, 1:]
+        ok = np.isfinite(prev) & np.isfinite(nxt)
+        if self.params.threshold == "lower":
+            thr = prev
+            ok &= prev == Vi
+        else:
+            with np.errstate(invalid="ignore"):
+                thr = (prev + nxt) / 2.0
+            ok &= (Vi <= thr) & (thr < Vn)
+        valid &= ok | ~inel_seg[pos_node]
+        return inel_seg, thr

@@ -1,0 +1,134 @@
+"""Batches of nodes laid end to end, and sums over their segments that are exact bit for bit.
+
+The split search scores many nodes at once: their rows are laid end to end, node g owning the
+segment ``seg[g]:seg[g+1]`` (:class:`_Batch`), and each numeric column is sorted within every
+segment. Every floating-point sum over a segment must equal the one a node-by-node computation
+takes: segmented (cumulative) sums are exact when the weights are dyadic (integer weights:
+always) and are then taken in one pass over all segments; the others are re-done node by
+node. Where sums are exact, ties in a column may be sorted in any order
+(:func:`_exact_any_order`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Weights that are multiples of 2**-20 summing to less than 2**32 add up exactly in float64,
+# in any order: segmented sums of such weights can be taken with one global cumsum.
+_DYADIC = 2.0**20
+_EXACT_TOTAL = 2.0**32
+
+
+def _exact_segments(w: np.ndarray, node: np.ndarray, G: int) -> np.ndarray:
+    """Per segment: True if its weights are dyadic enough to be summed exactly in any order."""
+    scaled = w * _DYADIC
+    bad = ~(scaled == np.floor(scaled))
+    if not bad.any():
+        ok = np.ones(G, dtype=bool)
+    else:
+        ok = np.bincount(node[bad], minlength=G) == 0
+    if ok.any() and float(w[ok[node]].sum()) >= _EXACT_TOTAL:
+        ok[:] = False
+    return ok
+
+
+def _segment_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """``x[seg[g]:seg[g+1]].sum()`` for every (non-empty) segment g, bit for bit."""
+    out = np.add.reduceat(x, seg[:-1]) if x.size else np.zeros(seg.size - 1)
+    for g in np.flatnonzero(~exact):
+        out[g] = x[seg[g] : seg[g + 1]].sum()
+    return out
+
+
+def _segment_cumsum(a: np.ndarray, seg: np.ndarray, exact: np.ndarray,
+                    totals: np.ndarray) -> np.ndarray:
+    """Cumulative sums of ``a`` (p, M) along axis 1 restarted in every segment, in place.
+
+    Each equals ``np.cumsum`` over its segment alone, bit for bit: exact segments are summed
+    in one pass, with the previous segment's total (``totals[g]``: the sum of every row of
+    ``a`` over segment g) taken off at each segment start; the others one by one.
+    """
+    inexact = np.flatnonzero(~exact)
+    local = [np.cumsum(a[:, seg[g] : seg[g + 1]], axis=1) for g in inexact]
+    for g in inexact:
+        a[:, seg[g] : seg[g + 1]] = 0.0
+    if seg.size > 2:
+        a[:, seg[1:-1]] -= np.where(exact[:-1], totals[:-1], 0.0).astype(a.dtype)
+    np.cumsum(a, axis=1, out=a)
+    for g, c in zip(inexact, local, strict=True):
+        a[:, seg[g] : seg[g + 1]] = c
+    return a
+
+
+def _ragged_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """``x[seg[g]:seg[g+1]].sum()`` for every segment g (empty ones too), bit for bit."""
+    x0 = np.where(exact[np.repeat(np.arange(seg.size - 1), np.diff(seg))], x, 0.0)
+    cs = np.zeros(x.size + 1)
+    np.cumsum(x0, out=cs[1:])
+    out = cs[seg[1:]] - cs[seg[:-1]]
+    for g in np.flatnonzero(~exact):
+        out[g] = x[seg[g] : seg[g + 1]].sum()
+    return out
+
+
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + n)`` for every (s, n)."""
+    total = int(lens.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    ends = np.cumsum(lens)
+    return np.repeat(starts - (ends - lens), lens) + np.arange(total)
+
+
+@dataclass(eq=False, slots=True)
+class _Batch:
+    """Rows of G nodes laid end to end: node g owns entries ``seg[g]:seg[g+1]``.
+
+    ``S[j]`` lists the entries sorted by numeric column j within each segment (NaN last;
+    stable, unless sums are exact), ``V[j]`` their values and ``Y[j]`` their classes;
+    ``we`` is the eligible weight (None: all eligible). ``integral``: all weights are
+    integers summing below 2**31.
+    """
+
+    seg: np.ndarray
+    rows: np.ndarray
+    w: np.ndarray
+    we: np.ndarray | None
+    S: np.ndarray | None
+    V: np.ndarray | None
+    Y: np.ndarray | None
+    G: int = field(init=False)
+    node: np.ndarray = field(init=False)
+    exact: np.ndarray = field(init=False)
+    total_w: np.ndarray = field(init=False)
+    integral: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.G = self.seg.size - 1
+        self.node = np.repeat(np.arange(self.G), np.diff(self.seg))
+        self.exact = _exact_segments(self.w, self.node, self.G)
+        self.total_w = _segment_sums(self.w, self.seg, self.exact)
+        self.integral = bool(self.exact.all() and np.all(self.w == np.floor(self.w))
+                             and float(self.total_w.sum()) < 2.0**31)
+
+
+def _exact_any_order(w: np.ndarray, XT: np.ndarray, *, missing_ok: bool) -> bool:
+    """True if the order of equal values cannot change a result: integer weights (exact
+    sums), no -0.0 (which sorts with 0.0 but prints apart) and, unless ``missing_ok``, no
+    missing value (whose fractional weights would make sums inexact further down)."""
+    if not (np.all(w == np.floor(w)) and float(w.sum()) < 2.0**31):
+        return False
+    zero = XT == 0
+    if zero.any() and np.signbit(XT[zero]).any():
+        return False
+    return missing_ok or not np.isnan(XT).any()
+
+
+def _index_dtype(n: int):
+    return np.int32 if n < 2**31 else np.int64
+
+
+def _class_dtype(n_classes: int):
+    return np.int8 if n_classes < 128 else np.int32

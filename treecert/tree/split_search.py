@@ -1,0 +1,354 @@
+"""The split search: growing parameters, and the best test of every node of a batch.
+
+:class:`SplitFinder` scores a *batch* of nodes at once (a
+:class:`~treecert.tree.segments._Batch`): their rows are laid end to end (node g owns a
+segment), each numeric column is sorted within every segment and every (node, column)'s best
+cut is found with a few array operations and segmented reductions
+(:class:`~treecert.tree.numeric_search.NumericSearch`); nominal attributes are tallied with
+one ``bincount``. :meth:`SplitFinder.best_split` is the batch of one node (one ``argsort`` of
+its numeric columns), callable on any row subset. The grower (:mod:`treecert.tree.grow`) and
+the transductive engines share it.
+
+Rules, and where they come from
+-------------------------------
+* ``info_gain`` (default; Clus and the TPCE paper's experiments): the admissible test of
+  largest information gain. ``gini``: the same with the Gini decrease (CART).
+  ``gain_ratio``: J48's ``C45ModelSelection`` — best gain ratio among tests whose gain is at
+  least the average gain (minus 1e-3), numeric gain MDL-corrected by log2(#cuts)/N, numeric
+  branches at least ``clamp(0.1 N_known / K, min_leaf, 25)``.
+* Missing values (C4.5): gain is computed on the instances whose value is known and scaled by
+  the known fraction; gain ratio's split information counts the unknown part as a branch;
+  an instance with an unknown value goes down every branch with a weight proportional to the
+  branch's known weight (fractional instances).
+* Numeric tests are ``x <= threshold`` (left) versus ``x > threshold``. Candidate thresholds
+  come only from *eligible* training values: ``threshold="midpoint"`` puts the threshold
+  halfway between two consecutive eligible values (scikit-learn, rpart);
+  ``threshold="lower"`` uses the lower of the two (C4.5/J48 use an observed value; J48 picks
+  the largest value of the *whole* training set below the midpoint, which partitions the
+  node's training rows identically and differs only for unseen values in between).
+  For each attribute the cut of largest gain is taken (then, for ``gain_ratio``, corrected
+  and divided by its split information).
+* Nominal tests: one branch per declared value (C4.5 multiway) or, with
+  ``binary_splits=True``, one value versus the rest (J48 ``-B``). A multiway test needs at
+  least two branches with ``min_leaf`` weight, as in J48.
+* Ineligible rows (the TPCE paper, section 3.2 and Fig. 3): a row flagged ineligible — the
+  test instance x added with a tentative label — counts in every class count, hence in the
+  heuristic, but its values never become thresholds and its weight never makes a test
+  admissible (``min_leaf`` and J48's node-size checks use eligible weight only), so x cannot
+  create a nominal branch or a numeric cut that the training data alone would not allow.
+* Ties are broken deterministically: scores are compared after rounding to 10 decimals, and
+  the lowest attribute index, then the lowest threshold/value, wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from treecert.errors import ConfigError
+from treecert.tree.impurity import _ROUND, _impurity_last, _lastsum, _split_info
+from treecert.tree.numeric_search import NumericSearch
+from treecert.tree.segments import _Batch, _class_dtype, _exact_any_order, _index_dtype
+
+CRITERIA = ("info_gain", "gain_ratio", "gini")
+THRESHOLD_RULES = ("midpoint", "lower")
+_EPS = 1e-12
+# Nominal class counts are tallied for at most this many (node, attribute, value, class) cells
+# at once.
+_NOMINAL_CELLS = 2**22
+
+
+@dataclass(frozen=True)
+class GrowParams:
+    """Hyperparameters of tree growing (all stopping rules are pre-pruning)."""
+
+    criterion: str = "info_gain"
+    min_leaf: float = 2.0
+    max_depth: int | None = None
+    min_gain: float = 0.0
+    binary_splits: bool = False
+    threshold: str = "midpoint"
+    collapse: bool = False
+
+    def __post_init__(self) -> None:
+        if self.criterion not in CRITERIA:
+            raise ConfigError(
+                f"unknown criterion '{self.criterion}'.", f"Choose one of: {', '.join(CRITERIA)}."
+            )
+        if self.threshold not in THRESHOLD_RULES:
+            raise ConfigError(
+                f"unknown threshold rule '{self.threshold}'.", "Choose midpoint or lower."
+            )
+        if self.min_leaf < 0:
+            raise ConfigError(f"min_leaf must be >= 0, got {self.min_leaf}.")
+        if self.max_depth is not None and self.max_depth < 0:
+            raise ConfigError(f"max_depth must be >= 0, got {self.max_depth}.")
+        if self.min_gain < 0:
+            raise ConfigError(f"min_gain must be >= 0, got {self.min_gain}.")
+
+
+@dataclass
+class Split:
+    """The test chosen at a node."""
+
+    feature: int
+    threshold: float  # NaN for nominal tests
+    value_branch: np.ndarray | None  # nominal: branch index of every declared value
+    n_branches: int
+    score: float
+
+
+@dataclass
+class _Choice:
+    """The chosen test of every node of a batch (feature -1: none)."""
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    n_branches: np.ndarray
+    score: np.ndarray
+    value_branch: dict[int, np.ndarray]
+
+    def split(self, g: int) -> Split | None:
+        if self.feature[g] < 0:
+            return None
+        return Split(int(self.feature[g]), float(self.threshold[g]), self.value_branch.get(g),
+                     int(self.n_branches[g]), float(self.score[g]))
+
+
+class SplitFinder(NumericSearch):
+    """Finds the best test for a node's rows; shared by the builder and the TPCE engine.
+
+    Parameters
+    ----------
+    X : float array (n_samples, n_features); nominal codes as floats, NaN = missing.
+    y : int array (n_samples,) with codes in [0, n_classes).
+    is_nominal, n_values : per-feature kind and number of declared values.
+    eligible : bool array (n_samples,) or None — rows whose values may become thresholds.
+    n_total_rows : size of the whole training set (J48's 0.3·N many-values rule).
+
+    ``X``, ``y`` and ``eligible`` are read at every call, never copied: a caller may change
+    rows in place between calls (the transductive engine does).
+    """
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        is_nominal: np.ndarray,
+        n_values: np.ndarray,
+        n_classes: int,
+        params: GrowParams,
+        eligible: np.ndarray | None = None,
+        n_total_rows: float | None = None,
+    ) -> None:
+        self.X = X
+        self.y = y
+        self.n_classes = n_classes
+        self.params = params
+        self.eligible = eligible
+        self.numeric_idx = np.flatnonzero(~is_nominal)
+        self.nominal_idx = np.flatnonzero(is_nominal)
+        self.n_values = n_values
+        self.max_values = int(n_values[self.nominal_idx].max()) if self.nominal_idx.size else 0
+        self.n_total_rows = float(n_total_rows if n_total_rows is not None else X.shape[0])
+        # J48's "many values" rule: if every attribute is nominal with >= 0.3 N values,
+        # all of them still count in the average gain.
+        self.multi_val = bool(
+            self.numeric_idx.size == 0
+            and self.nominal_idx.size > 0
+            and np.all(n_values[self.nominal_idx] >= 0.3 * self.n_total_rows)
+        )
+        many_rule = 0.3 * self.n_total_rows
+        self._in_avg = np.array(
+            [True] * self.numeric_idx.size
+            + [self.multi_val or int(n_values[f]) < many_rule for f in self.nominal_idx],
+            dtype=bool,
+        )
+        self._fid = np.concatenate([self.numeric_idx, self.nominal_idx]).astype(np.int64)
+
+    # ------------------------------------------------------------------ public
+    def best_split(self, idx: np.ndarray, w: np.ndarray) -> Split | None:
+        """Best admissible test for the rows ``idx`` with weights ``w``, or None."""
+        idx = np.asarray(idx, dtype=np.int64)
+        w = np.asarray(w, dtype=float)
+        return self._evaluate(self._single_batch(idx, w)).split(0)
+
+    def _single_batch(self, idx: np.ndarray, w: np.ndarray, we: np.ndarray | None = None,
+                      *, any_order: bool | None = None):
+        """The batch of one node; its numeric columns sorted (stable unless ``any_order``)."""
+        S = V = Y = None
+        if self.numeric_idx.size:
+            XT = self.X[np.ix_(idx, self.numeric_idx)].T
+            if any_order is None:
+                any_order = _exact_any_order(w, XT, missing_ok=True)
+            # Exact (integer) sums do not depend on the order of equal values: any sort.
+            S = np.argsort(XT, axis=1, kind=None if any_order else "stable")
+            S = S.astype(_index_dtype(idx.size))
+            V = np.take_along_axis(XT, S, axis=1)
+            Y = self.y.astype(_class_dtype(self.n_classes))[idx][S]
+        if we is None and self.eligible is not None:
+            we = w * self.eligible[idx]
+        return _Batch(np.array([0, idx.size]), idx, w, we, S, V, Y)
+
+    def _nominal(self, idx, Y, we, total_w):
+        """Candidate nominal tests of one node as (feature, gain, score, nan, value_branch,
+        counts-in-average) tuples (``Y``: the rows' one-hot class weights)."""
+        b = self._single_batch(np.asarray(idx), np.asarray(Y).sum(axis=1), np.asarray(we))
+        b.total_w = np.array([float(total_w)])
+        ok, gain, score, vb = self._nominal_batch(b)
+        out = []
+        for j in np.flatnonzero(ok[0]):
+            f = int(self.nominal_idx[j])
+            out.append((f, float(gain[0, j]), float(score[0, j]), np.nan,
+                        self._value_branch(f, int(vb[0, j])), bool(self._in_avg[
+                            self.numeric_idx.size + j])))
+        return out
+
+    # ------------------------------------------------------------------ batch scoring
+    def _value_branch(self, f: int, v: int) -> np.ndarray:
+        nv = int(self.n_values[f])
+        if v < 0:
+            return np.arange(nv)
+        vb = np.ones(nv, dtype=np.int64)
+        vb[v] = 0
+        return vb
+
+    def _evaluate(self, b: _Batch) -> _Choice:
+        """The chosen test of every node of the batch (the rules in the module docstring)."""
+        params = self.params
+        G, p, q = b.G, self.numeric_idx.size, self.nominal_idx.size
+        ok = np.zeros((G, p + q), dtype=bool)
+        gain = np.zeros((G, p + q))
+        score = np.zeros((G, p + q))
+        thr = np.full((G, p), np.nan)
+        vb = np.full((G, q), -1, dtype=np.int64)
+        if p and b.rows.size:
+            ok[:, :p], gain[:, :p], score[:, :p], thr = self._numeric_batch(b)
+        if q and b.rows.size:
+            ok[:, p:], gain[:, p:], score[:, p:], vb = self._nominal_batch(b)
+        if params.criterion == "gain_ratio":
+            counted = ok & self._in_avg
+            acc = np.zeros(G)
+            for c in range(p + q):  # Python's sum() over the candidate list, in its order
+                acc = acc + np.where(counted[:, c], gain[:, c], 0.0)
+            n_counted = counted.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                avg = acc / n_counted
+            pool = ok & (n_counted > 0)[:, None] & (gain >= (avg - 1e-3)[:, None])
+            pool &= score > 1e-6
+        else:
+            pool = ok & (gain > _EPS)
+        pool &= gain > params.min_gain
+        # max(pool, key=(round(score, 10), -feature)): the unique clear best wins; among
+        # exactly equal scores the lowest feature; anything closer is settled as Python does.
+        masked = np.where(pool, score, -np.inf)
+        top = masked.max(axis=1) if p + q else np.full(G, -np.inf)
+        near = pool & (masked >= (top - 2e-10)[:, None])
+        same = near & (masked == top[:, None])
+        best = np.argmin(np.where(same, self._fid, np.iinfo(np.int64).max), axis=1)
+        has = pool.any(axis=1)
+        for g in np.flatnonzero(has & ((near != same).any(axis=1))):
+            cands = np.flatnonzero(pool[g])
+            best[g] = max(cands, key=lambda c, g=g: (round(float(score[g, c]), _ROUND),
+                                                     -int(self._fid[c])))
+        rows = np.flatnonzero(has)
+        col = best[rows]
+        feature = np.full(G, -1, dtype=np.int64)
+        feature[rows] = self._fid[col]
+        threshold = np.full(G, np.nan)
+        n_branches = np.zeros(G, dtype=np.int64)
+        value_branch: dict[int, np.ndarray] = {}
+        is_num = col < p
+        threshold[rows[is_num]] = thr[rows[is_num], col[is_num]]
+        n_branches[rows[is_num]] = 2
+        for g, c in zip(rows[~is_num].tolist(), (col[~is_num] - p).tolist(), strict=True):
+            f = int(self.nominal_idx[c])
+            value_branch[g] = self._value_branch(f, int(vb[g, c]))
+            n_branches[g] = int(value_branch[g].max()) + 1
+        out_score = np.zeros(G)
+        out_score[rows] = score[rows, col]
+        return _Choice(feature, threshold, n_branches, out_score, value_branch)
+
+    def _nominal_batch(self, b: _Batch):
+        """Best test of every (node, nominal column): (ok, gain, score, value), (G, q);
+        value is the branch-0 value of a binary test, -1 for a multiway test."""
+        cell_size = self.nominal_idx.size * max(self.max_values, 1) * self.n_classes
+        step = max(1, _NOMINAL_CELLS // cell_size)
+        if b.G <= step:
+            return self._nominal_nodes(b, 0, b.G)
+        parts = [self._nominal_nodes(b, g, min(g + step, b.G)) for g in range(0, b.G, step)]
+        return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+
+    def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
+        """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
+        params = self.params
+        gini = params.criterion == "gini"
+        cols = self.nominal_idx
+        K, V, q, G = self.n_classes, self.max_values, cols.size, g1 - g0
+        lo, hi = b.seg[g0], b.seg[g1]
+        rows, w = b.rows[lo:hi], b.w[lo:hi]
+        we = w if b.we is None else b.we[lo:hi]
+        codes = self.X[np.ix_(rows, cols)]
+        known = ~np.isnan(codes)
+        ci = np.where(known, codes, 0).astype(np.int64)
+        y = self.y[rows]
+        cell = ((b.node[lo:hi] - g0)[:, None] * q + np.arange(q)[None, :]) * V + ci
+        flat = cell * K + y[:, None]
+        counts = np.bincount(
+            flat[known], weights=np.broadcast_to(w[:, None], flat.shape)[known],
+            minlength=G * q * V * K,
+        ).reshape(G, q, V, K)
+        elig = np.bincount(
+            cell[known], weights=np.broadcast_to(we[:, None], cell.shape)[known],
+            minlength=G * q * V,
+        ).reshape(G, q, V)
+        known_counts = counts.sum(axis=2)  # (G, q, K)
+        wk = _lastsum(known_counts)
+        parent_imp = _impurity_last(known_counts, gini)
+        tw = b.total_w[g0:g1]
+        ok = np.zeros((G, q), dtype=bool)
+        gain = np.zeros((G, q))
+        score = np.zeros((G, q))
+        value = np.full((G, q), -1, dtype=np.int64)
+        ml = params.min_leaf
+        for j in range(q):
+            nv = int(self.n_values[cols[j]])
+            if nv == 0:
+                continue
+            cnt = counts[:, j, :nv]  # (G, nv, K)
+            if not params.binary_splits:
+                ok[:, j] = (elig[:, j, :nv] >= ml).sum(axis=1) >= 2
+                g = (parent_imp[:, j] - _lastsum(_impurity_last(cnt, gini))) / tw
+                gain[:, j] = g
+                if params.criterion == "gain_ratio":
+                    br = _lastsum(cnt)  # (G, nv)
+                    si = _split_info([br[:, v] for v in range(nv)], tw - wk[:, j], tw)
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        score[:, j] = np.where(si > 0, g / si, 0.0)
+                else:
+                    score[:, j] = g
+                continue
+            # One value versus the rest (J48 -B).
+            el = elig[:, j, :nv]
+            okv = (el >= ml) & (_lastsum(el)[:, None] - el >= ml)
+            ok[:, j] = okv.any(axis=1)
+            if not ok[:, j].any():
+                continue
+            rest = known_counts[:, j][:, None, :] - cnt
+            gains = (parent_imp[:, j][:, None] - _impurity_last(cnt, gini)
+                     - _impurity_last(rest, gini)) / tw[:, None]
+            if params.criterion == "gain_ratio":
+                si = _split_info([_lastsum(cnt), _lastsum(rest)], (tw - wk[:, j])[:, None],
+                                 tw[:, None])
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    scores = np.where(si > 0, gains / si, 0.0)
+            else:
+                scores = gains
+            scores = np.where(okv, np.round(scores, _ROUND), -np.inf)
+            v = np.argmax(scores, axis=1)
+            rg = np.arange(G)
+            value[:, j] = v
+            gain[:, j] = gains[rg, v]
+            score[:, j] = scores[rg, v]
+        return ok, gain, score, value
