@@ -41,7 +41,7 @@ def message(exc_info: pytest.ExceptionInfo) -> str:
 # ------------------------------------------------------------------------- UCI datasets
 # The table in tests/data/README.md: rows, numeric, nominal, declared classes, classes
 # present, smallest and largest class, missing values.
-SHARED_TABLE = {
+UCI_TABLE = {
     "breast-cancer": (286, 0, 9, 2, 2, 85, 201, True),
     "contact-lenses": (24, 0, 4, 3, 3, 4, 15, False),
     "credit-g": (1000, 7, 13, 2, 2, 300, 700, False),
@@ -63,9 +63,9 @@ SHARED_TABLE = {
 
 
 
-@pytest.mark.parametrize("name", sorted(SHARED_TABLE))
+@pytest.mark.parametrize("name", sorted(UCI_TABLE))
 def test_uci_dataset_matches_weka_counts(name: str) -> None:
-    rows, n_num, n_nom, declared, present, smallest, largest, missing = SHARED_TABLE[name]
+    rows, n_num, n_nom, declared, present, smallest, largest, missing = UCI_TABLE[name]
     ds = load_dataset(DATASETS / f"{name}.arff")
     kinds = [a.kind for a in ds.schema.attributes]
     assert ds.n_samples == rows
@@ -82,7 +82,7 @@ def test_uci_dataset_matches_weka_counts(name: str) -> None:
     check_trainable(ds)
 
 
-@pytest.mark.parametrize("name", sorted(SHARED_TABLE))
+@pytest.mark.parametrize("name", sorted(UCI_TABLE))
 def test_uci_dataset_fast_path_equals_exact_tokenizer(name: str) -> None:
     text = (DATASETS / f"{name}.arff").read_text()
     _, attrs, offset, _ = _parse_arff_header(text, name)
