@@ -51,7 +51,7 @@ FIELDS = ("dataset", "fold", "j48_unpruned", "treecert_unpruned", "j48_c25", "eb
 
 def j48_thresholds(tree, data):
     """The tree with every numeric threshold moved to J48's value (see the module doc)."""
-    from treecert.pruning.prune import _build_nodes, _Router
+    from treecert.pruning.ebp import _build_nodes, _Router
 
     labelled = np.flatnonzero(data.y >= 0)
     router = _Router(tree, data.X, data.y, tree.n_classes)
@@ -74,7 +74,7 @@ def j48_thresholds(tree, data):
 
 def treecert_sizes(path: Path) -> dict:
     from treecert.data.loading import load_dataset
-    from treecert.pruning.prune import prune_ebp
+    from treecert.pruning.ebp import prune_ebp
     from treecert.tree.classifier import DecisionTree
 
     data = load_dataset(path)

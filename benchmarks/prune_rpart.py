@@ -12,8 +12,8 @@ the *pruning* exactly, this script imports rpart's own trees into treecert:
    the ``cptable``, and — from ``xpred.rpart`` with the same LOO groups — the LOO loss of
    each subtree computed both ways round: ``L[true, pred]`` and ``L[pred, true]``.
 2. Python rebuilds every tree as a :class:`treecert.tree.Tree` (same tests, same counts),
-   runs :func:`treecert.prune.ccp_path` on the full tree and
-   :func:`treecert.prune.cv_path_losses` over the LOO trees, and compares: node risks, the
+   runs :func:`treecert.pruning.ccp.ccp_path` on the full tree and
+   :func:`treecert.pruning.ccp.cv_path_losses` over the LOO trees, and compares: node risks, the
    α (= CP × root risk) sequence and sizes, and the cross-validated loss.
 3. For reference, treecert's own gini tree on the exported CSV is pruned by LOO ccp.
 
@@ -110,7 +110,8 @@ def rpart_tree(rows: pd.DataFrame, class_factor: np.ndarray | None = None):
 
 def compare(out: Path, config: str) -> str:
     from treecert.data.loading import load_dataset
-    from treecert.pruning.prune import ccp_path, cv_path_losses, node_risk
+    from treecert.pruning.ccp import ccp_path, cv_path_losses
+    from treecert.pruning.common import node_risk
 
     L = LOSSES[config]
     data = load_dataset(out / "kyphosis.csv")

@@ -16,22 +16,14 @@ from hypothesis import given, settings
 
 from treecert import api
 from treecert.errors import ConfigError, DataError
+from treecert.pruning.ccp import ccp_path, cv_path_losses, prune_ccp
+from treecert.pruning.common import PruneOptions, node_risk
+from treecert.pruning.ebp import add_errs, prune_ebp
+from treecert.pruning.kl import kl_distance, prune_kl
+from treecert.pruning.laplace_loss import laplace_node_loss, prune_laplace_loss
 from treecert.pruning.loss import read_loss
-from treecert.pruning.prune import (
-    PruneOptions,
-    add_errs,
-    ccp_path,
-    cv_path_losses,
-    kl_distance,
-    laplace_node_loss,
-    node_risk,
-    prune_ccp,
-    prune_ebp,
-    prune_kl,
-    prune_laplace_loss,
-    prune_rep,
-    prune_tree,
-)
+from treecert.pruning.prune import prune_tree
+from treecert.pruning.rep import prune_rep
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.model import read_model

@@ -112,7 +112,8 @@ def prune(
     seed: int = 1,
     data: Dataset | None = None,
 ) -> Model:
-    """A new model whose tree is ``model``'s pruned with ``method`` (see :mod:`treecert.prune`).
+    """A new model whose tree is ``model``'s pruned with ``method``
+    (see :mod:`treecert.pruning.prune`).
 
     ``loss`` is ``L[true, predicted]`` in the model's class order. ``data`` is the training
     data; by default the data embedded in the model. Given data is checked against the
@@ -121,7 +122,8 @@ def prune(
     records the pruning in ``Model.pruning`` (method, options, sizes before and after, the
     loss matrix, ccp's α sequence and choice, and any earlier pruning as ``previous``).
     """
-    from treecert.pruning.prune import PruneOptions, check_training_data, prune_tree
+    from treecert.pruning.common import PruneOptions, check_training_data
+    from treecert.pruning.prune import prune_tree
 
     options = PruneOptions(method=method, cf=cf, subtree_raising=subtree_raising,
                            kl_threshold=kl_threshold, holdout=holdout, cv=cv, one_se=one_se,

@@ -1,8 +1,9 @@
-"""Writing outputs safely: atomically, and never over an input file.
+"""Writing outputs safely: atomically, never over an input file, and as strict JSON.
 
 A batch job killed mid-write must not leave a half-written CSV or model that a later step
 reads as complete, so every output goes to a temporary file in the target directory and is
-renamed into place only when complete.
+renamed into place only when complete. JSON outputs are strict (no NaN or Infinity):
+:func:`nan_to_none` prepares a document for ``json.dumps(..., allow_nan=False)``.
 """
 
 from __future__ import annotations
@@ -70,6 +71,22 @@ def write_text(path: str | Path, text: str) -> None:
     """Write ``text`` atomically to ``path`` (or stdout for ``-``)."""
     with atomic_writer(path) as fh:
         fh.write(text)
+
+
+def nan_to_none(obj):
+    """``obj`` ready for strict JSON: NaN and ±inf become None and numpy scalars Python ones,
+    recursively through dicts and lists (pruning records in model files, comparisons)."""
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {k: nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [nan_to_none(v) for v in obj]
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    if isinstance(obj, np.generic):
+        return nan_to_none(obj.item())
+    return obj
 
 
 def write_frame(frame, fh: IO[str], *, header: bool = True) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from treecert.data.fileio import nan_to_none
 from treecert.errors import DataError
 from treecert.evaluation import stats
 
@@ -41,19 +42,7 @@ class Comparison:
             "averages": self.averages.reset_index().to_dict(orient="records"),
             "ranks": self.ranks.to_dict(orient="records"),
         }
-        return json.dumps(_nan_to_none(doc), indent=2, allow_nan=False) + "\n"
-
-
-def _nan_to_none(obj):
-    if isinstance(obj, dict):
-        return {k: _nan_to_none(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_nan_to_none(v) for v in obj]
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    if isinstance(obj, np.generic):
-        return _nan_to_none(obj.item())
-    return obj
+        return json.dumps(nan_to_none(doc), indent=2, allow_nan=False) + "\n"
 
 
 def compare(metrics: pd.DataFrame, *, metric_names: tuple[str, ...] | None = None,

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, MethodSpec, Prediction
 
-#: Post-pruning options every leaf method accepts (``treecert.prune``), e.g.
+#: Post-pruning options every leaf method accepts (:mod:`treecert.pruning.prune`), e.g.
 #: ``laplace:prune=ccp,cv=10,one_se=true``; the loss matrix is the run's ``--loss``.
 PRUNE_OPTIONS: dict[str, type] = {
     "prune": str, "cf": float, "subtree_raising": bool, "kl_threshold": float,
@@ -32,7 +32,8 @@ class PrunesTree:
         self.pruning_ = None
 
     def _prune(self, estimator, data: Dataset):
-        from treecert.pruning.prune import PruneOptions, prune_tree
+        from treecert.pruning.common import PruneOptions
+        from treecert.pruning.prune import prune_tree
 
         o = self.opts
         options = PruneOptions(
@@ -98,7 +99,7 @@ class _LeafMethod(PrunesTree, Method):
 
 
 def _training_data_for(model, spec) -> Dataset | None:
-    from treecert.pruning.prune import PruneOptions
+    from treecert.pruning.common import PruneOptions
 
     data = model.training_data
     needs = PruneOptions(method=str(spec.options.get("prune", "none")),
