@@ -8,9 +8,10 @@ What is timed (in-process CPU time, ``time.process_time``, one run each; every e
 single-threaded, so CPU time is wall time on a quiet machine and is much less disturbed
 by other jobs on a shared one):
 
-* ``fast``: treecert's TPCE with the default engine (:mod:`treecert.engine_batch`) over
-  *every* test instance of the protocol (10-fold CV with the shared folds files, or
-  leave-one-out through the LOO fast path), fit and predict.
+* ``fast``: treecert's TPCE with the default engine
+  (:mod:`treecert.transductive.batch_engine`) over *every* test instance of the protocol
+  (10-fold CV with the shared folds files, or leave-one-out through the LOO fast path),
+  fit and predict.
 * ``path``: ``engine=path`` (x's path grown one (x, c) at a time, the previous default),
   timed on ``--sample`` test instances and scaled to all instances.
 * ``naive``: ``engine=naive`` (a whole tree per label per instance), timed on the same

@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.transductive.batched import BatchEngine, LeafForest, evaluate_nodes, value_ranks
+from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.engine import TransductiveEngine
+from treecert.transductive.leaf_forest import LeafForest
+from treecert.transductive.node_search import evaluate_nodes, value_ranks
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow
 
@@ -169,7 +171,7 @@ def test_leaf_forest_grows_the_growers_leaves(data, growing, seed, ranked):
 
 def test_split_searches_in_parts_equal_one_batch(monkeypatch):
     """A long list of nodes is searched in parts (bounded memory) with the same results."""
-    import treecert.transductive.batched as engine_batch
+    import treecert.transductive.node_search as node_search
     from treecert.data.loading import load_dataset
 
     data = load_dataset(SAMPLE_DATA / "credit-g.arff")
@@ -179,9 +181,9 @@ def test_split_searches_in_parts_equal_one_batch(monkeypatch):
     for size in rng.integers(2, 400, 30):
         rows = np.sort(rng.choice(data.n_samples, size, replace=False))
         nodes.append((rows, data.weights[rows]))
-    whole = engine_batch.evaluate_nodes(finder, nodes, value_ranks(finder))
-    monkeypatch.setattr(engine_batch, "SEARCH_CELLS", 2000)  # a few nodes per part
-    parts = engine_batch.evaluate_nodes(finder, nodes, value_ranks(finder))
+    whole = node_search.evaluate_nodes(finder, nodes, value_ranks(finder))
+    monkeypatch.setattr(node_search, "SEARCH_CELLS", 2000)  # a few nodes per part
+    parts = node_search.evaluate_nodes(finder, nodes, value_ranks(finder))
     assert sum(s is not None for s in whole) > 20
     for a, b in zip(whole, parts, strict=True):
         assert (a is None) == (b is None)

@@ -12,10 +12,11 @@ has unknown values it reaches several leaves fractionally and their estimates ar
 with x's shares, as in ordinary C4.5 prediction. ``tpce_disagree`` is 1 when the K trees
 do not all predict the same class for x.
 
-``engine=fast`` serves every (x, c) from the tree grown on D (:mod:`treecert.engine_batch`:
-tests certified unchanged, exact searches only where a test may change, batched over all
-instances); ``engine=path`` grows x's path one (x, c) at a time (:mod:`treecert.engine`);
-``engine=naive`` grows every tree in full — the reference. All three give identical output.
+``engine=fast`` serves every (x, c) from the tree grown on D
+(:mod:`treecert.transductive.batch_engine`: tests certified unchanged, exact searches only
+where a test may change, batched over all instances); ``engine=path`` grows x's path one
+(x, c) at a time (:mod:`treecert.transductive.engine`); ``engine=naive`` grows every tree
+in full — the reference. All three give identical output.
 """
 
 from __future__ import annotations

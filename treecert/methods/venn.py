@@ -70,7 +70,7 @@ from treecert.methods.naive_bayes import (
 )
 from treecert.methods.venn_fast import TreeVennBatch
 from treecert.methods.venn_types import venn_rows_atoms
-from treecert.transductive.batched import HoldsSharedEngine
+from treecert.transductive.batch_engine import HoldsSharedEngine
 from treecert.transductive.engine import check_engine
 
 TREE_BASES = ("frequency", "laplace", "m_estimate")

@@ -2,13 +2,14 @@
 
 The Venn machine needs, for every test object x and tentative label j, the tree grown on
 D ∪ {(x, j)} (x ineligible for thresholds) — B·K trees per batch — and, unlike TPCE, the
-forecasts of all n + 1 examples in each. :class:`treecert.engine_batch.BatchEngine` grows
-x's path with certified-unchanged tests and batched exact searches, and the leaves of the
-subtrees without x hanging off it once each (memoised, :class:`~treecert.engine_batch.
-LeafForest`); this module turns those trees into Venn matrix rows: the base tree's leaves
-outside the changed part, the hanging subtrees' leaves and x's leaf are the groups of
-examples ("atoms") sharing a forecast, and the rows of the whole batch are discretised
-together (:func:`~treecert.methods.venn_types.venn_rows_atoms`).
+forecasts of all n + 1 examples in each.
+:class:`treecert.transductive.batch_engine.BatchEngine` grows x's path with
+certified-unchanged tests and batched exact searches, and the leaves of the subtrees without
+x hanging off it once each (memoised,
+:class:`~treecert.transductive.leaf_forest.LeafForest`); this module turns those trees into
+Venn matrix rows: the base tree's leaves outside the changed part, the hanging subtrees'
+leaves and x's leaf are the groups of examples ("atoms") sharing a forecast, and the rows of
+the whole batch are discretised together (:func:`~treecert.methods.venn_types.venn_rows_atoms`).
 
 Results equal the one-(x, j)-at-a-time reference bit for bit (``tests/test_venn.py``).
 Limits are the batched engine's; otherwise the caller falls back to the engine one (x, j)
@@ -20,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.methods.venn_types import venn_rows_atoms
-from treecert.transductive.batched import BatchEngine
+from treecert.transductive.batch_engine import BatchEngine
 from treecert.tree.leaf_estimates import leaf_proba
 
 #: (x, j) jobs × base-tree leaves per batch of Venn rows (~16 MB per atom array).

@@ -5,4 +5,14 @@ The batched engine (certificates, exact rescoring, batched split searches, the l
 serves TPCE, Kukar & Kononenko and the Venn machine; the path engine and the naive refit are
 the references it must equal. May import :mod:`treecert.tree`, :mod:`treecert.data` and the
 foundation modules.
+
+- :mod:`~treecert.transductive.engine`: :class:`TransductiveEngine`, the front the methods
+  call (``engine=fast|path|naive``), with the path engine and the naive refit.
+- :mod:`~treecert.transductive.batch_engine`: the batched engine (``engine=fast``), many
+  (x, c) at once — not batch TPCE, which is a method (:mod:`treecert.methods.tpce_batch`).
+- :mod:`~treecert.transductive.certificates`: the base tree's certificates and exact
+  rescoring, which prove a test unchanged by x.
+- :mod:`~treecert.transductive.node_search`: batched split searches over many nodes.
+- :mod:`~treecert.transductive.leaf_forest`: the subtrees hanging off x's paths, grown
+  leaves-only.
 """

@@ -16,6 +16,10 @@ one per node of the tree.
 
 Leave-one-out: the training set of fold i is D without row i, plus (x_i, c); the engine
 serves it from the same arrays by dropping row i from the root (``drop_row``).
+
+:class:`TransductiveEngine` is also the front the methods call: with ``engine=fast`` its
+:meth:`~TransductiveEngine.estimates` serve every job the batched engine covers from it
+(:mod:`treecert.transductive.batch_engine`) and the rest from the path engine.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.transductive.batched import BatchEngine, HoldsSharedEngine
+from treecert.transductive.batch_engine import BatchEngine, HoldsSharedEngine
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import branch_known_weights, grow, node_stops, route_rows
@@ -130,10 +134,11 @@ class TransductiveEngine(HoldsSharedEngine):
         """Laplace estimate (:func:`leaf_estimate`) of x's leaf for every job i: x = ``X[i]``
         with class ``labels[i]``, training row ``drop_rows[i]`` removed when >= 0.
 
-        ``engine="fast"`` serves jobs from :class:`treecert.engine_batch.BatchEngine` where it
-        applies (no missing values, information gain or Gini, no collapse/cp) and from
-        :meth:`leaves` one job at a time elsewhere; ``"path"`` always uses :meth:`leaves`,
-        ``"naive"`` grows whole trees. All three give identical results.
+        ``engine="fast"`` serves jobs from
+        :class:`treecert.transductive.batch_engine.BatchEngine` where it applies (no missing
+        values, information gain or Gini, no collapse/cp) and from :meth:`leaves` one job at
+        a time elsewhere; ``"path"`` always uses :meth:`leaves`, ``"naive"`` grows whole
+        trees. All three give identical results.
         """
         check_engine(engine, "estimates")
         X = np.asarray(X, dtype=float)

@@ -1,0 +1,423 @@
+"""The batched transductive engine: x's leaf in the tree grown on D ∪ {(x, c)} for many
+(x, c) at once — and, for leave-one-out, in the tree grown on (D − {x_i}) ∪ {(x_i, c)}.
+(Not to be confused with batch TPCE, :mod:`treecert.methods.tpce_batch`, a method.)
+
+Every such tree differs from the tree grown on D (the *base*) only on x's path and below
+it, and growing even that path one (x, c) at a time is dominated by the fixed cost of one
+split search per node. Three devices remove almost all of it without changing a single
+result (``tests/test_engine_batch.py`` checks bit-identity with the naive reference):
+
+1. **A table of every other test's best case.** x is ineligible for thresholds, so the
+   candidate tests of a node holding x are the base node's, and x only adds its class c
+   (weight 1) to one branch of each. For each base node and each class change d,
+   :class:`~treecert.transductive.certificates.Competitors` gives, vectorised over all
+   nodes, the largest gain any test other than the chosen T1 can reach with d on
+   whichever branch suits it best; T1's own gain with x is exact (x's branch of T1 is
+   known). When T1 leads by more than 1e-9 (the grower compares gains rounded to 10
+   decimals) it stays the chosen test and x's child is the base child. Leave-one-out
+   swaps x for its own row r (same values, so the same side of every test,
+   d = e_c − e_{y_r}): the new candidates are old tests with r replaced by x on r's side
+   — a subset of what the table scores — unless r alone sets T1's threshold or T1's
+   admissibility, which is checked (:meth:`BatchEngine._drop_safe`); with c = y_r nothing
+   changes at all.
+2. **Exact rescoring where x's position matters.** Where the table is not enough — a
+   competitor close to T1 — every candidate of the node is rescored for x's actual
+   position (:class:`~treecert.transductive.certificates.NodeScores`): with a column's
+   cuts sorted, those left of x and those right of it are two ranges, and prefix/suffix
+   maxima give the best per column in O(1) per x. Exact ties of T1 with a later column
+   that splits the rows identically (a duplicated column; or a mirrored one, when the gain
+   is safely away from a rounding boundary) are settled as the grower settles them: the
+   lower column wins.
+3. **Batched exact searches.** Every node that is not certified — x's leaf when x's label
+   makes it impure, nodes whose certificate fails, and every node of a subtree regrown
+   below a changed test — is searched in one call of the grower's split finder per round,
+   over all (x, c) at once, exactly as the level-wise grower batches a level
+   (:func:`~treecert.transductive.node_search.evaluate_nodes`, in parts of at most
+   :data:`~treecert.transductive.node_search.SEARCH_CELLS` rows × attributes, to bound
+   memory). For the Venn machine the subtrees without x that hang off the paths
+   (:class:`~treecert.transductive.leaf_forest.LeafForest`) grow a level in the same
+   calls.
+
+The devices live in :mod:`treecert.transductive.certificates` (1, 2),
+:mod:`treecert.transductive.node_search` (3) and :mod:`treecert.transductive.leaf_forest`;
+this module walks x's paths with them and shares one engine per process.
+
+Limits: numeric and nominal attributes without missing values (in D and in x), criterion
+``info_gain`` or ``gini``, no ``collapse``/``cp``; :meth:`BatchEngine.supports` says so and
+callers fall back to :class:`treecert.transductive.engine.TransductiveEngine` one (x, c) at
+a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from treecert.data.schema import Dataset
+from treecert.transductive.certificates import _MARGIN, Competitors, NodeScores, Sub
+from treecert.transductive.leaf_forest import LeafForest
+from treecert.transductive.node_search import evaluate_nodes, node_counts_stops, value_ranks
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.grow import grow, stops
+from treecert.tree.impurity import _impurity_last
+from treecert.tree.split_search import _EPS
+
+#: Batched engines built in this process (:meth:`BatchEngine.shared`), at most two.
+_SHARED: dict = {}
+
+
+def fingerprint(data: Dataset, learner: DecisionTree) -> str:
+    """What a batched engine depends on: the training arrays and the learner."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in (data.X, data.y, data.weights):
+        h.update(np.ascontiguousarray(a).tobytes())
+        h.update(str(a.shape).encode())
+    h.update(repr([(a.kind, len(a.values or ())) for a in data.schema.attributes]
+                  + [data.schema.n_classes]).encode())
+    h.update(repr(sorted(learner.get_params().items())).encode())
+    return h.hexdigest()
+
+
+class HoldsSharedEngine:
+    """Mixin for objects that use a batched engine: it is found lazily
+    (:meth:`BatchEngine.shared`) and left out of their pickled state, so parallel workers
+    look it up in their own process instead of receiving a copy with every chunk."""
+
+    def _shared_engine(self, cls, data: Dataset, learner: DecisionTree,
+                       wanted: bool = True):
+        """``cls.shared(data, learner)``, or None when not ``wanted`` or not supported."""
+        if not hasattr(self, "_batch"):
+            self._batch = (cls.shared(data, learner)
+                           if wanted and cls.supports(data, learner) else None)
+        return self._batch
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_batch", None)  # large; found again in the worker's cache
+        return state
+
+
+class BatchEngine:
+    """Trees on D ∪ {(x, c)} — or (D − {row r}) ∪ {(x, c)} — for many jobs (x, c[, r]).
+
+    Every such tree is a path of nodes holding x plus subtrees without x hanging off it.
+    A subtree without x depends only on its training rows, so it is grown once (its leaves
+    only, :class:`LeafForest`, memoised by its rows) and shared; along the path the test is
+    certified unchanged (module docstring, devices 1 and 2) or found by a batched exact
+    search (device 3).
+
+    Parameters
+    ----------
+    data : labelled training Dataset without missing values.
+    learner : the DecisionTree giving the growing parameters (info_gain or gini, no
+        collapse, cp = 0).
+    """
+
+    #: Trees on fewer training rows skip device (1) (an exact search costs less); tests
+    #: set it to 0 to exercise the certificates on small data.
+    cert_min_rows = 64
+    #: Nodes lighter than this skip device (2): a batched exact search costs less there.
+    rescore_min_rows = 64
+
+    def __init__(self, data: Dataset, learner: DecisionTree) -> None:
+        self.data = data
+        self.learner = learner
+        self.params = learner.grow_params
+        self.gini = learner.criterion == "gini"
+        self.n, self.K = data.n_samples, data.schema.n_classes
+        self.y = data.y.astype(np.int64)
+        self.w = data.weights.astype(float)
+        self.finder = learner.make_finder(data, eligible=np.ones(self.n, dtype=bool))
+        self.memo: dict[tuple, int] = {}
+        self._scores: dict[int, NodeScores] = {}
+        self._comp: Competitors | None = None
+        self._t1 = None
+        self._gains: tuple[np.ndarray, np.ndarray] | None = None
+        # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
+        self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
+        rows, w = np.arange(self.n), self.w
+        self.base_sub = Sub(grow(self.finder, rows, w), self.n)  # the grower's own tree
+        #: leaves (counts, n_rows) of the subtrees hanging off x's paths (Venn machine)
+        self.leaf_sets: list[tuple[np.ndarray, np.ndarray] | None] = []
+
+    @classmethod
+    def shared(cls, data: Dataset, learner: DecisionTree) -> BatchEngine:
+        """The engine for ``data`` and ``learner``, built once per process.
+
+        Methods hold it out of their pickled state, so parallel workers find it here after
+        their first chunk instead of rebuilding it (a tree and its certificate tables) for
+        every chunk.
+        """
+        key = (cls.__name__, fingerprint(data, learner))
+        if key not in _SHARED:
+            if len(_SHARED) >= 2:
+                _SHARED.pop(next(iter(_SHARED)))
+            _SHARED[key] = cls(data, learner)
+        return _SHARED[key]
+
+    @staticmethod
+    def supports(data: Dataset, learner: DecisionTree) -> bool:
+        """Whether the batched engine applies (module docstring, limits)."""
+        return (learner.criterion in ("info_gain", "gini") and not learner.collapse
+                and learner.cp <= 0 and data.n_samples > 0 and not np.isnan(data.X).any()
+                and bool((data.y >= 0).all()))
+
+    def hanging_leaves(self, rows: np.ndarray, w: np.ndarray, depth: int,
+                       forest: LeafForest) -> int:
+        """Id in :attr:`leaf_sets` of the leaves of the tree grown on training ``rows``
+        (sorted) at ``depth``, memoised; a new one is grown by ``forest``."""
+        key = (rows.tobytes(), w.tobytes(), depth if self.params.max_depth is not None else 0)
+        if key not in self.memo:
+            self.memo[key] = len(self.leaf_sets)
+            self.leaf_sets.append(None)
+            forest.add(self.memo[key], rows, w, depth)
+        return self.memo[key]
+
+    def _competitors(self) -> Competitors | None:
+        """The base tree's competitor table; None for small trees, where an exact
+        (batched) search costs less than certifying."""
+        if self._comp is None and self.n >= self.cert_min_rows:
+            self._comp = Competitors(self.base_sub, self.data, self.params, self.gini)
+        return self._comp
+
+    def _node_scores(self, v: int) -> NodeScores:
+        if v not in self._scores:
+            self._scores[v] = NodeScores(self.base_sub, v, self.data, self.params,
+                                         self.gini)
+        return self._scores[v]
+
+    def _cut_neighbours(self):
+        """Per base node with a numeric test: the values either side of its cut and how
+        many rows hold each (a leave-one-out row alone at one of them moves the cut)."""
+        if self._t1 is None:
+            base = self.base_sub
+            t = base.tree
+            nn = t.n_nodes
+            lo, hi = np.full(nn, np.nan), np.full(nn, np.nan)
+            n_lo, n_hi = np.zeros(nn), np.zeros(nn)
+            for v in np.flatnonzero(~t.is_leaf & ~np.isnan(t.threshold)):
+                vals = self.data.X[base.rows[v], t.feature[v]]
+                below, above = vals[vals <= t.threshold[v]], vals[vals > t.threshold[v]]
+                if below.size and above.size:
+                    lo[v], hi[v] = below.max(), above.min()
+                    n_lo[v], n_hi[v] = (below == lo[v]).sum(), (above == hi[v]).sum()
+            self._t1 = (lo, hi, n_lo, n_hi)
+        return self._t1
+
+    # -------------------------------------------------------------- growing
+    def grow_batch(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray | None = None,
+                   *, paths_only: bool = True) -> list[dict]:
+        """Follow x's path in the tree grown for every job i: x = ``Xq[i]`` with class
+        ``labels[i]``, added to the training data — after removing training row
+        ``drop[i]`` when that is >= 0 (leave-one-out; then ``Xq[i]`` is that row's values).
+
+        x first walks the base tree, where each test is certified unchanged or searched
+        exactly; from the first node whose test changes (``cut``, a base node) its path is
+        grown explicitly, one batched exact search per step, and the subtrees without x
+        hanging off it are grown (memoised, all together) when ``paths_only`` is false.
+        Job i gets ``x_counts`` / ``x_inst`` (class counts and number of examples of x's
+        leaf, x included), ``cut`` (-1: the structure did not change), ``base_leaf`` (x's
+        leaf in the base tree when ``cut`` is -1) and ``hanging`` (ids in :attr:`leaf_sets`).
+        """
+        n, K = self.n, self.K
+        Xq = np.asarray(Xq, dtype=float)
+        J = Xq.shape[0]
+        labels = np.asarray(labels, dtype=np.int64)
+        drop = np.full(J, -1, dtype=np.int64) if drop is None else np.asarray(drop, np.int64)
+        X_aug = np.vstack([self.data.X, Xq])
+        y_aug = np.concatenate([self.y, labels])
+        elig = np.concatenate([np.ones(n, dtype=bool), np.zeros(J, dtype=bool)])
+        finder = self.learner.make_finder(self.data, eligible=elig, X=X_aug, y=y_aug)
+        rank = value_ranks(finder)
+        base = self.base_sub
+        jobs = [{"cut": -1, "base_leaf": -1, "hanging": []} for _ in range(J)]
+        node = np.zeros(J, dtype=np.int64)
+        walking = np.ones(J, dtype=bool)
+        explicit: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+        forest = None if paths_only else LeafForest(finder)
+        while True:
+            pending = self._walk(node, walking, labels, drop, Xq, jobs)
+            candidates = [(job, u, self._with_x(u, n + job, int(drop[job])))
+                          for job, u in pending]
+            candidates += [(job, -1, rw) for job, rw in explicit.items()]
+            explicit = {}
+            items = []
+            for (job, u, (rows, w, _)), cnt, stop in zip(
+                    candidates, *node_counts_stops(finder, [c[2] for c in candidates]),
+                    strict=True):
+                if not stop:
+                    items.append((job, u, rows, w, _))
+                    continue
+                if u >= 0:  # possible at a base node once a row is dropped
+                    jobs[job]["base_leaf" if base.tree.is_leaf[u] else "cut"] = u
+                self._end(jobs[job], cnt, rows.size)
+            # the hanging subtrees grow a level in the same search as x's paths
+            hanging = forest.open_nodes() if forest is not None else []
+            if not items and not hanging:
+                break
+            splits = evaluate_nodes(finder, [(rows, w) for _, _, rows, w, _ in items] + hanging,
+                                    rank)
+            if forest is not None:
+                forest.advance(splits[len(items):])
+            for (job, u, rows, w, depth), split in zip(items, splits[:len(items)], strict=True):
+                if u >= 0:  # a node of the base tree
+                    leaf = bool(base.tree.is_leaf[u])
+                    if not leaf and base.tree.has_test(u, split):
+                        node[job] = base.children_for(np.array([u]), Xq[job:job + 1])[0]
+                        walking[job] = True
+                        continue
+                    if split is None and leaf:
+                        jobs[job]["base_leaf"] = u
+                        cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
+                        self._end(jobs[job], cnt, rows.size)
+                        continue
+                    jobs[job]["cut"] = u
+                if split is None:  # explicit leaf, or a base test x made inadmissible
+                    cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
+                    self._end(jobs[job], cnt, rows.size)
+                    continue
+                # no missing values: each branch is the rows on its side; x is the last row
+                vals = X_aug[rows, split.feature]
+                if split.value_branch is None:
+                    side = (vals > split.threshold).astype(np.int64)
+                else:
+                    side = split.value_branch[vals.astype(np.int64)]
+                for b in range(split.n_branches):
+                    sel = side == b
+                    if b == side[-1]:
+                        explicit[job] = (rows[sel], w[sel], depth + 1)
+                    elif forest is not None and sel.any():
+                        jobs[job]["hanging"].append(
+                            self.hanging_leaves(rows[sel], w[sel], depth + 1, forest))
+        if forest is not None:
+            for i, leaves in enumerate(forest.leaves(len(self.leaf_sets))):
+                if self.leaf_sets[i] is None:
+                    self.leaf_sets[i] = leaves
+        return jobs
+
+    def _with_x(self, u: int, q: int, r: int) -> tuple[np.ndarray, np.ndarray, int]:
+        base = self.base_sub
+        rows, w = base.rows[u], base.w[u]
+        if r >= 0:
+            keep = rows != r
+            rows, w = rows[keep], w[keep]
+        return (np.concatenate([rows, [q]]), np.concatenate([w, [1.0]]), int(base.depth[u]))
+
+    @staticmethod
+    def _end(job: dict, counts: np.ndarray, n_inst: float) -> None:
+        job["x_counts"] = np.asarray(counts, dtype=float)
+        job["x_inst"] = float(n_inst)
+
+    def _walk(self, node, walking, labels, drop, Xq, jobs):
+        """Move walking jobs down certified tests of the base tree; returns the (job, node)
+        pairs that need an exact search (jobs ending in a leaf that x cannot split are
+        settled)."""
+        params = self.params
+        floor = max(float(params.min_gain), _EPS) + _MARGIN
+        base = self.base_sub
+        tree = base.tree
+        comp = self._competitors()
+        N, N_ig1 = self._node_weights_gains()
+        eye = np.eye(self.K)
+        pending = []
+        while walking.any():
+            act = np.flatnonzero(walking)
+            v = node[act]
+            j = labels[act]
+            r = drop[act]
+            dr = r >= 0
+            yr = np.where(dr, self.y[np.maximum(r, 0)], 0)
+            wr = np.where(dr, self.w[np.maximum(r, 0)], 0.0)
+            # change of class weights at every node on the path: +x, -row r
+            delta = eye[j] - wr[:, None] * eye[yr]
+            leaf = tree.is_leaf[v]
+            if leaf.any():
+                a, vv = act[leaf], v[leaf]
+                c = tree.counts[vv] + delta[leaf]
+                # x's weight is not eligible; row r's was
+                stop = stops(params, c, tree.counts[vv].sum(axis=1) - wr[leaf], base.depth[vv])
+                if not self.integral:  # base counts minus r may round differently
+                    stop &= ~dr[leaf]
+                n_inst = base.n_inst[vv] + 1 - dr[leaf]
+                for job, u, cc, ni, s in zip(a, vv, c, n_inst, stop, strict=True):
+                    walking[job] = False
+                    if s:
+                        jobs[job]["base_leaf"] = int(u)
+                        self._end(jobs[job], cc, ni)
+                    else:
+                        pending.append((int(job), int(u)))
+            keep = ~leaf
+            act, v, j, r, dr, yr, wr = act[keep], v[keep], j[keep], r[keep], dr[keep], \
+                yr[keep], wr[keep]
+            delta = delta[keep]
+            if not act.size:
+                break
+            child = base.children_for(v, Xq[act])
+            cb, cp = tree.counts[child], tree.counts[v]
+            d_b = _impurity_last(cb + delta, self.gini) - _impurity_last(cb, self.gini)
+            d_p = _impurity_last(cp + delta, self.gini) - _impurity_last(cp, self.gini)
+            g1 = (N_ig1[v] + d_p - d_b) / (N[v] + delta.sum(axis=1))  # T1's gain with x
+            ok = np.zeros(act.size, dtype=bool)
+            if comp is not None:
+                keys, group = np.unique(delta, axis=0, return_inverse=True)
+                upper = np.empty(act.size)
+                for g, d in enumerate(keys):
+                    idx = np.flatnonzero(group.ravel() == g)
+                    upper[idx] = comp.upper(d)[v[idx]]
+                ok = (g1 - upper > _MARGIN) & (g1 > floor)
+                # x replaces a row of its own class and values: the same class counts
+                ok |= dr & (j == yr)
+            safe = ~dr
+            if dr.any():
+                safe[dr] = self._drop_safe(v[dr], r[dr], child[dr], cp[dr] + delta[dr])
+            ok &= safe
+            again = np.flatnonzero(~ok & safe & (N[v] >= self.rescore_min_rows))
+            if again.size and comp is not None:
+                ok[again] = self._rescore(v[again], Xq[act[again]], delta[again])
+            node[act[ok]] = child[ok]
+            walking[act[~ok]] = False
+            pending.extend((int(job), int(u)) for job, u in zip(act[~ok], v[~ok], strict=True))
+        return pending
+
+    def _node_weights_gains(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per base node: its weight N and N · the gain of its test T1 (computed once)."""
+        if self._gains is None:
+            tree = self.base_sub.tree
+            e_all = _impurity_last(tree.counts, self.gini)
+            nonroot = np.flatnonzero(tree.parent >= 0)
+            child_e = np.bincount(tree.parent[nonroot], weights=e_all[nonroot],
+                                  minlength=tree.n_nodes)
+            self._gains = (tree.counts.sum(axis=1), e_all - child_e)
+        return self._gains
+
+    def _drop_safe(self, v, r, child, new_counts) -> np.ndarray:
+        """Whether removing row r[i] (x takes its place) leaves node v[i]'s test T1 the same
+        partition and admissible, and the node unstopped — what both certificates assume."""
+        base = self.base_sub
+        tree = base.tree
+        ml = float(self.params.min_leaf)
+        safe = np.full(v.size, self.integral) & (self.w[r] == 1.0)
+        safe &= ~stops(self.params, new_counts, tree.counts[v].sum(axis=1) - 1.0,
+                       base.depth[v])
+        safe &= tree.counts[child].sum(axis=1) - 1.0 >= ml
+        lo, hi, n_lo, n_hi = self._cut_neighbours()
+        num = ~np.isnan(tree.threshold[v])
+        val = self.data.X[r, tree.feature[v]]
+        moved = ((val == lo[v]) & (n_lo[v] <= 1)) | ((val == hi[v]) & (n_hi[v] <= 1))
+        safe &= ~(num & moved)
+        return safe
+
+    def _rescore(self, v: np.ndarray, Xq: np.ndarray, delta: np.ndarray) -> np.ndarray:
+        """Device (2) for jobs at base nodes v whose bound failed."""
+        out = np.zeros(v.size, dtype=bool)
+        min_gain = float(self.params.min_gain)
+        order = np.argsort(v, kind="stable")
+        bounds = np.flatnonzero(np.r_[True, v[order][1:] != v[order][:-1], True])
+        for a, b in itertools.pairwise(bounds):
+            idx = order[a:b]
+            out[idx] = self._node_scores(int(v[idx[0]])).certify(Xq[idx], delta[idx],
+                                                                  min_gain)
+        return out

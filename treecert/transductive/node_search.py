@@ -1,0 +1,100 @@
+"""Batched split searches: the grower's split finder over many nodes at once.
+
+The batched engine (:mod:`treecert.transductive.batch_engine`) searches every node that is
+not certified — of all (x, c) together, and a level of the hanging subtrees
+(:mod:`treecert.transductive.leaf_forest`) with them — in one call of the grower's scorer
+per round, exactly as the level-wise grower batches a level; this module holds that call,
+split into parts that bound memory, and the per-node counts and stopping rules of such
+lists of nodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treecert.tree.grow import segment_stops
+from treecert.tree.segments import _Batch, _class_dtype, _index_dtype
+
+
+def value_ranks(finder) -> np.ndarray:
+    """Per numeric column of the finder's X: each row's position in a stable sort of the
+    column, so that sorting a node by (node, rank) is the grower's stable value sort."""
+    cols = finder.X[:, finder.numeric_idx]
+    rank = np.empty(cols.shape[::-1], dtype=np.int64)
+    for k in range(cols.shape[1]):
+        rank[k, np.argsort(cols[:, k], kind="stable")] = np.arange(cols.shape[0])
+    return rank
+
+
+#: Rows × attributes per batched split search: bounds its sort and count arrays (~100 MB
+#: at most, far less for most batches); a longer list of nodes is searched in parts.
+SEARCH_CELLS = 1 << 20
+
+
+def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
+                   rank: np.ndarray | None = None) -> list:
+    """Best split (or None) of every node ``(rows, weights)`` — batched calls of the
+    grower's scorer, equal to ``finder.best_split`` node by node (rows sorted ascending).
+    ``rank`` (:func:`value_ranks`, no missing values) replaces the per-node value sorts by
+    one integer sort per column."""
+    if not nodes:
+        return []
+    cells = np.cumsum([r.size for r, _ in nodes]) * max(1, finder.X.shape[1])
+    if cells[-1] <= SEARCH_CELLS:
+        return _evaluate_batch(finder, nodes, rank)
+    out, start = [], 0
+    while start < len(nodes):  # consecutive parts within the budget, one node at least
+        before = cells[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(cells, before + SEARCH_CELLS, side="right")))
+        out += _evaluate_batch(finder, nodes[start:stop], rank)
+        start = stop
+    return out
+
+
+def _evaluate_batch(finder, nodes, rank) -> list:
+    lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
+    rows = np.concatenate([r for r, _ in nodes])
+    w = np.concatenate([v for _, v in nodes])
+    seg, node = _segments(lens)
+    we = None if finder.eligible is None else w * finder.eligible[rows]
+    S = V = Y = None
+    if finder.numeric_idx.size:
+        XT = finder.X[np.ix_(rows, finder.numeric_idx)].T
+        S = np.empty(XT.shape, dtype=_index_dtype(rows.size))
+        if rank is not None:
+            offset = node * rank.shape[1]
+            for k in range(XT.shape[0]):  # ranks are unique: any sort is the stable one
+                S[k] = np.argsort(offset + rank[k, rows])
+        else:
+            for k in range(XT.shape[0]):  # stable within each node, as the grower sorts
+                S[k] = np.lexsort((XT[k], node))
+        V = np.take_along_axis(XT, S, axis=1)
+        Y = finder.y.astype(_class_dtype(finder.n_classes))[rows][S]
+    choice = finder._evaluate(_Batch(seg, rows, w, we, S, V, Y))
+    return [choice.split(g) for g in range(lens.size)]
+
+
+def _segments(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR bounds (G + 1,) of consecutive nodes of ``lens`` rows, and each row's node."""
+    seg = np.zeros(lens.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=seg[1:])
+    return seg, np.repeat(np.arange(lens.size), lens)
+
+
+def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,
+                     node: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Class counts (G, K) and :func:`treecert.tree.grow.segment_stops` (G,) of G nodes whose
+    rows are consecutive in ``rows``/``w`` (:func:`_segments`)."""
+    K, G = finder.n_classes, seg.size - 1
+    counts = np.bincount(node * K + finder.y[rows], weights=w, minlength=G * K).reshape(G, K)
+    return counts, segment_stops(finder, rows, w, seg, node, counts, depth)
+
+
+def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]]):
+    """:func:`counts_and_stops` of nodes ``(rows, weights, depth)``."""
+    if not nodes:
+        return np.zeros((0, finder.n_classes)), np.zeros(0, dtype=bool)
+    seg, node = _segments(np.array([r.size for r, _, _ in nodes], dtype=np.int64))
+    return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
+                            np.concatenate([v for _, v, _ in nodes]), seg, node,
+                            np.array([d for _, _, d in nodes], dtype=np.int64))
