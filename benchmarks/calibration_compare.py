@@ -8,7 +8,7 @@ Run from the repository root (needs ../shared/datasets)::
     python benchmarks/calibration_compare.py lindsay-cox --resume   # run only what is missing
     python benchmarks/calibration_compare.py eb --from-csv # tables from the recorded CSV only
 
-Every run is ``treecert.experiment.evaluate`` (what ``treecert evaluate`` runs) with the
+Every run is ``treecert.evaluation.experiment.evaluate`` (what ``treecert evaluate`` runs) with the
 shared ``NAME.folds.csv`` folds. Times are **CPU seconds of this process**
 (``time.process_time``) for the whole 10-fold run of one method — fit and predict — so
 other load on the machine does not distort the ratios. Results go to

@@ -1,4 +1,4 @@
-"""Tests of treecert.discretize: Weka-exact MDL cut points and simple binning."""
+"""Tests of treecert.data.discretize: Weka-exact MDL cut points and simple binning."""
 
 from __future__ import annotations
 

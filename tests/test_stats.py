@@ -1,4 +1,4 @@
-"""Tests of treecert.stats: wins/ties/losses, Wilcoxon, Friedman, average ranks."""
+"""Tests of treecert.evaluation.stats: wins/ties/losses, Wilcoxon, Friedman, average ranks."""
 
 from __future__ import annotations
 

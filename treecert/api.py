@@ -89,7 +89,7 @@ def predict(
 
     ``method`` (a registry spec such as ``'laplace:alpha=0.5'``) overrides the model's own
     method; transductive methods use the training data embedded in the model. With
-    ``loss`` (``L[true, predicted]``, see :mod:`treecert.loss`) the predicted class is the
+    ``loss`` (``L[true, predicted]``, see :mod:`treecert.pruning.loss`) the predicted class is the
     one of minimum expected loss and an ``expected_loss`` column is added. Every instance
     is scored on its own, so scoring the rows in chunks (:func:`predictor` once, then
     :func:`predict_with` per chunk) gives the same rows.
@@ -167,7 +167,7 @@ def prune(
 
 def calibrate(model: Model, data: Dataset | None = None, *, method: str, cv: int | None = None,
               seed: int = 1, positive: str | None = None) -> Model:
-    """A copy of ``model`` carrying calibration state; see :mod:`treecert.calibrate`.
+    """A copy of ``model`` carrying calibration state; see :mod:`treecert.methods.calibrate`.
 
     ``data`` is held-out calibration data, or ``cv=K`` uses out-of-fold forecasts of the
     embedded training data. ``positive`` names the positive class of ``empirical_bayes``.
@@ -180,14 +180,14 @@ def calibrate(model: Model, data: Dataset | None = None, *, method: str, cv: int
 
 
 def evaluate(data: Dataset, methods: list[str], **kwargs):
-    """Cross-validate methods on ``data``; see :func:`treecert.experiment.evaluate`."""
+    """Cross-validate methods on ``data``; see :func:`treecert.evaluation.experiment.evaluate`."""
     from treecert.evaluation.experiment import evaluate as _evaluate
 
     return _evaluate(data, methods, **kwargs)
 
 
 def compare(metrics: pd.DataFrame, **kwargs):
-    """Compare methods over datasets; see :func:`treecert.compare.compare`."""
+    """Compare methods over datasets; see :func:`treecert.evaluation.compare.compare`."""
     from treecert.evaluation.compare import compare as _compare
 
     return _compare(metrics, **kwargs)

@@ -1,8 +1,20 @@
 """Data: everything between a file and the in-memory :class:`~treecert.data.schema.Dataset`.
 
-ARFF and CSV reading (whole files and streamed chunks), Weka date formats, the schema and
-its alignment of test files to a training schema, fold ids, MDL discretisation and the
-entropy helpers it shares, and atomic output files. This is the bottom layer above
-:mod:`treecert.errors`: it may import only the standard library, numpy/pandas/liac-arff/
-scipy and :mod:`treecert.errors`, :mod:`treecert.parallel`, :mod:`treecert._version`.
+This is the bottom layer above the foundation modules: it may import only the standard
+library, numpy/pandas/liac-arff/scipy and :mod:`treecert.errors`, :mod:`treecert.parallel`,
+:mod:`treecert._version`.
+
+- :mod:`~treecert.data.schema`: ``Attribute``, ``Schema``, ``Dataset``.
+- :mod:`~treecert.data.sources` and :mod:`~treecert.data.table`: opening a file (format,
+  gzip, stdin, decoding) into the raw table both readers fill.
+- :mod:`~treecert.data.arff_reader`, :mod:`~treecert.data.arff_writer`,
+  :mod:`~treecert.data.csv_reader`, :mod:`~treecert.data.dates`: the formats.
+- :mod:`~treecert.data.loading`: training data (``load_dataset``, ``check_trainable``).
+- :mod:`~treecert.data.alignment`: test data against a trained schema.
+- :mod:`~treecert.data.stream`: the same, in chunks, for ``predict`` on large files.
+- :mod:`~treecert.data.folds`: stratified fold ids and folds files.
+- :mod:`~treecert.data.discretize`: Weka's MDL discretisation and the entropy helpers it
+  shares with the transductive certificates.
+- :mod:`~treecert.data.coerce`: numeric-array checks with one-line errors.
+- :mod:`~treecert.data.fileio`: atomic output files and JSON-safe records.
 """

@@ -132,10 +132,10 @@ def evaluate(
     ``auc_low/high``; ``interval_auc="endpoints"`` adds the EB paper's endpoint-only AUC
     (``auc_low_endpoints``, ``auc_high_endpoints``).
 
-    With ``store`` (:class:`treecert.units.UnitStore`) every finished unit is recorded and
-    units already recorded are read back instead of run (``--resume``); ``only`` restricts
-    the run to those unit keys (``--shard``), and then the result is None unless every unit
-    is in the store.
+    With ``store`` (:class:`~treecert.evaluation.units.UnitStore`) every finished unit is
+    recorded and units already recorded are read back instead of run (``--resume``);
+    ``only`` restricts the run to those unit keys (``--shard``), and then the result is None
+    unless every unit is in the store.
     """
     protocol = protocol or Protocol()
     tree_params = dict(tree_params or {})

@@ -1,6 +1,6 @@
 """The method interface and the ``NAME:key=value,...`` option syntax.
 
-A method is fitted on a training :class:`~treecert.schema.Dataset` and predicts a
+A method is fitted on a training :class:`~treecert.data.schema.Dataset` and predicts a
 :class:`Prediction` for test data: probabilities, optionally a certainty score per instance
 (AUC reliability ranks by it; default the probability of the predicted class), lower/upper
 probability bounds, and extra per-instance columns (e.g. ``tpce_disagree``).
@@ -144,7 +144,7 @@ class Method:
         raise NotImplementedError
 
     def adopt(self, model) -> Method:
-        """Use a trained :class:`~treecert.model.Model` (``predict --method``).
+        """Use a trained :class:`~treecert.tree.model.Model` (``predict --method``).
 
         Default: refit on the model's embedded training data with the model's tree
         settings; methods that can reuse the stored tree override this.

@@ -15,7 +15,7 @@ calibration examples of its bin, and the K values are renormalised to sum to 1.
   training fold — ``cv`` stratified folds (default 10, ``seed``) inside the training data —
   while the base model itself is fitted on the whole training fold. ``treecert calibrate``
   uses held-out data or ``--cv`` on the model's training data instead
-  (:mod:`treecert.calibrate`).
+  (:mod:`treecert.methods.calibrate`).
 
 References
 ----------

@@ -11,7 +11,7 @@ Weka 3.6/3.8 ``weka.classifiers.bayes.NaiveBayes`` (the learner Lindsay & Cox ex
   ``max(precision / 6, σ)`` (σ with the weights as frequencies, divided by Σw), or
   ``precision / 6`` when σ ≈ 0.
 * ``discretize=true`` (Weka ``-D``): numeric attributes are first discretised with the
-  Fayyad–Irani MDL filter (:func:`treecert.discretize.mdl_cut_points`, Weka's
+  Fayyad–Irani MDL filter (:func:`treecert.data.discretize.mdl_cut_points`, Weka's
   ``Discretize``) learnt on the training data, then treated as nominal.
 * A missing attribute value is skipped, in training and at prediction; rows with a missing
   class are ignored. Instance weights count everywhere (the precision is unweighted, as in

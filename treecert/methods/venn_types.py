@@ -3,7 +3,7 @@ row from groups of examples ("atoms") that share a forecast.
 
 The tree Venn machine sees its n + 1 forecasts as a few hundred leaves, not as n + 1 rows;
 :func:`mdl_cuts_segments` finds exactly the cut points that
-:func:`treecert.discretize.mdl_cut_points` (Weka's ``Discretize``, Fayyad & Irani 1993)
+:func:`treecert.data.discretize.mdl_cut_points` (Weka's ``Discretize``, Fayyad & Irani 1993)
 finds on the expanded rows, with far less work per (x, j). Both the batched machine and the
 one-(x, j)-at-a-time reference go through :func:`venn_rows_atoms`, so they agree bit for
 bit.
@@ -21,7 +21,7 @@ _LN2 = np.log(2.0)
 # ------------------------------------------------------------------------------ MDL on groups
 def mdl_cuts_segments(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
                       seg_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Weka's Fayyad–Irani MDL cut points (:func:`treecert.discretize.mdl_cut_points`) of
+    """Weka's Fayyad–Irani MDL cut points (:func:`treecert.data.discretize.mdl_cut_points`) of
     many independent samples at once, each given grouped by distinct value.
 
     Parameters
@@ -76,7 +76,7 @@ def mdl_cuts_segments(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray
 def _best_cuts(counts, a, length, n_i, log2_3k):
     """For intervals ``[a, a + length)`` of grouped values: the entropy-minimising cut
     after position k of each, and whether Fayyad & Irani's criterion accepts it — the
-    operations of :func:`treecert.discretize.mdl_cut_points` on one interval, padded."""
+    operations of :func:`treecert.data.discretize.mdl_cut_points` on one interval, padded."""
     span = np.arange(int(length.max()))
     inside = span[None, :] < length[:, None]
     idx = np.minimum(a[:, None] + span[None, :], counts.shape[0] - 1)

@@ -9,7 +9,7 @@ Layout (the single source of truth; node ``0`` is the root, every child id > its
   of each declared value — the identity for C4.5 multiway tests, 0/1 for one-vs-rest binary
   tests. One representation serves both.
 * ``counts[i]``: raw weighted training class counts at node i (every node, not only leaves);
-  probabilities are derived by ``treecert.leaf``.
+  probabilities are derived by ``treecert.tree.leaf_estimates``.
 
 Prediction follows C4.5: an unknown value sends the instance down every branch with weight
 proportional to the branch's training weight, and the leaf distributions are summed.
