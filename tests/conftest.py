@@ -104,7 +104,7 @@ def random_datasets(draw, min_rows=4, max_rows=40, max_classes=4, missing=True):
 
 def run_cli(args, capsys):
     """``treecert ARGS`` through the real entry point: (exit code, stdout, stderr)."""
-    from treecert.cli.app import main
+    from treecert.cli.main import main
 
     code = main([str(a) for a in args])
     out = capsys.readouterr()

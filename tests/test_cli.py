@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, SAMPLE_DATA
 from conftest import run_cli as run
 
-from treecert.cli.app import app
+from treecert.cli.main import app
 
 DATA = FIXTURES / "data"
 MODELS = FIXTURES / "models"

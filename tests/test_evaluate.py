@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from conftest import SAMPLE_DATA, make_dataset
 
-from treecert.cli.app import main
+from treecert.cli.main import main
 from treecert.data.folds import read_fold_ids, stratified_folds
 from treecert.data.loading import load_dataset
 from treecert.evaluation.experiment import Protocol, evaluate

@@ -17,7 +17,7 @@ from conftest import SAMPLE_DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treecert.cli.app import main
+from treecert.cli.main import main
 
 EXAMPLES = int(os.environ.get("TREECERT_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,

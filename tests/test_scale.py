@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from treecert import api
-from treecert.cli.app import main
+from treecert.cli.main import main
 from treecert.data.alignment import load_for_schema
 from treecert.data.stream import SchemaReader, _safe_cut
 from treecert.tree.model import read_model

@@ -1,5 +1,5 @@
 """``python -m treecert`` runs the command line."""
 
-from treecert.cli.app import run
+from treecert.cli.main import run
 
 run()

@@ -1,0 +1,75 @@
+"""What the commands share: messages on stderr and reading the inputs.
+
+The stderr console and the --quiet state, warnings, the training and test data files (their
+warnings shown), loss files, and the tree options as the parameters :mod:`treecert.api`
+takes.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from treecert.errors import ConfigError
+
+_stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+_state = {"quiet": False}
+
+
+def say(message: str) -> None:
+    """A message for the person at the terminal (stderr; silenced by --quiet)."""
+    if not _state["quiet"]:
+        _stderr.print(message, markup=False)
+
+
+def _warn_all(warnings: list[str]) -> None:
+    for w in warnings:
+        say(f"Warning: {w}")
+
+
+def _load_matching(path: str, schema, labelled: str | None = None):
+    """A data file read against a model's schema, its warnings shown; with ``labelled``
+    (the file's role, e.g. "test") the class column is required."""
+    from treecert.data.alignment import load_for_schema
+
+    data = load_for_schema(path, schema)
+    _warn_all(data.warnings)
+    if labelled and not data.has_class:
+        raise ConfigError(f"{path}: the {labelled} file has no class column "
+                          f"'{schema.class_attribute.name}'.")
+    return data
+
+
+def _load_training(path: str, class_name: str | None, nominal: str | None, ignore: str | None):
+    from treecert.data.loading import load_dataset
+
+    data = load_dataset(
+        path,
+        class_name=class_name,
+        nominal=_split_names(nominal),
+        ignore=_split_names(ignore),
+    )
+    _warn_all(data.warnings)
+    return data
+
+
+def _split_names(text: str | None) -> tuple[str, ...]:
+    return tuple(s.strip() for s in text.split(",") if s.strip()) if text else ()
+
+
+def _read_loss(path: str | None, classes: tuple[str, ...]):
+    if path is None:
+        return None
+    from treecert.pruning.loss import read_loss
+
+    matrix, warns = read_loss(path, classes)
+    _warn_all(warns)
+    return matrix
+
+
+def _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits, threshold,
+                 collapse) -> dict:
+    return {
+        "criterion": criterion, "min_leaf": min_leaf, "max_depth": max_depth,
+        "min_gain": min_gain, "cp": cp, "binary_splits": binary_splits,
+        "threshold": threshold, "collapse": collapse,
+    }

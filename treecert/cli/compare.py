@@ -1,0 +1,155 @@
+"""``treecert compare``: compare methods over datasets, from evaluate results or run here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from treecert import api
+from treecert.cli import options
+from treecert.cli.common import _load_training, _state, _tree_params, say
+from treecert.cli.experiment import (
+    _check_units_options,
+    _dataset_name,
+    _protocol,
+    _write_comparison,
+)
+from treecert.cli.progress import _RowProgress
+from treecert.data.fileio import write_text
+from treecert.errors import ConfigError
+from treecert.evaluation.runs import open_run, shard_keys
+
+
+@options.insert(options.RUN_OPTIONS, options.TREE_OPTIONS, before="quiet")
+def compare(
+    results: Annotated[
+        list[str] | None,
+        typer.Argument(help="evaluate output directories or metrics CSV files."),
+    ] = None,
+    data: Annotated[
+        list[str] | None, typer.Option("--data", help="Run evaluate on this dataset first.")
+    ] = None,
+    data_dir: Annotated[
+        str | None, typer.Option(help="Run evaluate on every .arff/.csv file here.")
+    ] = None,
+    method: Annotated[
+        list[str] | None, typer.Option("--method", help="Method spec (with --data/--data-dir).")
+    ] = None,
+    metric: Annotated[
+        list[str] | None, typer.Option("--metric", help="Metrics to compare (repeatable).")
+    ] = None,
+    output: Annotated[
+        str | None, typer.Option("-o", "--output", help="Directory for CSV/JSON results.")
+    ] = None,
+    tol: Annotated[float, typer.Option(help="Absolute tie tolerance.")] = 1e-4,
+    folds: options.Folds = 10,
+    use_folds_files: Annotated[
+        bool, typer.Option(help="Use NAME.folds.csv beside a dataset when it exists.")
+    ] = True,
+    seed: options.Seed = 1,
+    plots: Annotated[bool, typer.Option("--plots", help="Scatter plots into the -o dir.")] = False,
+    quiet: options.Quiet = False,
+    *, no_timing, jobs, shard, resume, scheduler,  # options.RUN_OPTIONS
+    **tree,  # options.TREE_OPTIONS; both groups inserted before --quiet
+) -> None:
+    """Compare methods over datasets: wins/ties/losses, Wilcoxon p, averages, ranks.
+
+    Either give evaluate results, or run them here with --data/--data-dir and --method.
+    Markdown goes to stdout; -o DIR also writes comparison.csv/.json and metrics.csv.
+
+    Example: treecert compare --data-dir sample_data --method frequency --method laplace
+    """
+    import json
+
+    _state["quiet"] = quiet
+    if plots and output is None:
+        raise ConfigError("--plots needs an output directory (-o DIR).")
+    paths = list(data or [])
+    if data_dir is not None:
+        d = Path(data_dir)
+        if not d.is_dir():
+            raise ConfigError(f"{data_dir}: not a directory.")
+        paths += sorted(str(p) for p in d.iterdir()
+                        if p.suffix in (".arff", ".csv") and not p.name.endswith(".folds.csv"))
+    frames = [_read_metrics(r) for r in (results or [])]
+    part = _check_units_options(shard, resume, output, plots)
+    if part is not None and frames:
+        raise ConfigError("--shard runs evaluations; give --data/--data-dir, not result "
+                          "directories.")
+    if paths:
+        from treecert.parallel import backend
+
+        if not method:
+            raise ConfigError("--data/--data-dir need at least one --method.")
+        params = _tree_params(**tree)
+        params["seed"] = seed
+        runs = []
+        for path in paths:
+            dataset = _load_training(path, None, None, None)
+            protocol = _protocol(path, dataset, folds, False, 1, None, None, seed, None)
+            ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
+            if use_folds_files and ff.exists():
+                protocol = _protocol(path, dataset, folds, False, 1, str(ff), None, seed, None)
+            store, keys = None, None
+            if output is not None:
+                from treecert.evaluation.experiment import DEFAULT_BINS, DEFAULT_INTERVAL_AUC
+
+                root = Path(output) / "units"
+                root.mkdir(parents=True, exist_ok=True)
+                store, keys = open_run(root / _unit_dir(len(runs), path), dataset, method,
+                                       protocol, params, _dataset_name(path), None,
+                                       DEFAULT_BINS, DEFAULT_INTERVAL_AUC, not no_timing,
+                                       fresh=not (resume or part))
+            runs.append((path, dataset, protocol, store, keys))
+        if output is not None:
+            doc = {"datasets": [_unit_dir(i, p) for i, p in enumerate(paths)],
+                   "metrics": list(metric) if metric else None, "tol": tol}
+            write_text(Path(output) / "units" / "compare.json", json.dumps(doc) + "\n")
+        # --shard: a contiguous 1/N of every dataset's units, in dataset order
+        everything = [(i, k) for i, run in enumerate(runs) for k in (run[4] or [])]
+        mine = None if part is None else set(shard_keys(everything, part))
+        total = len(everything) if output is not None else None
+        offset = 0
+        with backend(scheduler), _RowProgress("evaluating", total, unit="units") as bar:
+            for i, (path, dataset, protocol, store, keys) in enumerate(runs):
+                only = None if mine is None else [k for k in keys if (i, k) in mine]
+                if only == []:
+                    continue
+                say(f"evaluating {path}")
+                res = api.evaluate(dataset, method, protocol=protocol, tree_params=params,
+                                   jobs=jobs, dataset_name=_dataset_name(path),
+                                   timing=not no_timing, store=store, only=only,
+                                   progress=lambda d, t, o=offset: bar.set(o + d, total or t))
+                offset += len(keys or [])
+                if res is not None:
+                    frames.append(res.metrics)
+        if part is not None:
+            say(f"Shard {shard}: recorded {len(mine)} of {len(everything)} units in "
+                f"{output}/units; when every shard is done, run 'treecert merge' on the "
+                "output directories.")
+            return
+    if not frames:
+        raise ConfigError("nothing to compare.",
+                          "Give evaluate result directories, or --data/--data-dir with --method.")
+    _write_comparison(frames, None if output is None else Path(output),
+                      list(metric) if metric else None, tol, plots)
+
+
+def _unit_dir(index: int, path: str) -> str:
+    return f"{index}-{_dataset_name(path)}"  # numbered: iris.arff and iris.csv may both run
+
+
+def _read_metrics(path: str):
+    import pandas as pd
+
+    p = Path(path)
+    if p.is_dir():
+        p = p / "metrics.csv"
+    if not p.exists():
+        raise ConfigError(f"{path}: no metrics.csv here; pass an evaluate -o directory.")
+    try:
+        return pd.read_csv(p)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{p}: cannot read results ({exc}).") from None

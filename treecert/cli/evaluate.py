@@ -1,0 +1,132 @@
+"""``treecert evaluate``: cross-validate methods on one dataset; metrics, predictions, plots."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from treecert import api
+from treecert.cli import options
+from treecert.cli.common import _load_training, _state, _stderr, _tree_params, _warn_all, say
+from treecert.cli.experiment import (
+    _check_units_options,
+    _dataset_name,
+    _protocol,
+    _write_evaluation,
+)
+from treecert.cli.progress import _RowProgress
+from treecert.errors import ConfigError
+from treecert.evaluation import runs
+
+
+def _metrics_table(metrics, title: str) -> None:
+    if _state["quiet"]:
+        return
+    from rich.table import Table
+
+    skip = {"dataset", "method", "repeats", "n_test"}
+    cols = [c for c in metrics.columns if c not in skip]
+    table = Table(title=title)
+    table.add_column("metric")
+    for name in metrics["method"]:
+        table.add_column(str(name), justify="right", overflow="fold")
+    for c in cols:
+        table.add_row(c, *(f"{v:.4f}" if v == v else "n/a" for v in metrics[c]))
+    _stderr.print(table)
+
+
+@options.insert(options.RUN_OPTIONS, options.TREE_OPTIONS, before="nominal")
+def evaluate(
+    data: Annotated[str, typer.Argument(help="Data: ARFF or CSV.")],
+    method: Annotated[
+        list[str], typer.Option("--method", help="Method spec, repeatable: NAME or "
+                                                  "'NAME:key=value,...'.")
+    ],
+    output: Annotated[
+        str | None, typer.Option("-o", "--output", help="Directory for predictions.csv, "
+                                                        "metrics.csv/.json and plots.")
+    ] = None,
+    class_name: options.ClassOpt = None,
+    folds: options.Folds = 10,
+    loo: Annotated[bool, typer.Option("--loo", help="Leave-one-out.")] = False,
+    repeat: Annotated[int, typer.Option(help="Repeated CV with seeds seed, seed+1, ...")] = 1,
+    folds_file: Annotated[
+        str | None, typer.Option(help="One fold id per data row (e.g. NAME.folds.csv).")
+    ] = None,
+    test: Annotated[
+        str | None, typer.Option(help="Train on DATA, test on this file.")
+    ] = None,
+    seed: options.Seed = 1,
+    loss: Annotated[
+        str | None, typer.Option(help="Loss matrix YAML: adds expected_loss.")
+    ] = None,
+    bins: Annotated[
+        str, typer.Option(help="ERC bins: equal_width (10) or mdl (Fayyad-Irani).")
+    ] = "equal_width",
+    bias_variance: Annotated[
+        int, typer.Option(help="Bias-variance decomposition over R bootstrap samples.")
+    ] = 0,
+    plots: Annotated[bool, typer.Option("--plots", help="PNG plots into the -o dir.")] = False,
+    interval_auc: Annotated[
+        str, typer.Option(help="Methods with bounds: exact AUC range (auc_low/auc_high), or "
+                               "endpoints to add the EB paper's AUC of the lower and upper "
+                               "vectors.")
+    ] = "exact",
+    nominal: options.Nominal = None,
+    ignore: options.Ignore = None,
+    quiet: options.Quiet = False,
+    *, no_timing, jobs, shard, resume, scheduler,  # options.RUN_OPTIONS
+    **tree,  # options.TREE_OPTIONS; both groups inserted before --nominal
+) -> None:
+    """Cross-validate methods and report Brier, log-loss, AUC, AUC reliability, ERC.
+
+    Without -o the metrics CSV goes to stdout. With the default seed (1), 10-fold CV uses
+    the same folds as the shared NAME.folds.csv files.
+
+    Example: treecert evaluate sample_data/credit-g.arff --method frequency --method laplace
+    -o results/credit-g
+    """
+    from treecert.parallel import backend
+    from treecert.pruning.loss import read_loss
+
+    _state["quiet"] = quiet
+    if plots and output is None:
+        raise ConfigError("--plots needs an output directory (-o DIR).")
+    if bins not in ("equal_width", "mdl"):
+        raise ConfigError(f"unknown --bins '{bins}'.", "Choose equal_width or mdl.")
+    dataset = _load_training(data, class_name, nominal, ignore)
+    protocol = _protocol(data, dataset, folds, loo, repeat, folds_file, test, seed, class_name)
+    loss_matrix = None
+    if loss is not None:
+        loss_matrix, warns = read_loss(loss, dataset.schema.classes)
+        _warn_all(warns)
+    params = _tree_params(**tree)
+    params["seed"] = seed
+    part = _check_units_options(shard, resume, output, plots, bias_variance)
+    name = _dataset_name(data)
+    store, only = None, None
+    if output is not None:
+        store, keys = runs.open_run(Path(output) / "units", dataset, method, protocol, params,
+                                    name, loss_matrix, bins, interval_auc, not no_timing,
+                                    fresh=not (resume or part))
+        only = runs.shard_keys(keys, part)
+    with backend(scheduler), _RowProgress("evaluating", None, unit="units") as bar:
+        result = api.evaluate(
+            dataset, method, protocol=protocol, tree_params=params, loss=loss_matrix,
+            bins=bins, bias_variance=bias_variance, jobs=jobs, dataset_name=name,
+            timing=not no_timing, progress=bar.set, interval_auc=interval_auc, store=store,
+            only=only,
+        )
+    if result is None:
+        say(f"Shard {shard}: recorded {len(only)} of {len(keys)} units in {output}/units; "
+            "when every shard is done, run 'treecert merge' on the output directories.")
+        return
+    _metrics_table(result.metrics, f"{name} ({protocol.kind})")
+    if output is None:
+        result.metrics.to_csv(sys.stdout, index=False, lineterminator="\n")
+    else:
+        _write_evaluation(result, Path(output), plots, bins)
+        say(f"Wrote {len(result.predictions)} predictions and metrics to {output}")

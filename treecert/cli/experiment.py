@@ -1,0 +1,112 @@
+"""What evaluate and compare share, and merge writes again.
+
+The evaluation protocol from the options, the --shard/--resume checks, a dataset's name from
+its path, and the result files: an evaluation's predictions and metrics, a comparison's
+tables.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from treecert import api
+from treecert.cli.common import _load_matching, say
+from treecert.data.fileio import atomic_writer, write_text
+from treecert.errors import ConfigError
+
+
+def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, class_name):
+    from treecert.data.folds import read_fold_ids
+    from treecert.evaluation.experiment import Protocol
+
+    chosen = sum([loo, folds_file is not None, test is not None])
+    if chosen > 1:
+        raise ConfigError("choose one of --loo, --folds-file and --test.")
+    if loo:
+        return Protocol(kind="loo", seed=seed)
+    if folds_file is not None:
+        text = _read_text(folds_file)
+        return Protocol(kind="folds", seed=seed,
+                        fold_ids=read_fold_ids(text, dataset.n_samples, folds_file))
+    if test is not None:
+        return Protocol(kind="test", seed=seed,
+                        test=_load_matching(test, dataset.schema, labelled="test"))
+    return Protocol(kind="cv", n_folds=folds, repeats=repeat, seed=seed)
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read ({exc}).") from None
+
+
+def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
+    import json
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(outdir / "predictions.csv") as fh:
+        result.predictions.to_csv(fh, index=False, lineterminator="\n")
+    with atomic_writer(outdir / "metrics.csv") as fh:
+        result.metrics.to_csv(fh, index=False, lineterminator="\n")
+    records = result.metrics.to_dict(orient="records")
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in records]
+    write_text(outdir / "metrics.json", json.dumps(records, indent=2, allow_nan=False) + "\n")
+    if plots:
+        from treecert.evaluation import plots as P
+
+        written = P.reliability_plots(result.predictions, result.classes, outdir, bins)
+        written.append(P.roc_plot(result.predictions, result.classes, outdir))
+        say(f"Wrote {len(written)} plots to {outdir}")
+
+
+def _check_units_options(shard, resume, output, plots, bias_variance=0):
+    from treecert.parallel import parse_shard
+
+    part = parse_shard(shard)
+    if (part is not None or resume) and output is None:
+        raise ConfigError(f"{'--shard' if part is not None else '--resume'} needs an output "
+                          "directory (-o DIR): finished units are recorded there.")
+    if part is not None and plots:
+        raise ConfigError("--plots cannot be drawn by one shard.",
+                          "Merge the shards, then evaluate without --shard for plots.")
+    if part is not None and bias_variance:
+        raise ConfigError("--bias-variance needs the whole run, not a shard.")
+    return part
+
+
+def _dataset_name(path: str) -> str:
+    if path == "-":
+        return "stdin"
+    name = Path(path).name
+    for suffix in (".gz", ".arff", ".csv"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
+    import pandas as pd
+
+    from treecert.evaluation.compare import to_markdown
+
+    metrics = pd.concat(frames, ignore_index=True)
+    comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol)
+    md = to_markdown(comp)
+    sys.stdout.write(md)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(out / "metrics.csv") as fh:
+            metrics.to_csv(fh, index=False, lineterminator="\n")
+        with atomic_writer(out / "comparison.csv") as fh:
+            comp.pairs.to_csv(fh, index=False, lineterminator="\n")
+        write_text(out / "comparison.json", comp.to_json())
+        write_text(out / "comparison.md", md)
+        if plots:
+            from treecert.evaluation import plots as P
+
+            written = P.scatter_plots(comp.per_dataset, out)
+            say(f"Wrote {len(written)} plots to {out}")

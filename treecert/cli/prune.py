@@ -1,0 +1,105 @@
+"""``treecert prune``: prune a saved model's tree (ccp, ebp, laplace_loss, kl, rep).
+
+Also the pruning options as :func:`treecert.api.prune`'s arguments, the one-line summary
+and the unused-loss warning, which ``treecert train --prune`` shares.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from treecert import api
+from treecert.cli import options
+from treecert.cli.common import _load_matching, _read_loss, _state, say
+from treecert.data.fileio import check_not_input, write_text
+from treecert.errors import ConfigError
+from treecert.tree.model import read_model
+
+
+def _prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed) -> dict:
+    return {"cf": cf, "subtree_raising": False if no_raise else None,
+            "kl_threshold": kl_threshold, "holdout": holdout, "cv": cv,
+            "one_se": True if one_se else None, "seed": seed}
+
+
+def _pruning_summary(record: dict) -> str:
+    b, a = record["before"], record["after"]
+    text = (f"pruned with {record['method']}: {b['leaves']} leaves ({b['nodes']} nodes) -> "
+            f"{a['leaves']} leaves ({a['nodes']} nodes)")
+    if record["method"] == "ccp":
+        text += f", alpha = {record['alpha']:.6g} chosen by {record['selection']}"
+    return text
+
+
+def _loss_unused_warning(method: str, loss: str | None) -> None:
+    if loss is not None and method.strip().lower() in ("none", "ebp", "kl"):
+        say(f"Warning: pruning method {method} does not use the loss matrix; give it to "
+            "'treecert predict --loss' to choose predictions by expected loss.")
+
+
+def prune_command(
+    model_path: options.ModelArg,
+    output: Annotated[str, typer.Option("-o", "--output", help="Pruned model file to write.")],
+    method: Annotated[
+        str, typer.Option("--method", help="none, ccp, ebp, laplace_loss, kl or rep.")
+    ],
+    loss: options.LossOpt = None,
+    cf: options.CfOpt = None,
+    no_raise: options.NoRaise = False,
+    kl_threshold: Annotated[
+        float | None,
+        typer.Option("--threshold", "--kl-threshold",
+                     help="kl: prune below this weighted KL divergence (default 0.01)."),
+    ] = None,
+    holdout: options.HoldoutOpt = None,
+    cv: options.CvOpt = None,
+    one_se: options.OneSe = False,
+    seed: options.Seed = 1,
+    train: Annotated[
+        str | None,
+        typer.Option("--train", help="Training data for models saved with --no-embed-data "
+                                     "(checked against the model)."),
+    ] = None,
+    table: Annotated[
+        bool, typer.Option("--table", help="ccp: print the alpha sequence as CSV to stdout.")
+    ] = False,
+    quiet: options.Quiet = False,
+) -> None:
+    """Prune a model's tree; print its size before and after.
+
+    Methods: ccp (CART cost-complexity; alpha by --holdout 0.2 or --cv K, --one-se), ebp
+    (C4.5/J48 error-based, --cf 0.25, --no-raise), laplace_loss and kl (Bradford et al.),
+    rep (reduced-error on a holdout, J48 -R), none. With --loss, ccp, laplace_loss and rep
+    prune for the loss matrix.
+
+    Loss file (YAML), keyed by class label, rows = true class, columns = predicted:
+    "loss: {bad: {bad: 0, good: 5}, good: {bad: 1, good: 0}}" (predicting good for a bad
+    case costs 5). Every class exactly once in rows and columns, costs >= 0.
+
+    Example: treecert prune credit-g.json --method ccp --loss sample_data/credit-g.loss.yaml
+    -o credit-g.ccp.json
+    """
+    _state["quiet"] = quiet
+    check_not_input(output, [model_path] + ([train] if train else []))
+    if table and method.strip().lower() != "ccp":
+        raise ConfigError("--table needs --method ccp.")
+    model = read_model(model_path)
+    loss_matrix = _read_loss(loss, model.schema.classes)
+    data = None
+    if train is not None:
+        data = _load_matching(train, model.schema, labelled="training")
+    _loss_unused_warning(method, loss)
+    pruned = api.prune(model, method, loss=loss_matrix, data=data,
+                       **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed))
+    write_text(output, api.model_json(pruned))
+    if table:
+        import csv
+
+        rows = pruned.pruning["sequence"]
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    say(f"{model_path}: {_pruning_summary(pruned.pruning)}; wrote {output}")

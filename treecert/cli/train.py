@@ -1,0 +1,74 @@
+"""``treecert train``: grow a tree (optionally pruned) and save it as a JSON model."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from treecert import api
+from treecert.cli import options
+from treecert.cli.common import _load_training, _read_loss, _state, say
+from treecert.cli.prune import _loss_unused_warning, _prune_kwargs, _pruning_summary
+from treecert.data.fileio import check_not_input, write_text
+
+
+@options.insert(options.TREE_OPTIONS, before="leaf")
+def train(
+    data: Annotated[str, typer.Argument(help="Training data: ARFF or CSV ('-' = CSV on stdin).")],
+    output: Annotated[str, typer.Option("-o", "--output", help="Model file to write (JSON).")],
+    class_name: options.ClassOpt = None,
+    leaf: Annotated[
+        str, typer.Option(help="Leaf estimate: frequency, laplace or m-estimate.")
+    ] = "frequency",
+    alpha: Annotated[float, typer.Option(help="Laplace pseudo-count (J48 -A: 1).")] = 1.0,
+    m: Annotated[float, typer.Option("--m", help="m of the m-estimate.")] = 2.0,
+    nominal: options.Nominal = None,
+    ignore: options.Ignore = None,
+    no_embed_data: Annotated[
+        bool,
+        typer.Option("--no-embed-data", help="Do not store the training data in the model."),
+    ] = False,
+    prune: Annotated[
+        str, typer.Option(help="Post-pruning: none, ccp, ebp, laplace_loss, kl or rep "
+                               "(see 'treecert prune --help').")
+    ] = "none",
+    loss: options.LossOpt = None,
+    cf: options.CfOpt = None,
+    no_raise: options.NoRaise = False,
+    kl_threshold: Annotated[
+        float | None, typer.Option(help="kl: prune below this weighted KL (default 0.01).")
+    ] = None,
+    holdout: options.HoldoutOpt = None,
+    cv: options.CvOpt = None,
+    one_se: options.OneSe = False,
+    seed: options.Seed = 1,
+    quiet: options.Quiet = False,
+    **tree,  # options.TREE_OPTIONS, inserted before --leaf
+) -> None:
+    """Grow a tree and save it as a JSON model.
+
+    Unpruned by default; --prune M prunes it as 'treecert prune' does.
+
+    Example: treecert train sample_data/iris.arff -o iris.json --leaf laplace
+    """
+    _state["quiet"] = quiet
+    check_not_input(output, [data])
+    dataset = _load_training(data, class_name, nominal, ignore)
+    loss_matrix = _read_loss(loss, dataset.schema.classes)
+    model = api.train(
+        dataset, **tree, leaf=leaf, alpha=alpha, m=m, embed_data=not no_embed_data,
+    )
+    pruned = ""
+    _loss_unused_warning(prune, loss)
+    if prune.strip().lower() != "none":
+        model = api.prune(model, prune, loss=loss_matrix, data=dataset,
+                          **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se,
+                                          seed))
+        pruned = f"; {_pruning_summary(model.pruning)}"
+    write_text(output, api.model_json(model))
+    say(
+        f"Trained on {dataset.n_samples} rows of {dataset.source}: "
+        f"{model.tree.n_nodes} nodes, {model.tree.n_leaves} leaves, depth {model.tree.depth}"
+        f"{pruned}; wrote {output}"
+    )
