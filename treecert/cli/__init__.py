@@ -2,4 +2,14 @@
 
 Only this package may import typer and rich. It may import every other layer; nothing
 imports it (except ``python -m treecert``).
+
+- :mod:`~treecert.cli.main`: the app, its commands in help order, ``main``/``run`` (errors
+  to one line and exit 2, Ctrl-C to 130).
+- one module per subcommand: :mod:`~treecert.cli.train`, :mod:`~treecert.cli.predict`,
+  :mod:`~treecert.cli.evaluate`, :mod:`~treecert.cli.compare`, :mod:`~treecert.cli.prune`,
+  :mod:`~treecert.cli.calibrate`, :mod:`~treecert.cli.show`, :mod:`~treecert.cli.merge`.
+- :mod:`~treecert.cli.options`: every option several commands share, declared once.
+- :mod:`~treecert.cli.common`, :mod:`~treecert.cli.progress`,
+  :mod:`~treecert.cli.experiment`: messages and input loading, progress bars, and what
+  evaluate, compare and merge share.
 """
