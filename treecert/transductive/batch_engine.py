@@ -5,7 +5,7 @@
 Every such tree differs from the tree grown on D (the *base*) only on x's path and below
 it, and growing even that path one (x, c) at a time is dominated by the fixed cost of one
 split search per node. Three devices remove almost all of it without changing a single
-result (``tests/test_engine_batch.py`` checks bit-identity with the naive reference):
+result (``tests/test_batch_engine.py`` checks bit-identity with the naive reference):
 
 1. **A table of every other test's best case.** x is ineligible for thresholds, so the
    candidate tests of a node holding x are the base node's, and x only adds its class c

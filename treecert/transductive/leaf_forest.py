@@ -21,7 +21,7 @@ class LeafForest:
     own (:meth:`~treecert.transductive.batch_engine.BatchEngine.grow_batch` searches x's
     paths in the same call), and :meth:`advance` routes their rows by the tests found.
     Stopping uses the level-wise grower's exact per-node sums, so every tree is
-    ``grow(finder, rows, weights, depth=depth)`` (``tests/test_engine_batch.py`` checks its
+    ``grow(finder, rows, weights, depth=depth)`` (``tests/test_batch_engine.py`` checks its
     leaves).
     """
 

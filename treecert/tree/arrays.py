@@ -1,4 +1,4 @@
-"""The tree as flat numpy arrays, and the :class:`DecisionTree` estimator.
+"""The tree as flat numpy arrays (the estimator is :mod:`treecert.tree.classifier`).
 
 Layout (the single source of truth; node ``0`` is the root, every child id > its parent's):
 
