@@ -8,6 +8,8 @@ layer or of a lower one; every import counts, including those inside functions a
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,13 @@ def test_imports_inside_functions_and_relative_imports_count(tmp_path):
     assert graph["treecert.data.x"] == {"treecert.api"}
     assert graph["treecert.data.y"] == {"treecert.data.x"}
     assert cycles(graph) == [["treecert.api", "treecert.data.x", "treecert.data.y"]]
+
+
+def test_the_command_line_starts_without_scipy_or_matplotlib():
+    """Start-up cost is paid by every shell call: scipy.stats alone imports in over a second,
+    so the modules every command loads must not import it (or matplotlib) at module level."""
+    code = ("import sys, treecert.cli.main, treecert.api; "
+            "print(sorted(m for m in ('scipy', 'matplotlib', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=PACKAGE.parent, check=True).stdout
+    assert out.strip() == "[]"

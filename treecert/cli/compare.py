@@ -19,7 +19,6 @@ from treecert.cli.experiment import (
 from treecert.cli.progress import _RowProgress
 from treecert.data.fileio import write_text
 from treecert.errors import ConfigError
-from treecert.evaluation.runs import open_run, shard_keys
 
 
 @options.insert(options.RUN_OPTIONS, options.TREE_OPTIONS, before="quiet")
@@ -62,6 +61,8 @@ def compare(
     Example: treecert compare --data-dir sample_data --method frequency --method laplace
     """
     import json
+
+    from treecert.evaluation.runs import open_run, shard_keys
 
     _state["quiet"] = quiet
     if plots and output is None:

@@ -19,7 +19,6 @@ from treecert.cli.experiment import (
 )
 from treecert.cli.progress import _RowProgress
 from treecert.errors import ConfigError
-from treecert.evaluation import runs
 
 
 def _metrics_table(metrics, title: str) -> None:
@@ -89,6 +88,7 @@ def evaluate(
     Example: treecert evaluate sample_data/credit-g.arff --method frequency --method laplace
     -o results/credit-g
     """
+    from treecert.evaluation import runs
     from treecert.parallel import backend
     from treecert.pruning.loss import read_loss
 

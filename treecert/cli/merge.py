@@ -16,11 +16,12 @@ from treecert.cli.common import _state, say
 from treecert.cli.experiment import _write_comparison, _write_evaluation
 from treecert.data.fileio import atomic_writer, check_not_input
 from treecert.errors import ConfigError
-from treecert.evaluation import runs, units
+from treecert.evaluation import units
 
 
 def _merge_runs(parts: list[str], output: str) -> None:
     """Final files of an evaluate or compare run from its shards' recorded units."""
+    from treecert.evaluation import runs
     from treecert.evaluation.units import UnitStore
 
     roots = [Path(p) / "units" for p in parts]
