@@ -28,6 +28,11 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--train-rows", type=int, default=5_000)
     args = ap.parse_args()
+    # Every process (the CLI runs, the Dask workers and this one, whose scheduler unpickles
+    # treecert's tasks) imports this checkout's treecert, installed or not.
+    repo = str(Path(__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p)
+    sys.path.insert(0, repo)
     work = Path(tempfile.mkdtemp(prefix="treecert-tpce-"))
     train, test = work / "train.csv", work / "test.csv"
     write_synthetic(train, args.train_rows, seed=1)
