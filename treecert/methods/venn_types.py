@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.data.discretize import _entropy_conditioned, _entropy_rows
-
-_LN2 = np.log(2.0)
+from treecert.data.discretize import _LOG2, _entropy_conditioned, _entropy_rows
 
 
 # ------------------------------------------------------------------------------ MDL on groups
@@ -40,7 +38,7 @@ def mdl_cuts_segments(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray
     all segments: one round of array operations per level instead of one per interval.
     """
     K = counts.shape[1]
-    log2_3k = np.array([np.nan] + [np.log(3.0**k - 2.0) / _LN2 for k in range(1, K + 1)])
+    log2_3k = np.array([np.nan] + [np.log(3.0**k - 2.0) / _LOG2 for k in range(1, K + 1)])
     inst_cum = np.concatenate([[0.0], np.cumsum(n_inst)])  # instance counts: exact sums
     seg = np.arange(seg_ptr.size - 1)
     a, b = seg_ptr[:-1].astype(np.int64), seg_ptr[1:].astype(np.int64)
@@ -99,7 +97,7 @@ def _best_cuts(counts, a, length, n_i, log2_3k):
     wsum = np.cumsum(c.sum(axis=2), axis=1)[rows, length - 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         accept = (best_e < prior_e) & (
-            (prior_e - best_e) > (np.log(n_i - 1.0) / _LN2 + delta) / wsum)
+            (prior_e - best_e) > (np.log(n_i - 1.0) / _LOG2 + delta) / wsum)
     return accept, k
 
 

@@ -14,10 +14,9 @@ import numpy as np
 from treecert.data.discretize import _ln_func
 from treecert.data.schema import Dataset
 from treecert.tree.arrays import Tree
-from treecert.tree.impurity import _impurity_last
+from treecert.tree.impurity import _LN2, _impurity_last
 from treecert.tree.split_search import _EPS
 
-_LN2 = np.log(2.0)
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
 _MARGIN = 1e-9
 
