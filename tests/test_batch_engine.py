@@ -116,7 +116,7 @@ def test_batch_engine_equals_path_engine_on_sample_data(name, monkeypatch):
 
 
 def test_unsupported_settings_fall_back():
-    learner = DecisionTree(criterion="gain_ratio")
+    learner = DecisionTree(collapse=True)
     schema = Schema((Attribute("a", "numeric"),), Attribute("class", "nominal", ("p", "q")))
     data = Dataset(schema, np.array([[1.0], [2.0], [3.0], [4.0]]), np.array([0, 0, 1, 1]),
                    np.ones(4), source="<toy>")

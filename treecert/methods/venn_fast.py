@@ -31,6 +31,12 @@ _ATOMS_PER_BATCH = 1 << 21
 class TreeVennBatch(BatchEngine):
     """Venn matrices of a batch of test objects from the trees on D ∪ {(x, j)}."""
 
+    @staticmethod
+    def supports(data, learner) -> bool:
+        """The Venn rows need the certified walk and whole hanging subtrees: information
+        gain or Gini on complete data (:meth:`BatchEngine.certifies`)."""
+        return BatchEngine.supports(data, learner) and BatchEngine.certifies(data, learner)
+
     # -------------------------------------------------------------- Venn rows
     def venn_matrices(self, Q: np.ndarray, taxonomy: str, kind: str, alpha: float,
                       m: float, columns: list[int]) -> np.ndarray:

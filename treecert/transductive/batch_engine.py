@@ -56,12 +56,18 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.transductive.certificates import _MARGIN, Competitors, NodeScores, Sub
+from treecert.transductive.exact_paths import mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
 from treecert.transductive.node_search import evaluate_nodes, node_counts_stops, value_ranks
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow, stops
 from treecert.tree.impurity import _impurity_last
+from treecert.tree.leaf_estimates import leaf_proba
 from treecert.tree.split_search import _EPS
+
+#: Training rows × jobs held at once by the exact batched paths (their roots hold every
+#: training row): 2**21 entries, 16 MB per array.
+_ROOT_ENTRIES = 1 << 21
 
 #: Batched engines built in this process (:meth:`BatchEngine.shared`), at most two.
 _SHARED: dict = {}
@@ -138,8 +144,10 @@ class BatchEngine:
         self._gains: tuple[np.ndarray, np.ndarray] | None = None
         # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
         self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
+        self.certified = self.certifies(data, learner)
         rows, w = np.arange(self.n), self.w
-        self.base_sub = Sub(grow(self.finder, rows, w), self.n)  # the grower's own tree
+        # the grower's own tree, walked by the certificates
+        self.base_sub = Sub(grow(self.finder, rows, w), self.n) if self.certified else None
         #: leaves (counts, n_rows) of the subtrees hanging off x's paths (Venn machine)
         self.leaf_sets: list[tuple[np.ndarray, np.ndarray] | None] = []
 
@@ -160,10 +168,18 @@ class BatchEngine:
 
     @staticmethod
     def supports(data: Dataset, learner: DecisionTree) -> bool:
-        """Whether the batched engine applies (module docstring, limits)."""
-        return (learner.criterion in ("info_gain", "gini") and not learner.collapse
-                and learner.cp <= 0 and data.n_samples > 0 and not np.isnan(data.X).any()
+        """Whether the batched engine applies: every learner setting without a post-growth
+        edit (``collapse``, ``cp``), on labelled data (module docstring, limits)."""
+        return (not learner.collapse and learner.cp <= 0 and data.n_samples > 0
                 and bool((data.y >= 0).all()))
+
+    @staticmethod
+    def certifies(data: Dataset, learner: DecisionTree) -> bool:
+        """Whether the certificates (devices 1 and 2) apply: information gain or Gini on
+        data without missing values. Elsewhere every node on x's paths is searched
+        exactly (:mod:`treecert.transductive.exact_paths`)."""
+        return (learner.criterion in ("info_gain", "gini") and data.n_samples > 0
+                and not np.isnan(data.X).any() and bool((data.y >= 0).all()))
 
     def hanging_leaves(self, rows: np.ndarray, w: np.ndarray, depth: int,
                        forest: LeafForest) -> int:
@@ -297,6 +313,55 @@ class BatchEngine:
                 if self.leaf_sets[i] is None:
                     self.leaf_sets[i] = leaves
         return jobs
+
+    def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
+                  count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:
+        """Laplace estimate of x's leaf (or x's leaves, mixed by x's shares) for every job
+        (:meth:`treecert.transductive.engine.TransductiveEngine.estimates`): certified
+        walks where they apply, exact batched paths for the rest."""
+        J, K = Xq.shape[0], self.K
+        out = np.empty((J, K))
+        walk = (np.zeros(J, dtype=bool) if not self.certified
+                else ~np.isnan(Xq).any(axis=1))
+        idx = np.flatnonzero(walk)
+        for lo in range(0, idx.size, batch):
+            part = idx[lo:lo + batch]
+            jobs = self.grow_batch(Xq[part], labels[part], drop[part])
+            counts = np.array([job["x_counts"] for job in jobs]).reshape(part.size, K)
+            if not count_x:
+                counts = np.maximum(counts - np.eye(K)[labels[part]], 0.0)
+            est = leaf_proba(counts, "laplace", alpha=alpha)
+            out[part] = est / est.sum(axis=1, keepdims=True)
+        idx = np.flatnonzero(~walk)
+        # bounded memory: each job's root holds every training row
+        per = max(1, min(batch, _ROOT_ENTRIES // (self.n + 1)))
+        for lo in range(0, idx.size, per):
+            part = idx[lo:lo + per]
+            finder, rank = self._augmented(Xq[part], labels[part])
+            reached = reach_leaves(finder, self._roots(part.size, drop[part]), rank)
+            out[part] = mix_laplace(reached, labels[part], part.size, K, count_x=count_x,
+                                    alpha=alpha)
+        return out
+
+    def _augmented(self, Xq: np.ndarray, labels: np.ndarray):
+        """The split finder over D followed by the jobs' x rows (ineligible), and its value
+        ranks."""
+        n, J = self.n, Xq.shape[0]
+        X_aug = np.vstack([self.data.X, Xq])
+        y_aug = np.concatenate([self.y, labels])
+        elig = np.concatenate([np.ones(n, dtype=bool), np.zeros(J, dtype=bool)])
+        finder = self.learner.make_finder(self.data, eligible=elig, X=X_aug, y=y_aug)
+        return finder, value_ranks(finder)
+
+    def _roots(self, J: int, drop: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Every job's root: the training rows (less its dropped row) and x, weight 1."""
+        n, out = self.n, []
+        rows, w = np.arange(n + 1), np.concatenate([self.w, [1.0]])
+        for i in range(J):
+            rows[n] = n + i
+            keep = rows != drop[i]
+            out.append((rows[keep].copy(), w[keep]))
+        return out
 
     def _with_x(self, u: int, q: int, r: int) -> tuple[np.ndarray, np.ndarray, int]:
         base = self.base_sub

@@ -31,10 +31,10 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
 from treecert.transductive.batch_engine import BatchEngine, HoldsSharedEngine
+from treecert.transductive.exact_paths import reach_leaves
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import branch_known_weights, grow, node_stops, route_rows
-from treecert.tree.leaf_estimates import leaf_proba
 
 #: Engines of :meth:`TransductiveEngine.estimates`, fastest first (identical results).
 ENGINES = ("fast", "path", "naive")
@@ -105,26 +105,14 @@ class TransductiveEngine(HoldsSharedEngine):
         if engine != "fast":
             raise ConfigError(f"unknown engine '{engine}'.", "Choose fast or naive.")
         self._set_instance(x, label, weight)
-        finder, K, n = self.finder, self.n_classes, self.n
         idx, w = self._root(drop_row)
-        out: list[ReachedLeaf] = []
-        stack = [(idx, w, 0)]
-        while stack:
-            nidx, nw, depth = stack.pop()
-            cnt = np.bincount(self.y[nidx], weights=nw, minlength=K).astype(float)
-            stop = node_stops(finder, nidx, nw, cnt, depth)
-            split = None if stop else finder.best_split(nidx, nw)
-            x_pos = np.searchsorted(nidx, n)  # rows stay sorted; x is the last row
-            x_w = float(nw[x_pos])
-            if split is None:
-                without = cnt.copy()
-                without[label] -= x_w
-                out.append(ReachedLeaf(x_w / weight, cnt, np.maximum(without, 0.0)))
-                continue
-            known = branch_known_weights(self.X, nidx, nw, split)
-            for cidx, cw in reversed(route_rows(self.X, nidx, nw, split, known)):
-                if cidx.size and cidx[-1] == n:
-                    stack.append((cidx, cw, depth + 1))
+        reached = reach_leaves(self.finder, [(idx, w)])
+        out = []
+        for share, cnt, x_w in zip(reached.share, reached.counts, reached.x_weight,
+                                   strict=True):
+            without = cnt.copy()
+            without[label] -= x_w
+            out.append(ReachedLeaf(float(share), cnt, np.maximum(without, 0.0)))
         return out
 
     # ------------------------------------------------------------------ many at once
@@ -145,23 +133,14 @@ class TransductiveEngine(HoldsSharedEngine):
         labels = np.asarray(labels, dtype=np.int64)
         J, K = X.shape[0], self.n_classes
         drop = np.full(J, -1, np.int64) if drop_rows is None else np.asarray(drop_rows, np.int64)
-        out = np.empty((J, K))
-        batched = np.zeros(J, dtype=bool)
         if engine == "fast" and self._batch_engine() is not None:
-            batched = ~np.isnan(X).any(axis=1)
-        for i in np.flatnonzero(~batched):
+            return self._batch.estimates(X, labels, drop, count_x=count_x, alpha=alpha,
+                                         batch=batch)
+        out = np.empty((J, K))
+        for i in range(J):
             leaves = self.leaves(X[i], int(labels[i]), engine="naive" if engine == "naive"
                                  else "fast", drop_row=None if drop[i] < 0 else int(drop[i]))
             out[i] = leaf_estimate(leaves, K, count_x=count_x, alpha=alpha)
-        idx = np.flatnonzero(batched)
-        for lo in range(0, idx.size, batch):
-            part = idx[lo:lo + batch]
-            jobs = self._batch.grow_batch(X[part], labels[part], drop[part])
-            counts = np.array([job["x_counts"] for job in jobs]).reshape(part.size, K)
-            if not count_x:
-                counts = np.maximum(counts - np.eye(K)[labels[part]], 0.0)
-            est = leaf_proba(counts, "laplace", alpha=alpha)
-            out[part] = est / est.sum(axis=1, keepdims=True)
         return out
 
     def _batch_engine(self):

@@ -241,49 +241,17 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
             if g in choice.value_branch:
                 value_branch[lvl.base + int(act[g])] = choice.value_branch[g]
         # ------------------------------------------------ route the rows (route_rows)
-        G, ne = batch.G, batch.node
         nbr = np.where(split, choice.n_branches, 0)
-        sp_e = split[ne]
-        f_e = np.where(sp_e, choice.feature[ne], 0)
-        vals = X[batch.rows, f_e]
-        missing = sp_e & np.isnan(vals)
-        known = sp_e & ~missing
-        branch = np.full(ne.size, -1, dtype=np.int64)
-        nom_e = known & is_nominal[f_e]
-        num_e = known & ~is_nominal[f_e]
-        branch[num_e] = vals[num_e] > choice.threshold[ne[num_e]]
-        if nom_e.any():
-            vb_nodes = sorted(choice.value_branch)
-            vb_off = np.zeros(G, dtype=np.int64)
-            sizes = [choice.value_branch[g].size for g in vb_nodes]
-            vb_off[vb_nodes] = np.cumsum([0, *sizes[:-1]])
-            vb_flat = np.concatenate([choice.value_branch[g] for g in vb_nodes])
-            branch[nom_e] = vb_flat[vb_off[ne[nom_e]] + vals[nom_e].astype(np.int64)]
-        maxnb = int(nbr.max())
-        cw = np.bincount(ne[known] * maxnb + branch[known], weights=batch.w[known],
-                         minlength=G * maxnb).reshape(G, maxnb)
-        known_total = cw[:, 0].copy()
-        for b in range(1, maxnb):  # child_weight.sum(): sequential below 8 branches
-            known_total = known_total + cw[:, b]
-        for g in np.flatnonzero(nbr >= _SEQ_SUM):
-            known_total[g] = cw[g, : nbr[g]].sum()
-        has_missing = np.bincount(ne[missing], minlength=G) > 0
-        to_all = has_missing[:, None] & (known_total > 0)[:, None] & (cw > 0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            frac = cw / known_total[:, None]
         c_rows, c_w, c_lens, c_parent, c_branch, sent = [], [], [], [], [], []
         lo = 0
-        for b in range(maxnb):
+        routed = route_batch(X, is_nominal, batch.rows, batch.w, batch.node, batch.G,
+                             np.where(split, choice.feature, -1), choice.threshold, nbr,
+                             choice.value_branch)
+        for b, (ent, cw_b) in enumerate(routed):
             exists = nbr > b
-            sel = exists[ne] & ((branch == b) | (missing & to_all[ne, b]))
-            ent = np.flatnonzero(sel)
-            cw_b = batch.w[ent]
-            m = missing[ent]
-            if m.any():
-                cw_b[m] = cw_b[m] * frac[ne[ent[m]], b]
             c_rows.append(batch.rows[ent])
             c_w.append(cw_b)
-            c_lens.append(np.bincount(ne[ent], minlength=G)[exists])
+            c_lens.append(np.bincount(batch.node[ent], minlength=batch.G)[exists])
             c_parent.append(lvl.base + act[exists])
             c_branch.append(np.full(int(exists.sum()), b))
             sent.append((ent, lo))
@@ -293,6 +261,60 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
                      np.concatenate(c_lens), np.concatenate(c_parent),
                      np.concatenate(c_branch), K, y)
     return _assemble(levels, value_branch, depth0, K)
+
+
+def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
+                ne: np.ndarray, G: int, feature: np.ndarray, threshold: np.ndarray,
+                n_branches: np.ndarray, value_branch: dict[int, np.ndarray]
+                ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`route_rows` for G nodes laid end to end (entry e holds row ``rows[e]`` of node
+    ``ne[e]``, nodes in increasing row order) with tests ``feature`` (-1: not split),
+    ``threshold``, ``n_branches`` and nominal ``value_branch`` per node: per branch b, the
+    entries sent to branch b of every node that has one (in entry order) and their weights,
+    an unknown value's weight shared in proportion to the known weight of each branch,
+    summed exactly as :func:`route_rows` sums it."""
+    nbr = np.where(feature >= 0, n_branches, 0)
+    sp_e = nbr[ne] > 0
+    f_e = np.where(sp_e, feature[ne], 0)
+    vals = X[rows, f_e]
+    missing = sp_e & np.isnan(vals)
+    known = sp_e & ~missing
+    branch = np.full(ne.size, -1, dtype=np.int64)
+    nom_e = known & is_nominal[f_e]
+    num_e = known & ~is_nominal[f_e]
+    branch[num_e] = vals[num_e] > threshold[ne[num_e]]
+    if nom_e.any():
+        vb_nodes = sorted(value_branch)
+        vb_off = np.zeros(G, dtype=np.int64)
+        sizes = [value_branch[g].size for g in vb_nodes]
+        vb_off[vb_nodes] = np.cumsum([0, *sizes[:-1]])
+        vb_flat = np.concatenate([value_branch[g] for g in vb_nodes])
+        branch[nom_e] = vb_flat[vb_off[ne[nom_e]] + vals[nom_e].astype(np.int64)]
+    maxnb = int(nbr.max()) if G else 0
+    if maxnb == 0:
+        return []
+    cw = np.bincount(ne[known] * maxnb + branch[known], weights=w[known],
+                     minlength=G * maxnb).reshape(G, maxnb)
+    known_total = cw[:, 0].copy()
+    for b in range(1, maxnb):  # child_weight.sum(): sequential below 8 branches
+        known_total = known_total + cw[:, b]
+    for g in np.flatnonzero(nbr >= _SEQ_SUM):
+        known_total[g] = cw[g, : nbr[g]].sum()
+    has_missing = np.bincount(ne[missing], minlength=G) > 0
+    to_all = has_missing[:, None] & (known_total > 0)[:, None] & (cw > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = cw / known_total[:, None]
+    out = []
+    for b in range(maxnb):
+        exists = nbr > b
+        sel = exists[ne] & ((branch == b) | (missing & to_all[ne, b]))
+        ent = np.flatnonzero(sel)
+        cw_b = w[ent]
+        m = missing[ent]
+        if m.any():
+            cw_b[m] = cw_b[m] * frac[ne[ent[m]], b]
+        out.append((ent, cw_b))
+    return out
 
 
 def _assemble(levels: list[_Level], value_branch: dict[int, np.ndarray], depth0: int,

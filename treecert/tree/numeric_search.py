@@ -247,9 +247,8 @@ class NumericSearch:
         S, V, seg, node = b.S, b.V, b.seg, b.node
         p, M = S.shape
         el = self.eligible[b.rows[S]] & ~np.isnan(V)
-        pos = np.arange(M)
-        prev_pos = np.maximum.accumulate(np.where(el, pos, -1), axis=1)[:, :-1]
-        nxt_pos = np.minimum.accumulate(np.where(el, pos, M)[:, ::-1], axis=1)[:, ::-1][:, 1:]
+        prev_pos, nxt_pos = _nearest_eligible(el)
+        prev_pos, nxt_pos = prev_pos[:, :-1], nxt_pos[:, 1:]
         pos_node = node[:-1]
         rowj = np.arange(p)[:, None]
         prev = np.where(prev_pos >= seg[pos_node], V[rowj, np.maximum(prev_pos, 0)], -np.inf)
@@ -266,3 +265,24 @@ class NumericSearch:
             ok &= (Vi <= thr) & (thr < Vn)
         valid &= ok | ~inel_seg[pos_node]
         return inel_seg, thr
+
+
+def _nearest_eligible(el: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``el`` (p, M) and position i: the last eligible position <= i (-1 if
+    none) and the first >= i (M if none) — running max/min of the eligible positions, in
+    O(ineligible entries) beyond the positions themselves: ineligible entries are few (x
+    and the unknown values) and ``ufunc.accumulate`` costs ~15 ns per element."""
+    p, M = el.shape
+    prev = np.broadcast_to(np.arange(M), (p, M)).copy()
+    nxt = prev.copy()
+    bad = np.flatnonzero(~el)
+    if bad.size:
+        col = bad % M
+        start = np.ones(bad.size, dtype=bool)
+        start[1:] = (bad[1:] != bad[:-1] + 1) | (col[1:] == 0)  # runs stay within a row
+        end = np.ones(bad.size, dtype=bool)
+        end[:-1] = start[1:]
+        run = np.cumsum(start) - 1
+        prev.ravel()[bad] = col[start][run] - 1
+        nxt.ravel()[bad] = col[end][run] + 1
+    return prev, nxt
