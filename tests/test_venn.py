@@ -59,7 +59,7 @@ def test_leaf_taxonomy_by_hand(engine):
 @settings(max_examples=30, deadline=None)
 @given(
     data=random_datasets(min_rows=8, max_rows=40, missing=False),
-    criterion=st.sampled_from(["info_gain", "gini"]),
+    criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
     min_leaf=st.sampled_from([1.0, 2.0]),
     binary=st.booleans(),
     base=st.sampled_from(["frequency", "laplace", "m_estimate"]),
@@ -200,3 +200,19 @@ def test_venn_naive_bayes_discretised_runs():
     pred = make_method("venn:base=naive_bayes,discretize=true").fit(train).predict(test)
     np.testing.assert_allclose(pred.proba.sum(axis=1), 1.0)
     assert np.all(pred.lower <= pred.proba) and np.all(pred.proba <= pred.upper)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=random_datasets(min_rows=8, max_rows=40, missing=True),
+       criterion=st.sampled_from(["info_gain", "gain_ratio"]), binary=st.booleans())
+def test_leaf_taxonomy_with_missing_values_equals_whole_trees(data, criterion, binary):
+    """Rows with unknown values, and training data with them, take the engine's exact
+    batched paths: x's leaves' frequencies mixed by its shares, as whole trees give."""
+    n = data.n_samples
+    test_rows = np.arange(n) % 5 == 0
+    train, test = data.subset(np.flatnonzero(~test_rows)), data.subset(np.flatnonzero(test_rows))
+    spec = f"venn:taxonomy=leaf,criterion={criterion},min_leaf=1,binary_splits={binary}"
+    a = make_method(spec).fit(train).predict(test)
+    b = make_method(spec + ",engine=naive").fit(train).predict(test)
+    np.testing.assert_array_equal(a.proba, b.proba)
+    np.testing.assert_array_equal(a.lower, b.lower)

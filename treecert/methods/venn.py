@@ -321,7 +321,14 @@ class VennMethod(HoldsSharedEngine, Method):
             out[fast] = self.batch_.venn_matrices(
                 X[fast], self.opts["taxonomy"], kw["kind"], kw["alpha"], kw["m"],
                 type_columns(K))
-        for i in np.flatnonzero(~fast):
+        rest = np.flatnonzero(~fast)
+        if rest.size and self.opts["taxonomy"] == "leaf" and self.opts["engine"] == "fast":
+            # x's leaves' frequencies mixed by x's shares: the engine's estimates with α = 0
+            rows = self.engine_.estimates(np.repeat(X[rest], K, axis=0),
+                                          np.tile(np.arange(K), rest.size), alpha=0.0)
+            out[rest] = rows.reshape(rest.size, K, K)
+            rest = rest[:0]
+        for i in rest:
             out[i] = self._tree_matrix(X[i])
         return out
 

@@ -33,9 +33,10 @@ class TreeVennBatch(BatchEngine):
 
     @staticmethod
     def supports(data, learner) -> bool:
-        """The Venn rows need the certified walk and whole hanging subtrees: information
-        gain or Gini on complete data (:meth:`BatchEngine.certifies`)."""
-        return BatchEngine.supports(data, learner) and BatchEngine.certifies(data, learner)
+        """The Venn rows walk the base tree and grow whole hanging subtrees: complete data
+        (certified tests with information gain or Gini, exact searches at every node of x's
+        paths with gain ratio)."""
+        return BatchEngine.supports(data, learner) and not np.isnan(data.X).any()
 
     # -------------------------------------------------------------- Venn rows
     def venn_matrices(self, Q: np.ndarray, taxonomy: str, kind: str, alpha: float,
