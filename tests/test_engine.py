@@ -140,3 +140,16 @@ def _nested(tree, node=0):
             float(tree.threshold[node]), tuple(vb.tolist()),
             tuple(np.round(tree.counts[node], 12).tolist()),
             tuple(_nested(tree, int(c)) for c in tree.children_of(node)))
+
+
+@pytest.mark.parametrize("method", ["tpce", "kk"])
+@pytest.mark.parametrize("edit", ["collapse=true", "cp=0.01"])
+def test_whole_tree_edits_need_the_naive_engine(method, edit):
+    """collapse/cp act on whole trees: the fast engine says so up front instead of growing
+    a whole tree per (x, c) behind the user's back; engine=naive does it."""
+    from treecert.errors import ConfigError
+
+    train, test = _toy()
+    with pytest.raises(ConfigError, match="engine=naive"):
+        make_method(f"{method}:{edit}").fit(train)
+    make_method(f"{method}:{edit},engine=naive").fit(train).predict(test)

@@ -24,7 +24,11 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction
-from treecert.transductive.engine import TransductiveEngine, check_engine
+from treecert.transductive.engine import (
+    TransductiveEngine,
+    check_engine,
+    check_engine_covers,
+)
 
 
 def symmetric_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -41,6 +45,7 @@ class KukarKononenkoMethod(Method):
 
     def fit(self, data: Dataset) -> KukarKononenkoMethod:
         check_engine(self.opts["engine"], "kk")
+        check_engine_covers(self.opts["engine"], self.new_tree(), "kk")
         self.inductive_ = self.new_tree(leaf="laplace").fit(data)
         self.engine_ = TransductiveEngine(data, self.new_tree())
         return self

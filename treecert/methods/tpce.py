@@ -12,11 +12,13 @@ has unknown values it reaches several leaves fractionally and their estimates ar
 with x's shares, as in ordinary C4.5 prediction. ``tpce_disagree`` is 1 when the K trees
 do not all predict the same class for x.
 
-``engine=fast`` serves every (x, c) from the tree grown on D
-(:mod:`treecert.transductive.batch_engine`: tests certified unchanged, exact searches only
-where a test may change, batched over all instances); ``engine=path`` grows x's path one
-(x, c) at a time (:mod:`treecert.transductive.engine`); ``engine=naive`` grows every tree
-in full — the reference. All three give identical output.
+``engine=fast`` serves every (x, c) of a batch together
+(:mod:`treecert.transductive.batch_engine`: on complete data with information gain or Gini,
+tests certified unchanged and exact searches only where a test may change; with missing
+values or gain ratio, exact searches of every node on x's paths); ``engine=path`` grows x's
+paths one (x, c) at a time (:mod:`treecert.transductive.engine`); ``engine=naive`` grows
+every tree in full — the reference. All three give identical output. ``collapse``/``cp``
+need whole trees, hence ``engine=naive``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction
-from treecert.transductive.engine import TransductiveEngine, check_engine
+from treecert.transductive.engine import (
+    TransductiveEngine,
+    check_engine,
+    check_engine_covers,
+)
 
 
 class TpceMethod(Method):
@@ -39,6 +45,7 @@ class TpceMethod(Method):
 
     def fit(self, data: Dataset) -> TpceMethod:
         check_engine(self.opts["engine"], "tpce")
+        check_engine_covers(self.opts["engine"], self.new_tree(), "tpce")
         self.engine_ = TransductiveEngine(data, self.new_tree())
         return self
 

@@ -40,10 +40,12 @@ Departures from the paper, and why
 Cost: the Naive Bayes machine is incremental (counts and normal sums updated by one
 instance; only the per-attribute precision, which depends on x, is recomputed). The tree
 machine (``venn_fast``) grows the trees of a whole batch of (x, j) at once on the batched
-transductive engine, and discretises all their forecasts in one segmented MDL per column;
-rows with unknown values (or data the batched engine does not cover) take ``tree_with``, one
-(x, j) at a time, which copies the untouched subtrees of the tree grown on D. Both give the
-same bits.
+transductive engine (complete training data, any criterion), and discretises all their
+forecasts in one segmented MDL per column. With ``taxonomy=leaf`` every other row takes the
+engine's exact batched paths too. Known gap: with ``taxonomy=forecast``, rows with unknown
+values and training data with unknown values take ``tree_with``, one (x, j) at a time,
+which copies the untouched subtrees of the tree grown on D and regrows the rest — every
+forecast of a fractional example needs the whole tree. All give the same bits.
 
 Inductive variant: ``treecert calibrate MODEL DATA --method venn`` stores the model's
 forecasts on DATA (or out-of-fold forecasts with ``--cv``); prediction then uses those

@@ -12,8 +12,8 @@ leaves and x's leaf are the groups of examples ("atoms") sharing a forecast, and
 the whole batch are discretised together (:func:`~treecert.methods.venn_types.venn_rows_atoms`).
 
 Results equal the one-(x, j)-at-a-time reference bit for bit (``tests/test_venn.py``).
-Limits are the batched engine's; otherwise the caller falls back to the engine one (x, j)
-at a time.
+It needs complete training data (:meth:`TreeVennBatch.supports`); elsewhere the caller
+grows the trees one (x, j) at a time (:mod:`treecert.methods.venn`).
 """
 
 from __future__ import annotations

@@ -42,10 +42,14 @@ The devices live in :mod:`treecert.transductive.certificates` (1, 2),
 :mod:`treecert.transductive.node_search` (3) and :mod:`treecert.transductive.leaf_forest`;
 this module walks x's paths with them and shares one engine per process.
 
-Limits: numeric and nominal attributes without missing values (in D and in x), criterion
-``info_gain`` or ``gini``, no ``collapse``/``cp``; :meth:`BatchEngine.supports` says so and
-callers fall back to :class:`treecert.transductive.engine.TransductiveEngine` one (x, c) at
-a time.
+Where the certificates do not apply — missing values in D or in x (C4.5's fractional
+instances), ``gain_ratio`` — :meth:`BatchEngine.estimates` sends the jobs to the exact
+batched paths (:mod:`treecert.transductive.exact_paths`): every node on x's paths searched,
+a tree level of all jobs per call. The Venn rows (:mod:`treecert.methods.venn_fast`) walk the
+base tree on complete data with any criterion (exact searches at every node without the
+certificates). ``collapse`` and ``cp`` edit whole trees after growth: no transductive engine
+but the naive one follows them (:meth:`BatchEngine.supports`;
+:func:`treecert.transductive.engine.check_engine_covers` says so to the user).
 """
 
 from __future__ import annotations

@@ -1,25 +1,25 @@
 """The transductive engine: "grow the tree on D ∪ {(x, c)}" without growing the tree.
 
 TPCE (Costa et al., section 3), Kukar & Kononenko's reliability and the Venn machine with the
-leaf taxonomy only need *the leaf that x reaches* in the tree grown on D plus x with a
-tentative label. Growth is top-down and deterministic, so that leaf depends only on the
-nodes on x's own path: at each of them the test is chosen from the node's rows (x included,
-ineligible for thresholds), the rows are routed, and only the child(ren) holding x are
-followed. Siblings are never grown. Every step calls the very functions the full learner
-uses (:meth:`SplitFinder.best_split`, :func:`route_rows`), on rows in the same order, so
-the result is identical to growing the whole tree — which :meth:`naive_leaves` does, as the
-reference kept for tests and for users (``engine=naive``).
-
-Cost per (x, c): the sum of the node sizes on one root-to-leaf path (about 2n for a
-balanced tree) instead of n times the depth, and one node's overhead per level instead of
-one per node of the tree.
+leaf taxonomy only need *the leaves that x reaches* in the tree grown on D plus x with a
+tentative label. Growth is top-down and deterministic, so they depend only on the nodes on
+x's own paths: at each of them the test is chosen from the node's rows (x included,
+ineligible for thresholds), the rows are routed, and only the children holding x are
+followed. Siblings are never grown. :meth:`TransductiveEngine.leaves` (``engine=path``) does
+this for one (x, c) with the exact batched paths of
+:mod:`treecert.transductive.exact_paths`, which call the very functions the full learner
+uses, on rows in the same order, so the result is identical to growing the whole tree —
+which :meth:`naive_leaves` does, as the reference kept for tests and for users
+(``engine=naive``).
 
 Leave-one-out: the training set of fold i is D without row i, plus (x_i, c); the engine
 serves it from the same arrays by dropping row i from the root (``drop_row``).
 
 :class:`TransductiveEngine` is also the front the methods call: with ``engine=fast`` its
-:meth:`~TransductiveEngine.estimates` serve every job the batched engine covers from it
-(:mod:`treecert.transductive.batch_engine`) and the rest from the path engine.
+:meth:`~TransductiveEngine.estimates` serve every job from the batched engine
+(:mod:`treecert.transductive.batch_engine`: certificates where they apply, exact batched
+paths elsewhere). Whole-tree edits (``collapse``, ``cp``) need whole trees:
+:func:`check_engine_covers` stops the methods up front unless ``engine=naive``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,18 @@ def check_engine(engine: str, who: str, allowed: tuple[str, ...] = ENGINES) -> N
     if engine not in allowed:
         raise ConfigError(f"{who}: unknown engine '{engine}'.",
                           "Choose " + ", ".join(allowed) + ".")
+
+
+def check_engine_covers(engine: str, learner: DecisionTree, who: str) -> None:
+    """A user error, up front, for a whole-tree edit the fast and path engines do not
+    follow: ``collapse`` and ``cp`` act on the whole tree after it is grown, so every
+    (x, c) would need a whole tree — stated, not a quiet slow-down."""
+    if engine != "naive" and (learner.collapse or learner.cp > 0):
+        raise ConfigError(
+            f"{who}: --collapse and --cp edit the whole tree after growth; the transductive "
+            f"engines follow only x's paths.",
+            f"Add engine=naive to grow a whole tree per (x, c) (--method {who}:engine=naive, "
+            f"tens of times slower), or leave out --collapse/--cp.")
 
 
 @dataclass
@@ -122,11 +134,10 @@ class TransductiveEngine(HoldsSharedEngine):
         """Laplace estimate (:func:`leaf_estimate`) of x's leaf for every job i: x = ``X[i]``
         with class ``labels[i]``, training row ``drop_rows[i]`` removed when >= 0.
 
-        ``engine="fast"`` serves jobs from
-        :class:`treecert.transductive.batch_engine.BatchEngine` where it applies (no missing
-        values, information gain or Gini, no collapse/cp) and from :meth:`leaves` one job at
-        a time elsewhere; ``"path"`` always uses :meth:`leaves`, ``"naive"`` grows whole
-        trees. All three give identical results.
+        ``engine="fast"`` serves all jobs from
+        :class:`treecert.transductive.batch_engine.BatchEngine` (every setting but
+        collapse/cp, where whole trees are grown); ``"path"`` uses :meth:`leaves` one job
+        at a time, ``"naive"`` grows whole trees. All three give identical results.
         """
         check_engine(engine, "estimates")
         X = np.asarray(X, dtype=float)
