@@ -164,13 +164,7 @@ def mix_tree_proba(leaves: ReachedLeaves, J: int, per_leaf: np.ndarray) -> np.nd
     """Per job: ``per_leaf`` (L, K) estimates mixed by x's shares and normalised, with the
     operations of :meth:`treecert.tree.arrays.Tree.predict_proba` (share × estimate, added
     leaf by leaf in the order x reaches them)."""
-    out = np.zeros((J, per_leaf.shape[1]))
-    terms = leaves.share[:, None] * per_leaf
-    start = np.searchsorted(leaves.job, leaves.job, side="left")
-    nth = np.arange(leaves.job.size) - start
-    for i in range(int(nth.max()) + 1 if nth.size else 0):
-        at = nth == i
-        out[leaves.job[at]] = out[leaves.job[at]] + terms[at]
+    out = _sum_by_job(leaves.job, leaves.share[:, None] * per_leaf, J)
     return out / out.sum(axis=1, keepdims=True)
 
 
@@ -186,11 +180,16 @@ def mix_laplace(leaves: ReachedLeaves, labels: np.ndarray, J: int, K: int, *,
         lab = labels[leaves.job]
         cnt[rows, lab] = np.maximum(cnt[rows, lab] - leaves.x_weight, 0.0)
     est = leaves.share[:, None] * (cnt + alpha) / (_lastsum(cnt) + K * alpha)[:, None]
-    out = np.zeros((J, K))
-    # the l-th leaf of every job is added in turn: each job's sum in its leaves' order
-    start = np.searchsorted(leaves.job, leaves.job, side="left")
-    nth = np.arange(leaves.job.size) - start
+    out = _sum_by_job(leaves.job, est, J)
+    return out / _lastsum(out)[:, None]
+
+
+def _sum_by_job(job: np.ndarray, terms: np.ndarray, J: int) -> np.ndarray:
+    """Per job, the sum of its rows of ``terms`` (jobs sorted), added one after the other
+    from 0 in their order — the l-th term of every job in turn."""
+    out = np.zeros((J, terms.shape[1]))
+    nth = np.arange(job.size) - np.searchsorted(job, job, side="left")
     for i in range(int(nth.max()) + 1 if nth.size else 0):
         at = nth == i
-        out[leaves.job[at]] = out[leaves.job[at]] + est[at]
-    return out / _lastsum(out)[:, None]
+        out[job[at]] = out[job[at]] + terms[at]
+    return out

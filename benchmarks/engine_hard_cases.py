@@ -1,0 +1,138 @@
+"""The transductive engine on the hard cases: missing values, gain ratio, many classes.
+
+Run from the repository root (needs ../shared/datasets and scikit-learn)::
+
+    python benchmarks/engine_hard_cases.py [--sample 2] [--cases vote,soybean,...]
+
+For every case, 10-fold CV on the shared folds, in-process CPU time
+(``time.process_time``; everything is single-threaded):
+
+* ``fast``: TPCE with the default engine over every test row, fit included (ms per row);
+* ``complete``: the same on the same rows made easy — unknown values filled with the
+  column's mode/mean, information gain — the cost the hard case is compared with;
+* ``naive``: ``engine=naive`` (a whole tree per label per row) on ``--sample`` rows per fold;
+* ``sklearn``: the refit-per-label loop a user would write (``benchmarks/tpce_speed.py``) on
+  the same sample.
+The fast and naive probabilities are checked bit for bit on the sample. ``--venn`` adds the
+Venn machine's and K&K's 10-fold cost against a plain tree's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+from tpce_speed import sklearn_tpce_seconds
+
+from treecert.data.folds import read_fold_ids
+from treecert.data.loading import load_dataset
+from treecert.data.schema import Dataset
+from treecert.methods import make_method
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+
+#: name -> (dataset, criterion, fraction of values blanked)
+CASES = {
+    "credit-g-blank2": ("credit-g", "info_gain", 0.02),
+    "credit-g-gain_ratio": ("credit-g", "gain_ratio", 0.0),
+    "vote": ("vote", "info_gain", 0.0),
+    "breast-cancer": ("breast-cancer", "info_gain", 0.0),
+    "soybean": ("soybean", "info_gain", 0.0),
+    "segment-gain_ratio": ("segment-challenge", "gain_ratio", 0.0),
+}
+
+
+def _blanked(data: Dataset, p: float, seed: int = 0) -> Dataset:
+    X = data.X.copy()
+    X[np.random.default_rng(seed).random(X.shape) < p] = np.nan
+    return Dataset(data.schema, X, data.y, data.weights, source=data.source)
+
+
+def _filled(data: Dataset) -> Dataset:
+    """Unknown values replaced by the column's mode (nominal) or mean (numeric)."""
+    X = data.X.copy()
+    for j, attr in enumerate(data.schema.attributes):
+        col = X[:, j]
+        miss = np.isnan(col)
+        if miss.any() and (~miss).any():
+            if attr.is_nominal:
+                col[miss] = np.bincount(col[~miss].astype(np.int64)).argmax()
+            else:
+                col[miss] = col[~miss].mean()
+    return Dataset(data.schema, X, data.y, data.weights, source=data.source)
+
+
+def _cv_seconds(data: Dataset, ids: np.ndarray, spec: str) -> float:
+    t = 0.0
+    for f in range(10):
+        train, test = data.subset(np.flatnonzero(ids != f)), data.subset(np.flatnonzero(ids == f))
+        t0 = time.process_time()
+        make_method(spec).fit(train).predict(test)
+        t += time.process_time() - t0
+    return t
+
+
+def case_row(case: str, sample: int, venn: bool) -> dict:
+    name, criterion, blank = CASES[case]
+    data = load_dataset(SHARED / f"{name}.arff")
+    ids = read_fold_ids((SHARED / f"{name}.folds.csv").read_text(), data.n_samples, name)
+    if blank:
+        data = _blanked(data, blank)
+    n = data.n_samples
+    spec = f"tpce:criterion={criterion}"
+    fast_s = naive_s = sk_s = 0.0
+    n_sampled = 0
+    for f in range(10):
+        train, test = data.subset(np.flatnonzero(ids != f)), data.subset(np.flatnonzero(ids == f))
+        t0 = time.process_time()
+        p_fast = make_method(spec).fit(train).predict(test).proba
+        fast_s += time.process_time() - t0
+        sub = test.subset(np.arange(min(sample, test.n_samples)))
+        t0 = time.process_time()
+        p_naive = make_method(spec + ",engine=naive").fit(train).predict(sub).proba
+        naive_s += time.process_time() - t0
+        np.testing.assert_array_equal(p_fast[: sub.n_samples], p_naive)
+        sk_s += sklearn_tpce_seconds(train, sub)
+        n_sampled += sub.n_samples
+    complete_s = _cv_seconds(_filled(data), ids, "tpce")
+    row = {"case": case, "n": n, "classes": data.schema.n_classes,
+           "missing": float(np.isnan(data.X).mean()), "criterion": criterion,
+           "fast_ms": 1e3 * fast_s / n, "complete_ms": 1e3 * complete_s / n,
+           "naive_ms": 1e3 * naive_s / n_sampled, "sklearn_ms": 1e3 * sk_s / n_sampled}
+    if venn:
+        tree_s = _cv_seconds(data, ids, f"laplace:criterion={criterion}")
+        row["tree_s"] = tree_s
+        row["venn_s"] = _cv_seconds(data, ids, f"venn:criterion={criterion}")
+        row["kk_s"] = _cv_seconds(data, ids, f"kk:criterion={criterion}")
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sample", type=int, default=2, help="naive/sklearn rows per fold")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--venn", action="store_true")
+    args = ap.parse_args()
+    print("| case | n | K | missing | criterion | fast ms/row | complete-data ms/row |"
+          " naive ms/row | sklearn loop ms/row | fast/complete | naive/fast | sklearn/fast |"
+          + (" tree CV s | venn/tree | kk/tree |" if args.venn else ""))
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+          + ("---:|---:|---:|" if args.venn else ""))
+    for case in args.cases.split(","):
+        r = case_row(case, args.sample, args.venn)
+        line = (f"| {r['case']} | {r['n']} | {r['classes']} | {100 * r['missing']:.1f} % | "
+                f"{r['criterion']} | {r['fast_ms']:.2f} | {r['complete_ms']:.2f} | "
+                f"{r['naive_ms']:.1f} | {r['sklearn_ms']:.1f} | "
+                f"{r['fast_ms'] / r['complete_ms']:.1f}x | {r['naive_ms'] / r['fast_ms']:.1f}x | "
+                f"{r['sklearn_ms'] / r['fast_ms']:.1f}x |")
+        if args.venn:
+            line += (f" {r['tree_s']:.2f} | {r['venn_s'] / r['tree_s']:.1f}x | "
+                     f"{r['kk_s'] / r['tree_s']:.1f}x |")
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
