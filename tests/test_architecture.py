@@ -17,14 +17,14 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "treecert"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("treecert._version", "treecert.errors", "treecert.parallel"),
+    ("treecert._version", "treecert.errors", "treecert.parallel", "treecert.sklearn_base"),
     ("treecert.data",),
     ("treecert.tree",),
     ("treecert.pruning",),
     ("treecert.transductive",),
     ("treecert.methods",),
     ("treecert.evaluation",),
-    ("treecert.api",),
+    ("treecert.api", "treecert.estimator"),
     ("treecert.cli", "treecert.__main__", "treecert"),
 ]
 MAX_LINES = 600

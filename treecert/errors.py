@@ -38,3 +38,13 @@ class ConfigError(TreecertError):
 
 class ModelFileError(TreecertError):
     """A model file is missing, corrupt, not a treecert model, or of an unknown version."""
+
+
+class InputError(DataError, ValueError):
+    """Arrays or DataFrames given to the Python estimator are invalid (shape, values,
+    labels). Also a ``ValueError``, as scikit-learn's conventions ask of estimators."""
+
+
+class ParameterError(ConfigError, ValueError):
+    """A hyperparameter of the Python estimator is invalid. Also a ``ValueError``, as
+    scikit-learn's conventions ask of estimators."""

@@ -16,5 +16,7 @@ library, numpy/pandas/liac-arff/scipy and :mod:`treecert.errors`, :mod:`treecert
 - :mod:`~treecert.data.discretize`: Weka's MDL discretisation and the entropy helpers it
   shares with the transductive certificates.
 - :mod:`~treecert.data.coerce`: numeric-array checks with one-line errors.
+- :mod:`~treecert.data.inmemory`: numpy arrays and DataFrames read, checked and encoded as a
+  ``Dataset``'s matrix, for the scikit-learn estimator.
 - :mod:`~treecert.data.fileio`: atomic output files and JSON-safe records.
 """
