@@ -165,20 +165,6 @@ class Method:
         """Number of leaves of the fitted model (mean over trees for ensembles)."""
         return None
 
-    def _writable_engine(self) -> None:
-        """Rebuild the transductive ``engine_`` if its arrays are read-only.
-
-        The engine writes each test instance into a spare row of its arrays. A fitted method
-        unpickled from read-only memory (joblib memory-maps the arrays of the objects it
-        sends to workers, e.g. a fitted ``TreecertClassifier``) would fail there, so it gets
-        an engine of its own, rebuilt from the same data and learner.
-        """
-        engine = getattr(self, "engine_", None)
-        if engine is not None and not engine.X.flags.writeable:
-            from treecert.transductive.engine import TransductiveEngine
-
-            self.engine_ = TransductiveEngine(engine.data, engine.learner)
-
 
 #: The registry: snake_case name -> Method class. :mod:`treecert.methods` fills it, in the
 #: order the CLI lists methods; methods that build other methods (a calibration's base) look

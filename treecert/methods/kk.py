@@ -53,7 +53,6 @@ class KukarKononenkoMethod(Method):
     def _predict_rows(self, X: np.ndarray, P: np.ndarray, drop_rows) -> Prediction:
         from treecert.parallel import map_chunks
 
-        self._writable_engine()
         K = self.engine_.n_classes
         c_hat = np.argmax(P, axis=1)
 

@@ -52,7 +52,6 @@ class TpceMethod(Method):
     def _predict_rows(self, X: np.ndarray, drop_rows: np.ndarray | None) -> Prediction:
         from treecert.parallel import map_chunks
 
-        self._writable_engine()
         K = self.engine_.n_classes
 
         def work(lo: int, hi: int):

@@ -338,7 +338,6 @@ class VennMethod(HoldsSharedEngine, Method):
         """Venn matrices (n, K, K) of the rows of ``data``."""
         from treecert.parallel import map_chunks
 
-        self._writable_engine()
         X = data.X
         if self.inductive_ is not None:  # the bag: calibration examples, then x
             P = self.base_.predict(data).proba

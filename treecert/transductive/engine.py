@@ -98,6 +98,13 @@ class TransductiveEngine(HoldsSharedEngine):
         self.whole_tree_only = bool(learner.collapse or learner.cp > 0)
 
     def _set_instance(self, x: np.ndarray, label: int, weight: float) -> None:
+        """Write x into the spare last row. An engine unpickled from read-only memory
+        (joblib memory-maps the arrays it sends to workers) first takes copies of its own."""
+        if not (self.X.flags.writeable and self.y.flags.writeable
+                and self.w.flags.writeable):
+            self.X, self.y, self.w = self.X.copy(), self.y.copy(), self.w.copy()
+            self.finder = self.learner.make_finder(self.data, eligible=self.eligible,
+                                                   X=self.X, y=self.y)
         self.X[self.n] = x
         self.y[self.n] = label
         self.w[self.n] = weight
