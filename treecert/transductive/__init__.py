@@ -13,6 +13,8 @@ foundation modules.
 - :mod:`~treecert.transductive.certificates`: the base tree's certificates and exact
   rescoring, which prove a test unchanged by x.
 - :mod:`~treecert.transductive.node_search`: batched split searches over many nodes.
+- :mod:`~treecert.transductive.exact_paths`: x's paths searched exactly at every node, all
+  (x, c) of a batch per tree level — missing values, gain ratio, anything uncertified.
 - :mod:`~treecert.transductive.leaf_forest`: the subtrees hanging off x's paths, grown
   leaves-only.
 """

@@ -60,7 +60,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.transductive.certificates import _MARGIN, Competitors, NodeScores, Sub
-from treecert.transductive.exact_paths import mix_laplace, mix_tree_proba, reach_leaves
+from treecert.transductive.exact_paths import mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
 from treecert.transductive.node_search import evaluate_nodes, node_counts_stops, value_ranks
 from treecert.tree.classifier import DecisionTree
@@ -348,23 +348,6 @@ class BatchEngine:
                                     alpha=alpha)
         return out
 
-    def inductive_loo(self, rows: np.ndarray, alpha: float = 1.0) -> np.ndarray:
-        """Laplace class probabilities of training rows ``rows``, each from the tree grown
-        without it (leave-one-out's inductive tree): the row enters as x with weight 0 in
-        place of itself, which changes no count, test or fraction
-        (:func:`~treecert.transductive.exact_paths.reach_leaves`), and its leaves' estimates
-        are mixed as :meth:`treecert.tree.arrays.Tree.predict_proba` mixes them."""
-        rows = np.asarray(rows, dtype=np.int64)
-        out = np.empty((rows.size, self.K))
-        per = max(1, min(256, _ROOT_ENTRIES // (self.n + 1)))
-        for lo in range(0, rows.size, per):
-            part = rows[lo:lo + per]
-            finder, rank = self._augmented(self.data.X[part], self.y[part])
-            reached = reach_leaves(finder, self._roots(part.size, part, x_weight=0.0), rank)
-            per_leaf = leaf_proba(reached.est_counts, "laplace", alpha=alpha)
-            out[lo:lo + part.size] = mix_tree_proba(reached, part.size, per_leaf)
-        return out
-
     def _augmented(self, Xq: np.ndarray, labels: np.ndarray):
         """The split finder over D followed by the jobs' x rows (ineligible), and its value
         ranks."""
@@ -375,11 +358,10 @@ class BatchEngine:
         finder = self.learner.make_finder(self.data, eligible=elig, X=X_aug, y=y_aug)
         return finder, value_ranks(finder)
 
-    def _roots(self, J: int, drop: np.ndarray, x_weight: float = 1.0
-               ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Every job's root: the training rows (less its dropped row) and x."""
+    def _roots(self, J: int, drop: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Every job's root: the training rows (less its dropped row) and x, weight 1."""
         n, out = self.n, []
-        rows, w = np.arange(n + 1), np.concatenate([self.w, [x_weight]])
+        rows, w = np.arange(n + 1), np.concatenate([self.w, [1.0]])
         for i in range(J):
             rows[n] = n + i
             keep = rows != drop[i]

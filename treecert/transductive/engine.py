@@ -161,23 +161,6 @@ class TransductiveEngine(HoldsSharedEngine):
             out[i] = leaf_estimate(leaves, K, count_x=count_x, alpha=alpha)
         return out
 
-    def inductive_loo(self, rows: np.ndarray, *, alpha: float = 1.0,
-                      engine: str = "fast") -> np.ndarray:
-        """Laplace (``alpha``) probabilities of training rows ``rows``, each by the tree
-        grown on the training data without it; ``engine="fast"`` serves them from the
-        batched engine, the others refit a tree per row (identical results)."""
-        check_engine(engine, "inductive_loo")
-        rows = np.asarray(rows, dtype=np.int64)
-        if engine == "fast" and self._batch_engine() is not None:
-            return self._batch.inductive_loo(rows, alpha=alpha)
-        data, out = self.data, np.empty((rows.size, self.n_classes))
-        params = {**self.learner.get_params(), "leaf": "laplace", "alpha": alpha}
-        for k, i in enumerate(rows):
-            keep = np.delete(np.arange(data.n_samples), i)
-            tree = DecisionTree(**params).fit(data.subset(keep))
-            out[k] = tree.predict_proba(data.X[i:i + 1])[0]
-        return out
-
     def _batch_engine(self):
         """The batched engine over the training data, or None where it does not apply."""
         return self._shared_engine(BatchEngine, self.data, self.learner)

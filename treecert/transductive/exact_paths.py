@@ -37,26 +37,21 @@ from treecert.tree.impurity import _lastsum
 class ReachedLeaves:
     """Every leaf reached by every job, jobs in order and each job's leaves in the order of
     :meth:`~treecert.tree.arrays.TreeArrays.apply_weighted`: ``job`` (L,), x's ``share``
-    (L,), the leaf's class ``counts`` (L, K) with x's weight ``x_weight`` (L,) included, its
-    number of examples ``n_inst`` (L,), and ``est_counts`` (L, K): the counts of the leaf or,
-    when it holds no weight, of its nearest ancestor that does (J48's empty leaves,
-    :attr:`~treecert.tree.arrays.TreeArrays.estimate_counts`)."""
+    (L,), the leaf's class ``counts`` (L, K) with x's weight ``x_weight`` (L,) included, and
+    its number of examples ``n_inst`` (L,)."""
 
     job: np.ndarray
     share: np.ndarray
     counts: np.ndarray
     x_weight: np.ndarray
     n_inst: np.ndarray
-    est_counts: np.ndarray
 
 
 def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
                  rank: np.ndarray | None = None, depth0: int = 0) -> ReachedLeaves:
     """Leaves that x reaches, for every job i whose root holds training rows and x as
     ``roots[i] = (rows, weights)`` — rows in increasing order, x (an ineligible row of
-    ``finder.X``) the last — in the tree grown from that root at depth ``depth0``. With
-    weight 0, x changes no count, test or fraction: its leaves are where the tree grown on
-    the training rows alone sends it (x's shares are tracked apart from its weight).
+    ``finder.X``) the last — in the tree grown from that root at depth ``depth0``.
 
     ``rank`` (:func:`~treecert.transductive.node_search.value_ranks` of the finder) replaces
     the per-node value sorts by one integer sort per column."""
@@ -72,7 +67,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     order = np.zeros(J, dtype=np.int64)  # rank among the job's nodes of this round
     share = np.ones(J)
     # how the previous round made each node: its parent, the branch, x unknown there
-    parent = branch = xmiss = est_parent = None
+    parent = branch = xmiss = None
     found: list[tuple] = []
     depth = depth0
     rnd = 0
@@ -80,10 +75,6 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         seg, ne = _segments(lens)
         G = lens.size
         counts, stop = counts_and_stops(finder, rows, w, seg, ne, np.full(G, depth))
-        est = counts.copy()
-        if parent is not None:  # an empty node reads its nearest non-empty ancestor's
-            empty = _lastsum(counts) <= 0
-            est[empty] = est_parent[parent[empty]]
         if parent is not None and xmiss.any():  # x's share: branch_fraction's product
             totals = _lastsum(counts)
             ptot = np.zeros(parent.max() + 1)
@@ -110,7 +101,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         leaf = (feature < 0) & (share > 0)
         if leaf.any():
             found.append((job[leaf], np.full(int(leaf.sum()), rnd), order[leaf], share[leaf],
-                          counts[leaf], w[x_entry[leaf]], lens[leaf].astype(float), est[leaf]))
+                          counts[leaf], w[x_entry[leaf]], lens[leaf].astype(float)))
         routed = route_batch(X, is_nominal, rows, w, ne, G, feature, threshold, n_branches,
                              value_branch)
         x_vals = X[rows[x_entry], np.maximum(feature, 0)]
@@ -143,7 +134,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         order_new = np.empty(parent.size, dtype=np.int64)
         first = np.searchsorted(job_new[rank_key], job_new[rank_key], side="left")
         order_new[rank_key] = np.arange(parent.size) - first
-        job, order, share, est_parent = job_new, order_new, share[parent], est
+        job, order, share = job_new, order_new, share[parent]
         depth += 1
         rnd += 1
     return _collect(found, K)
@@ -152,20 +143,11 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
 def _collect(found: list[tuple], K: int) -> ReachedLeaves:
     if not found:
         return ReachedLeaves(np.empty(0, np.int64), np.empty(0), np.empty((0, K)),
-                             np.empty(0), np.empty(0), np.empty((0, K)))
-    job, rnd, order, share, counts, x_w, n_inst, est = (
+                             np.empty(0), np.empty(0))
+    job, rnd, order, share, counts, x_w, n_inst = (
         np.concatenate(a) for a in zip(*found, strict=True))
     by = np.lexsort((order, rnd, job))
-    return ReachedLeaves(job[by], share[by], counts[by].reshape(-1, K), x_w[by], n_inst[by],
-                         est[by].reshape(-1, K))
-
-
-def mix_tree_proba(leaves: ReachedLeaves, J: int, per_leaf: np.ndarray) -> np.ndarray:
-    """Per job: ``per_leaf`` (L, K) estimates mixed by x's shares and normalised, with the
-    operations of :meth:`treecert.tree.arrays.Tree.predict_proba` (share × estimate, added
-    leaf by leaf in the order x reaches them)."""
-    out = _sum_by_job(leaves.job, leaves.share[:, None] * per_leaf, J)
-    return out / out.sum(axis=1, keepdims=True)
+    return ReachedLeaves(job[by], share[by], counts[by].reshape(-1, K), x_w[by], n_inst[by])
 
 
 def mix_laplace(leaves: ReachedLeaves, labels: np.ndarray, J: int, K: int, *,
