@@ -38,3 +38,8 @@ class ConfigError(TreecertError):
 
 class ModelFileError(TreecertError):
     """A model file is missing, corrupt, not a treecert model, or of an unknown version."""
+
+
+class OutputError(TreecertError):
+    """An output cannot be written: a directory in the way, no permission, a full disk, a
+    closed pipe or standard output, a directory in use by another run."""
