@@ -35,7 +35,7 @@ import numpy as np
 
 from treecert._version import __version__
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.errors import ModelFileError
+from treecert.errors import ModelFileError, describe
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree
 
@@ -163,36 +163,13 @@ class _Invalid(Exception):
         self.where, self.why, self.index = where, why, index
 
 
-def show_value(value: object) -> str:
-    """A short description of a JSON value for messages (never more than ~40 characters
-    of it: a model or loss file may hold anything)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        if abs(value) < 10**12:
-            return str(value)
-        digits = len(str(value)) if value.bit_length() < 14_000 else "thousands of"
-        return f"an integer of {digits} digits"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, str):
-        return repr(value) if len(value) <= 40 else f"{value[:30]!r}... ({len(value)} characters)"
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 def _object(obj: object, where: str, required: tuple[str, ...],
             optional: tuple[str, ...] = ()) -> dict:
     if not isinstance(obj, dict):
-        raise _Invalid(where, f"must be an object, not {show_value(obj)}")
+        raise _Invalid(where, f"must be an object, not {describe(obj)}")
     for key in obj:
         if key not in required and key not in optional:
-            raise _Invalid(where, f"has an unknown key {show_value(key)}")
+            raise _Invalid(where, f"has an unknown key {describe(key)}")
     for key in required:
         if key not in obj:
             raise _Invalid(where, f"has no key '{key}'")
@@ -201,13 +178,13 @@ def _object(obj: object, where: str, required: tuple[str, ...],
 
 def _text(obj: object, where: str) -> str:
     if not isinstance(obj, str):
-        raise _Invalid(where, f"must be text, not {show_value(obj)}")
+        raise _Invalid(where, f"must be text, not {describe(obj)}")
     return obj
 
 
 def _list(obj: object, where: str, what: str, size: int | None) -> list:
     if not isinstance(obj, list):
-        raise _Invalid(where, f"must be a list of {what}, not {show_value(obj)}")
+        raise _Invalid(where, f"must be a list of {what}, not {describe(obj)}")
     if size is not None and len(obj) != size:
         raise _Invalid(where, f"has {len(obj)} entries, not {size}")
     return obj
@@ -218,7 +195,7 @@ def _ints(obj: object, where: str, size: int | None = None) -> np.ndarray:
     values = _list(obj, where, "integers", size)
     if not all(type(v) is int for v in values):
         i = next(i for i, v in enumerate(values) if type(v) is not int)
-        raise _Invalid(f"{where}[{i}]", f"must be an integer, not {show_value(values[i])}")
+        raise _Invalid(f"{where}[{i}]", f"must be an integer, not {describe(values[i])}")
     try:
         return np.array(values, dtype=np.int64)
     except OverflowError:
@@ -234,7 +211,7 @@ def _reals(obj: object, where: str, size: int | None = None, *, nulls: bool = Fa
     if not all(ok):
         i = ok.index(False)
         raise _Invalid(f"{where}[{i}]", f"must be a number{' or null' * nulls}, not "
-                       f"{show_value(values[i])}", i)
+                       f"{describe(values[i])}", i)
     try:
         out = np.array([np.nan if v is None else v for v in values] if nulls else values,
                        dtype=np.float64).reshape(len(values))
@@ -246,7 +223,7 @@ def _reals(obj: object, where: str, size: int | None = None, *, nulls: bool = Fa
     if np.any(bad):
         i = int(np.flatnonzero(bad)[0])
         raise _Invalid(f"{where}[{i}]", f"must be a finite number{' >= 0' * nonnegative}, "
-                       f"not {show_value(values[i])}", i)
+                       f"not {describe(values[i])}", i)
     return out
 
 
@@ -274,14 +251,14 @@ def check_document(doc: object, source: str) -> dict:
     if type(version) is not int:
         raise ModelFileError(f"{source}: format_version is missing or not an integer.")
     if version > FORMAT_VERSION:
-        shown = str(version) if version < 10**6 else f"({show_value(version)})"
+        shown = str(version) if version < 10**6 else f"({describe(version)})"
         raise ModelFileError(
             f"{source}: model format version {shown} is newer than this "
             f"treecert ({__version__}) reads (up to version {FORMAT_VERSION}).",
             "Upgrade treecert.",
         )
     if version < 1:
-        raise ModelFileError(f"{source}: unknown model format version {show_value(version)}.")
+        raise ModelFileError(f"{source}: unknown model format version {describe(version)}.")
     try:
         _object(doc, "the document", _TOP_REQUIRED, _TOP_OPTIONAL)
         if "treecert_version" in doc:
@@ -290,7 +267,7 @@ def check_document(doc: object, source: str) -> dict:
             _text(doc["method"], "method")
         for key in ("pruning", "calibration", "extra"):
             if doc.get(key) is not None and not isinstance(doc[key], dict):
-                raise _Invalid(key, f"must be an object or null, not {show_value(doc[key])}")
+                raise _Invalid(key, f"must be an object or null, not {describe(doc[key])}")
         schema = _check_schema(doc["schema"])
         params = _check_params(doc["params"])
         tree = _check_tree(doc["tree"], schema)
@@ -314,10 +291,10 @@ def _check_attribute(obj: object, where: str) -> Attribute:
     kind = a["kind"]
     if kind not in _KINDS:
         raise _Invalid(f"{where}.kind", f"must be one of {', '.join(_KINDS)}, not "
-                       f"{show_value(kind)}")
+                       f"{describe(kind)}")
     values = a.get("values", [])
     if not isinstance(values, list):
-        raise _Invalid(f"{where}.values", f"must be a list, not {show_value(values)}")
+        raise _Invalid(f"{where}.values", f"must be a list, not {describe(values)}")
     if kind != "nominal" and values:
         raise _Invalid(f"{where}.values", f"are given for a {kind} attribute")
     for i, v in enumerate(values):
@@ -335,7 +312,7 @@ def _check_schema(obj: object) -> Schema:
     relation = _text(s.get("relation", ""), "schema.relation")
     if not isinstance(s["attributes"], list):
         raise _Invalid("schema.attributes", f"must be a list, not "
-                       f"{show_value(s['attributes'])}")
+                       f"{describe(s['attributes'])}")
     attrs = tuple(_check_attribute(a, f"schema.attributes[{j}]")
                   for j, a in enumerate(s["attributes"]))
     cls = _check_attribute(s["class_attribute"], "schema.class_attribute")
@@ -358,7 +335,7 @@ def _check_params(obj: object) -> dict:
     for key, allowed in choices.items():
         if key in p and p[key] not in allowed:
             raise _Invalid(f"params.{key}", f"must be one of {', '.join(allowed)}, not "
-                           f"{show_value(p[key])}")
+                           f"{describe(p[key])}")
     for key in ("min_leaf", "min_gain", "cp", "alpha", "m"):
         if key in p:
             try:
@@ -367,11 +344,11 @@ def _check_params(obj: object) -> dict:
                 raise _Invalid(f"params.{key}", bad.why) from None
     for key in ("binary_splits", "collapse"):
         if key in p and not isinstance(p[key], bool):
-            raise _Invalid(f"params.{key}", f"must be true or false, not {show_value(p[key])}")
+            raise _Invalid(f"params.{key}", f"must be true or false, not {describe(p[key])}")
     depth = p.get("max_depth")
     if depth is not None and (type(depth) is not int or not 0 <= depth < _INT64):
         raise _Invalid("params.max_depth", f"must be null or an integer >= 0, not "
-                       f"{show_value(depth)}")
+                       f"{describe(depth)}")
     return dict(p)
 
 
@@ -456,7 +433,7 @@ def _check_training(obj: object, schema: Schema) -> tuple[np.ndarray, np.ndarray
     n = td["n_samples"]
     if type(n) is not int or not 0 <= n < _INT64:
         raise _Invalid("training_data.n_samples", f"must be an integer >= 0, not "
-                       f"{show_value(n)}")
+                       f"{describe(n)}")
     sha = _text(td["sha256"], "training_data.sha256")
     if len(sha) != 64:
         raise _Invalid("training_data.sha256", "must be 64 hexadecimal digits")
@@ -467,7 +444,7 @@ def _check_training(obj: object, schema: Schema) -> tuple[np.ndarray, np.ndarray
                       tuple(a.name for a in schema.attributes))
     X = np.empty((n, schema.n_features))
     for j, a in enumerate(schema.attributes):
-        where = f"training_data.columns[{show_value(a.name)}]"
+        where = f"training_data.columns[{describe(a.name)}]"
         x = _floats(columns[a.name], where, n)
         known = x[~np.isnan(x)]
         if a.kind == "nominal" and np.any((known != np.round(known)) | (known < 0)
@@ -488,7 +465,7 @@ def _floats(obj: object, where: str, size: int) -> np.ndarray:
     if isinstance(obj, dict):
         _object(obj, where, ("encoding", "data"))
         if obj["encoding"] != "base64-f8le":
-            raise _Invalid(f"{where}.encoding", f"is unknown: {show_value(obj['encoding'])}")
+            raise _Invalid(f"{where}.encoding", f"is unknown: {describe(obj['encoding'])}")
         try:
             raw = base64.b64decode(_text(obj["data"], f"{where}.data"), validate=True)
         except (binascii.Error, ValueError):
@@ -498,7 +475,7 @@ def _floats(obj: object, where: str, size: int) -> np.ndarray:
                            f"({size} float64 values)")
         return np.frombuffer(raw, dtype="<f8").astype(np.float64)
     if not isinstance(obj, list):
-        raise _Invalid(where, f"must be a list or an encoded column, not {show_value(obj)}")
+        raise _Invalid(where, f"must be a list or an encoded column, not {describe(obj)}")
     return _reals(obj, where, size, nulls=True, finite=False)
 
 
