@@ -25,7 +25,7 @@ import pandas as pd
 
 from treecert.data.dates import DEFAULT_DATE_FORMAT, _java_date_parts, _parse_dates
 from treecert.data.schema import Attribute
-from treecert.data.table import _NAN, _Column, _listing, _number, _Table
+from treecert.data.table import _NAN, _check_text, _Column, _listing, _number, _Table
 from treecert.errors import DataError
 
 # --------------------------------------------------------------------------- ARFF tokens
@@ -99,6 +99,7 @@ def _parse_arff(text: str, source: str, *, fast: bool = True) -> _Table:
     """Parse a whole ARFF text; ``fast=False`` forces the exact tokenizer (for tests)."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    _check_text(text, source)
     relation, attrs, offset, data_line = _parse_arff_header(text, source)
     data = text[offset:]
     parsed = _arff_rows_fast(data, attrs) if fast else None
@@ -209,7 +210,7 @@ def _arff_rows_fast(data: str, attrs: list[Attribute]) -> tuple[list, np.ndarray
     leaves ``''`` in the last column, read without NA conversion), and then the exact
     tokenizer takes over.
     """
-    if "{" in data or "\\" in data or "\x00" in data:
+    if "{" in data or "\\" in data:
         return None
     has_single, has_double = "'" in data, '"' in data
     if has_single and has_double:
