@@ -26,7 +26,7 @@ import pandas as pd
 from treecert.data.dates import DEFAULT_DATE_FORMAT, _java_date_parts, _parse_dates
 from treecert.data.schema import Attribute
 from treecert.data.table import _NAN, _check_text, _Column, _listing, _number, _Table
-from treecert.errors import DataError
+from treecert.errors import DataError, describe
 
 # --------------------------------------------------------------------------- ARFF tokens
 # Weka's StreamTokenizer: chars 0..32 and ',' separate, '{' '}' are tokens of their own,
@@ -392,7 +392,7 @@ def _sparse_row(
             return i + 1
         if not (isinstance(tok, str) and tok.isascii() and tok.isdigit()):
             raise DataError(
-                f"{where}: expected an attribute index in the sparse row, found {tok!r}.",
+                f"{where}: expected an attribute index in the sparse row, found {describe(tok)}.",
                 "Sparse rows are written {index value, ...} with 0-based indices.",
             )
         index = int(tok)
@@ -424,7 +424,7 @@ def _row_weight(rest: list[Token], n: int, where: str) -> float:
                 weight = _NAN
             if not (weight >= 0 and math.isfinite(weight)):
                 raise DataError(
-                    f"{where}: instance weight {rest[1]!r} is not a non-negative number."
+                    f"{where}: instance weight {describe(rest[1])} is not a non-negative number."
                 )
             return weight
         raise DataError(
@@ -452,7 +452,7 @@ def _convert(attr: Attribute, col: Sequence[Token], lines: np.ndarray, source: s
         if bad.size:
             i = int(bad[0])
             raise DataError(
-                f"{source}, line {lines[i]}: value {col[i]!r} is not declared for nominal "
+                f"{source}, line {lines[i]}: value {describe(col[i])} is not declared for nominal "
                 f"attribute {attr.name!r}.",
                 f"Declared values: {_listing(attr.values)}. Add it to the @attribute line "
                 "or correct the value.",
@@ -464,7 +464,7 @@ def _convert(attr: Attribute, col: Sequence[Token], lines: np.ndarray, source: s
         parsed, bad_i = _parse_dates(strings, attr.date_format or DEFAULT_DATE_FORMAT)
         if bad_i >= 0:
             raise DataError(
-                f"{source}, line {lines[bad_i]}: {strings[bad_i]!r} is not a date in the "
+                f"{source}, line {lines[bad_i]}: {describe(strings[bad_i])} is not a date in the "
                 f"format {attr.date_format!r} of attribute {attr.name!r}.",
                 "Fix the value or the format in the @attribute line.",
             )
@@ -477,7 +477,7 @@ def _convert(attr: Attribute, col: Sequence[Token], lines: np.ndarray, source: s
             numbers[i] = _number(token)
         except ValueError:
             raise DataError(
-                f"{source}, line {lines[i]}: {token!r} is not a number "
+                f"{source}, line {lines[i]}: {describe(token)} is not a number "
                 f"(attribute {attr.name!r} is numeric).",
                 "Write ? for a missing value, or declare the attribute nominal.",
             ) from None
