@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SAMPLE_DATA
+from conftest import REPO, SAMPLE_DATA, leftovers, stop_predict
 from conftest import run_cli as run
 
 WEATHER = SAMPLE_DATA / "weather.nominal.arff"
@@ -62,11 +62,6 @@ def one_error(stderr: bytes | str) -> str:
     text = stderr.decode() if isinstance(stderr, bytes) else stderr
     assert len(text.strip().splitlines()) == 1, text
     return text.strip()
-
-
-def leftovers(*dirs: Path) -> list[Path]:
-    """Temporary output files left in ``dirs``."""
-    return [p for d in dirs for p in Path(d).glob(".*.tmp")]
 
 
 @pytest.fixture(scope="module")
@@ -219,33 +214,6 @@ def test_a_signal_leaves_no_temporary_file(signum, said, model, tmp_path):
     code, err, left = stop_predict(model, tmp_path, signum, rows=20)
     assert (code, err.strip()) == (128 + signum, said)
     assert left == []
-
-
-def stop_predict(model: Path, tmp_path: Path, signum: int, rows: int, chunk: int = 100):
-    """Start ``predict`` reading CSV from a pipe, feed it ``rows`` rows, wait until its
-    temporary output exists (it then blocks reading the pipe: no race), send ``signum``.
-    Returns (exit code, stderr, the files left in the output directory)."""
-    out_dir = Path(tmp_path) / "out"
-    out_dir.mkdir(exist_ok=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "treecert", "predict", str(model), "-", "-o",
-         str(out_dir / "pred.csv"), "--chunk-size", str(chunk), "-q"],
-        cwd=REPO, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE)
-    try:
-        proc.stdin.write(b"outlook,temperature,humidity,windy,play\n"
-                         + b"sunny,hot,high,FALSE,no\n" * rows)
-        proc.stdin.flush()
-        while not leftovers(out_dir):
-            if proc.poll() is not None:
-                pytest.fail(f"predict ended early: {proc.stderr.read().decode()}")
-            threading.Event().wait(0.02)
-        proc.send_signal(signum)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    return proc.returncode, err.decode(), sorted(os.listdir(out_dir))
 
 
 # --------------------------------------------------------------- 4. one line, not a traceback
