@@ -267,18 +267,33 @@ def test_evaluate_output_naming_a_file(model, capsys):
                               "directory for the results; give a new or existing directory.")
 
 
-def test_standard_output_closed(model, tmp_path):
-    closed = ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "treecert"]
-    res = subprocess.run([*closed, "predict", str(model), str(WEATHER), "-q"], cwd=REPO,
-                         env=ENV, capture_output=False, stderr=subprocess.PIPE, check=False)
+def closed(stream: str, *args) -> subprocess.CompletedProcess:
+    """``python -m treecert ARGS`` with standard input, output or error closed (``<&-``...)."""
+    shell = {"stdin": '<&-', "stdout": '>&-', "stderr": '2>&-'}[stream]
+    return subprocess.run(["sh", "-c", f'exec "$@" {shell}', "sh", sys.executable, "-m",
+                           "treecert", *map(str, args)], cwd=REPO, env=ENV, check=False,
+                          **({} if stream == "stderr" else {"stderr": subprocess.PIPE}))
+
+
+def test_standard_streams_closed(model, tmp_path):
+    res = closed("stdout", "predict", model, WEATHER, "-q")
     assert res.returncode == 2
     assert one_error(res.stderr) == ("Error: cannot write to standard output: it is closed. "
                                      "Redirect it to a file, or give -o FILE.")
     out = tmp_path / "pred.csv"  # with -o FILE a closed stdout does not matter
-    res = subprocess.run([*closed, "predict", str(model), str(WEATHER), "-o", str(out), "-q"],
-                         cwd=REPO, env=ENV, stderr=subprocess.PIPE, check=False)
+    res = closed("stdout", "predict", model, WEATHER, "-o", out, "-q")
     assert (res.returncode, res.stderr) == (0, b"")
-    assert out.read_text().startswith("row,actual,predicted")
+    expected = out.read_text()
+    assert expected.startswith("row,actual,predicted")
+    out.unlink()  # nor does a closed stderr (messages go nowhere)
+    assert closed("stderr", "predict", model, WEATHER, "-o", out).returncode == 0
+    assert out.read_text() == expected
+    res = closed("stdin", "predict", model, "-")  # a closed stdin reads as empty
+    assert res.returncode == 2
+    assert one_error(res.stderr) == ("Error: <stdin>: the file is empty. A CSV file needs a "
+                                     "header row and data rows; an ARFF file a header and "
+                                     "@data.")
+    assert not leftovers(tmp_path)
 
 
 def test_json_and_yaml_nested_100000_deep(model, tmp_path, capsys):

@@ -121,8 +121,9 @@ def _error(message: str, code: int, hint: str | None = None) -> int:
 def _open_standard_streams() -> None:
     """Put /dev/null on standard input, output or error if a caller closed them (``>&-``):
     otherwise the next file opened would take descriptor 1 or 2 and receive what is meant
-    for that stream. Python already set the closed ones' ``sys.std*`` to None, so writing
-    to a closed standard output is still an error (see :mod:`treecert.data.fileio`)."""
+    for that stream. A closed standard input reads as empty and a closed standard error
+    takes the messages away; ``sys.stdout`` stays None (as Python set it), so writing
+    results to a closed standard output is an error (see :mod:`treecert.data.fileio`)."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -132,6 +133,10 @@ def _open_standard_streams() -> None:
                 if null != fd:
                     os.dup2(null, fd)
                     os.close(null)
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
 
 
 def _flush_stdout() -> None:

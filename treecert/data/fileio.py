@@ -34,8 +34,9 @@ from treecert.errors import ConfigError, OutputError
 #: Temporary files of :func:`atomic_writer` not yet renamed into place or removed.
 _TEMPORARIES: set[str] = set()
 
-#: The name messages give standard output.
+#: The name messages give standard output, and the names it goes by.
 STDOUT = "standard output"
+_STDOUT_NAMES = ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 #: The lock file :func:`directory_lock` creates in the directory it locks.
 LOCK_NAME = ".treecert.lock"
@@ -114,7 +115,7 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO]:
     """
     binary = "b" in mode
     name = str(path)
-    if name == "-":
+    if name in _STDOUT_NAMES:
         yield from _to_stdout(binary)
         return
     try:
@@ -163,7 +164,7 @@ def _direct(name: str, st: os.stat_result, binary: bool) -> Iterator[IO]:
         raise OutputError(f"{name}: is a block device; refusing to write over it.",
                           "Give a file name to write to.")
     try:
-        fd = os.open(name, os.O_WRONLY | os.O_NOCTTY)
+        fd = os.open(name, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise output_error(name, exc, "cannot open for writing") from None
     try:
@@ -194,9 +195,11 @@ def _atomic(name: str, st: os.stat_result | None, binary: bool) -> Iterator[IO]:
         raise output_error(name, exc, f"cannot create a file in {directory}") from None
     _TEMPORARIES.add(tmp)
     try:
-        # mkstemp makes the file 0600; give it what the shell's '>' would.
-        os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o777 if st is not None
-                  else 0o666 & ~_umask())
+        # mkstemp makes the file 0600; give it what the shell's '>' would (where the file
+        # system has permissions at all).
+        with contextlib.suppress(OSError, AttributeError):
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o777 if st is not None
+                      else 0o666 & ~_umask())
         fh = os.fdopen(fd, "wb" if binary else "w",
                        **({} if binary else {"encoding": "utf-8", "newline": ""}))
     except BaseException:
