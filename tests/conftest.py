@@ -5,6 +5,7 @@ by a signal)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -121,6 +122,14 @@ def leftovers(*dirs: Path) -> list[Path]:
     return [p for d in dirs for p in Path(d).glob(".*.tmp")]
 
 
+def _default_signals() -> None:
+    """In a child: the stopping signals at their defaults. A shell without job control
+    starts background commands with SIGINT ignored, and treecert leaves an ignored signal
+    ignored; the test would then wait for a signal that never comes."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def stop_predict(model: Path, tmp_path: Path, signum: int, rows: int, chunk: int = 100):
     """Start ``predict`` reading CSV from a pipe, feed it ``rows`` rows, wait until its
     temporary output exists (it then blocks reading the pipe: no race), send ``signum``.
@@ -131,7 +140,7 @@ def stop_predict(model: Path, tmp_path: Path, signum: int, rows: int, chunk: int
         [sys.executable, "-m", "treecert", "predict", str(model), "-", "-o",
          str(out_dir / "pred.csv"), "--chunk-size", str(chunk), "-q"],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_default_signals)
     try:
         proc.stdin.write(b"outlook,temperature,humidity,windy,play\n"
                          + b"sunny,hot,high,FALSE,no\n" * rows)

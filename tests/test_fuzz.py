@@ -152,6 +152,48 @@ def test_corrupt_model_json_never_crashes(data, tmp_path_factory, capsys):
     assert out.exists() == (code == 0)
 
 
+def _numeric_model_text(tmp: Path) -> str:
+    path = tmp / "numeric.json"
+    if not path.exists():
+        main(["train", str(SAMPLE_DATA / "weather.numeric.arff"), "-o", str(path), "-q",
+              "--binary-splits", "--min-leaf", "1"])
+    return path.read_text()
+
+
+@FUZZ
+@given(data=st.data())
+def test_tampered_tree_arrays_validate_or_are_refused(data, tmp_path_factory, capsys):
+    """Entries of the tree arrays changed to nearby indices, other numbers, text or null:
+    a model that loads can be used: it predicts, shows, and prunes or says in one line why
+    not (a model that validates can be used)."""
+    base = tmp_path_factory.getbasetemp()
+    tmp = _count("model", base)
+    numeric = data.draw(st.booleans())
+    doc = json.loads(_numeric_model_text(base) if numeric else _good_model_text(base))
+    tree = doc["tree"]
+    for _ in range(data.draw(st.integers(1, 3))):
+        key = data.draw(st.sampled_from(sorted(tree)))
+        if not tree[key]:
+            continue
+        i = data.draw(st.integers(0, len(tree[key]) - 1))
+        n = len(tree["feature"])
+        value = data.draw(st.integers(-2, n + 2) | st.sampled_from([0.5, 1.0, -0.0, 1e300,
+                                                                    None, "1", True, []]))
+        if key == "counts":
+            tree[key][i][data.draw(st.integers(0, len(tree[key][i]) - 1))] = value
+        else:
+            tree[key][i] = value
+    model = tmp / "model.json"
+    model.write_text(json.dumps(doc))
+    data_file = SAMPLE_DATA / ("weather.numeric.arff" if numeric else "weather.nominal.arff")
+    code, _ = _run_cli(["predict", str(model), str(data_file), "-o", str(tmp / "p.csv"),
+                        "-q"], capsys)
+    if code == 0:  # pruning may still refuse (one line): counts no longer fit the data
+        assert _run_cli(["show", str(model)], capsys)[0] == 0
+        _run_cli(["prune", str(model), "--method", "ebp", "-o", str(tmp / "e.json"), "-q"],
+                 capsys)
+
+
 @FUZZ
 @given(text=_mutations("loss:\n  good: {good: 0, bad: 1}\n  bad: {good: 5, bad: 0}\n"))
 def test_malformed_loss_yaml_never_crashes(text, tmp_path, capsys):
@@ -170,12 +212,14 @@ _TARGETS = ["new file", "existing file", "symlink to a file", "dangling symlink"
 _WRITERS = ["train", "predict", "show", "prune", "evaluate", "merge"]
 
 
-def _make_target(kind: str, work: Path, directory_output: bool) -> tuple[str, Path | None]:
-    """An output path of ``kind`` in ``work`` (and the file system object it names)."""
+def _make_target(kind: str, work: Path, directory_output: bool,
+                 name: str) -> tuple[str, Path | None]:
+    """An output path of ``kind`` in ``work`` (and the file system object it names);
+    ``name`` names the new file or directory."""
     old = work / "old.csv"
     old.write_text("old\n")
     if kind == "new file":
-        return str(work / ("new" if directory_output else "new.csv")), None
+        return str(work / name), None
     if kind == "existing file":
         return str(old), old
     if kind == "symlink to a file":
@@ -211,16 +255,28 @@ def _make_target(kind: str, work: Path, directory_output: bool) -> tuple[str, Pa
     return str(ro / "out.csv"), ro
 
 
+# A new file's name: any characters a file name may hold (not '/' or NUL), as long as it
+# is not '.' or '..' and does not start with '-' (an option) or end in '.tmp' (ours).
+_NAMES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"),
+                 min_size=1, max_size=12).filter(
+    lambda n: n not in (".", "..") and not n.startswith("-") and not n.endswith(".tmp")
+    and len(n.encode()) < 200)
+
+
 @FUZZ
-@given(kind=st.sampled_from(_TARGETS), command=st.sampled_from(_WRITERS))
+@given(kind=st.sampled_from(_TARGETS), command=st.sampled_from(_WRITERS), name=_NAMES,
+       relative=st.booleans())
 def test_any_output_path_never_crashes_nor_replaces_what_is_not_a_file(
-        kind, command, tmp_path_factory, capsys):
+        kind, command, name, relative, tmp_path_factory, capsys, monkeypatch):
     base = tmp_path_factory.getbasetemp()
     work = _count("output", base)
     model = base / "good.json"
     _good_model_text(base)
     directory_output = command in ("evaluate", "merge")
-    target, thing = _make_target(kind, work, directory_output)
+    target, thing = _make_target(kind, work, directory_output, name)
+    if relative and target.startswith(str(work)):  # the same path, relative to work
+        monkeypatch.chdir(work)
+        target = os.path.relpath(target, work)
     before = None if thing is None else (os.lstat(thing), thing.read_text()
                                          if thing.is_file() else None)
     if command == "merge":  # of an evaluate run's shard directory

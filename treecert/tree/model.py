@@ -29,6 +29,7 @@ import binascii
 import hashlib
 import json
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -193,7 +194,7 @@ def _list(obj: object, where: str, what: str, size: int | None) -> list:
 def _ints(obj: object, where: str, size: int | None = None) -> np.ndarray:
     """A list of JSON integers (not 1.0, not true) as int64."""
     values = _list(obj, where, "integers", size)
-    if not all(type(v) is int for v in values):
+    if not set(map(type, values)) <= {int}:  # type() and not isinstance(): true is no 1
         i = next(i for i, v in enumerate(values) if type(v) is not int)
         raise _Invalid(f"{where}[{i}]", f"must be an integer, not {describe(values[i])}")
     try:
@@ -207,14 +208,13 @@ def _reals(obj: object, where: str, size: int | None = None, *, nulls: bool = Fa
     """A list of JSON numbers as float64; with ``nulls``, null is NaN (missing)."""
     what = "numbers or nulls" if nulls else "numbers"
     values = _list(obj, where, what, size)
-    ok = [type(v) is float or type(v) is int or (nulls and v is None) for v in values]
-    if not all(ok):
-        i = ok.index(False)
+    allowed = {int, float, type(None)} if nulls else {int, float}
+    if not set(map(type, values)) <= allowed:
+        i = next(i for i, v in enumerate(values) if type(v) not in allowed)
         raise _Invalid(f"{where}[{i}]", f"must be a number{' or null' * nulls}, not "
                        f"{describe(values[i])}", i)
-    try:
-        out = np.array([np.nan if v is None else v for v in values] if nulls else values,
-                       dtype=np.float64).reshape(len(values))
+    try:  # None becomes NaN
+        out = np.array(values, dtype=np.float64).reshape(len(values))
     except OverflowError:
         raise _Invalid(where, "holds a number too large for a float") from None
     given = np.array([v is not None for v in values], dtype=bool) if nulls else True
@@ -369,10 +369,11 @@ def _check_tree(obj: object, schema: Schema) -> Tree:
             raise _Invalid(f"tree.{name}", f"must rise from 0 to {size}")
     K = schema.n_classes
     rows = _list(t["counts"], "tree.counts", "lists", n)
-    for i, row in enumerate(rows):  # weighted class counts, one per class
-        _list(row, f"tree.counts[{i}]", "numbers", K)
+    if not all(type(row) is list and len(row) == K for row in rows):
+        i = next(i for i, row in enumerate(rows) if type(row) is not list or len(row) != K)
+        _list(rows[i], f"tree.counts[{i}]", "numbers", K)  # weighted counts, one per class
     try:
-        counts = _reals([v for row in rows for v in row], "tree.counts", nonnegative=True)
+        counts = _reals(list(chain.from_iterable(rows)), "tree.counts", nonnegative=True)
     except _Invalid as bad:  # name the node and the class, not the flat index
         if bad.index is None:
             raise
@@ -392,10 +393,35 @@ def _check_tree(obj: object, schema: Schema) -> Tree:
         raise _Invalid("tree.children", "names a node twice")
     kinds = [a.kind for a in schema.attributes]
     n_values = schema.n_values()
-    for i in range(n):
+    for i in _suspects(feature, threshold, n_children, vb_ptr, value_branch, kinds, n_values):
         _check_node(i, int(feature[i]), threshold[i], int(n_children[i]),
                     value_branch[vb_ptr[i]:vb_ptr[i + 1]], kinds, n_values)
     return Tree(feature, threshold, children_ptr, children, vb_ptr, value_branch, counts)
+
+
+def _suspects(feature: np.ndarray, threshold: np.ndarray, n_children: np.ndarray,
+              vb_ptr: np.ndarray, value_branch: np.ndarray, kinds: list[str],
+              n_values: np.ndarray) -> np.ndarray:
+    """The nodes that may break :func:`_check_node`'s rules, found with whole-array tests
+    (a tree may have a million nodes); :func:`_check_node` then says what is wrong."""
+    n_vb = np.diff(vb_ptr)
+    in_range = (feature >= -1) & (feature < len(kinds))
+    f = np.where(in_range, feature, -1)
+    kind = np.array([*kinds, "leaf"])[f]  # index -1: leaves (and out-of-range features)
+    no_thr = np.isnan(threshold)
+    n_vals = np.append(n_values, 0)[f]
+    node_of = np.repeat(np.arange(feature.size), n_vb)
+    bad_branch = np.zeros(feature.size, dtype=bool)
+    bad_branch[node_of[(value_branch < 0) | (value_branch >= n_children[node_of])]] = True
+    leaf = kind == "leaf"
+    numeric = (kind == "numeric") | (kind == "date")
+    nominal = kind == "nominal"
+    ok = in_range & np.where(
+        leaf, (n_children == 0) & (n_vb == 0) & no_thr,
+        (n_children >= 2) & np.where(
+            numeric, ~no_thr & (n_children == 2) & (n_vb == 0),
+            nominal & no_thr & (n_vb == n_vals) & ~bad_branch))
+    return np.flatnonzero(~ok)
 
 
 def _check_node(i: int, f: int, threshold: float, n_children: int, branches: np.ndarray,
