@@ -260,11 +260,17 @@ def test_a_full_disk_on_regular_files(command, tmp_path):
     assert not leftovers(tmp_path, *(p for p in tmp_path.rglob("*") if p.is_dir()))
 
 
-def test_evaluate_output_naming_a_file(model, capsys):
+def test_evaluate_output_naming_a_file(model, tmp_path, capsys, monkeypatch):
     code, _, err = run(["evaluate", WEATHER, "--method", "laplace", "-o", model], capsys)
     assert code == 2
     assert one_error(err) == (f"Error: {model}: exists and is not a directory. -o names a "
                               "directory for the results; give a new or existing directory.")
+    monkeypatch.chdir(tmp_path)  # '-' is not a directory to make either
+    code, _, err = run(["evaluate", WEATHER, "--method", "laplace", "-o", "-"], capsys)
+    assert (code, one_error(err)) == (2, "Error: -o names a directory for the results, not "
+                                         "standard output ('-'). Leave -o out to get the "
+                                         "metrics on standard output.")
+    assert os.listdir(tmp_path) == []
 
 
 def closed(stream: str, *args) -> subprocess.CompletedProcess:

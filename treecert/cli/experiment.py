@@ -68,6 +68,9 @@ def _check_units_options(shard, resume, output, plots, bias_variance=0):
     """The --shard part (or None) after checking it, --resume and -o fit together."""
     from treecert.parallel import parse_shard
 
+    if output == "-":  # not a directory name: the metrics go to stdout without -o
+        raise ConfigError("-o names a directory for the results, not standard output ('-').",
+                          "Leave -o out to get the metrics on standard output.")
     if output is not None and Path(output).exists() and not Path(output).is_dir():
         raise OutputError(f"{output}: exists and is not a directory.",
                           "-o names a directory for the results; give a new or existing "
