@@ -1,8 +1,14 @@
-"""Shared test helpers: building small datasets in memory, and the datasets shipped with the
-tests (``tests/data``)."""
+"""Shared test helpers: building small datasets in memory, the datasets shipped with the
+tests (``tests/data``), and running the command line (in-process, or a ``predict`` stopped
+by a signal)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -109,3 +115,43 @@ def run_cli(args, capsys):
     code = main([str(a) for a in args])
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def leftovers(*dirs: Path) -> list[Path]:
+    """Temporary output files left in ``dirs``."""
+    return [p for d in dirs for p in Path(d).glob(".*.tmp")]
+
+
+def _default_signals() -> None:
+    """In a child: the stopping signals at their defaults. A shell without job control
+    starts background commands with SIGINT ignored, and treecert leaves an ignored signal
+    ignored; the test would then wait for a signal that never comes."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def stop_predict(model: Path, tmp_path: Path, signum: int, rows: int, chunk: int = 100):
+    """Start ``predict`` reading CSV from a pipe, feed it ``rows`` rows, wait until its
+    temporary output exists (it then blocks reading the pipe: no race), send ``signum``.
+    Returns (exit code, stderr, the files left in the output directory)."""
+    out_dir = Path(tmp_path) / "out"
+    out_dir.mkdir(exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treecert", "predict", str(model), "-", "-o",
+         str(out_dir / "pred.csv"), "--chunk-size", str(chunk), "-q"],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_default_signals)
+    try:
+        proc.stdin.write(b"outlook,temperature,humidity,windy,play\n"
+                         + b"sunny,hot,high,FALSE,no\n" * rows)
+        proc.stdin.flush()
+        while not leftovers(out_dir):
+            if proc.poll() is not None:
+                pytest.fail(f"predict ended early: {proc.stderr.read().decode()}")
+            threading.Event().wait(0.02)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err.decode(), sorted(os.listdir(out_dir))

@@ -48,3 +48,32 @@ class InputError(DataError, ValueError):
 class ParameterError(ConfigError, ValueError):
     """A hyperparameter of the Python estimator is invalid. Also a ``ValueError``, as
     scikit-learn's conventions ask of estimators."""
+
+
+class OutputError(TreecertError):
+    """An output cannot be written: a directory in the way, no permission, a full disk, a
+    closed pipe or standard output, a directory in use by another run."""
+
+
+def describe(value: object) -> str:
+    """A short description of a value read from a user's file, for messages: never more
+    than ~40 characters of it (the file may hold anything, and a YAML alias can make a
+    1 KB file describe a structure of a billion elements)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if abs(value) < 10**12:
+            return str(value)
+        digits = len(str(value)) if value.bit_length() < 14_000 else "thousands of"
+        return f"an integer of {digits} digits"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else f"{value[:30]!r}... ({len(value)} characters)"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items" if value else "an empty list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -40,7 +40,9 @@ def _load_matching(path: str, schema, labelled: str | None = None):
 
 
 def _load_training(path: str, class_name: str | None, nominal: str | None, ignore: str | None):
-    from treecert.data.loading import load_dataset
+    """Training data, its warnings shown, refused up front if no tree can be learnt from it
+    (rather than in the first fold of a long evaluation)."""
+    from treecert.data.loading import check_trainable, load_dataset
 
     data = load_dataset(
         path,
@@ -49,6 +51,7 @@ def _load_training(path: str, class_name: str | None, nominal: str | None, ignor
         ignore=_split_names(ignore),
     )
     _warn_all(data.warnings)
+    check_trainable(data)
     return data
 
 

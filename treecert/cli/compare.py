@@ -13,11 +13,12 @@ from treecert.cli.common import _load_training, _state, _tree_params, say
 from treecert.cli.experiment import (
     _check_units_options,
     _dataset_name,
+    _output_lock,
     _protocol,
     _write_comparison,
 )
 from treecert.cli.progress import _RowProgress
-from treecert.data.fileio import write_text
+from treecert.data.fileio import make_directory, write_text
 from treecert.errors import ConfigError
 
 
@@ -79,63 +80,68 @@ def compare(
     if part is not None and frames:
         raise ConfigError("--shard runs evaluations; give --data/--data-dir, not result "
                           "directories.")
-    if paths:
-        from treecert.parallel import backend
+    if paths and not method:
+        raise ConfigError("--data/--data-dir need at least one --method.")
+    with _output_lock(output, part):  # from the first unit recorded to the last file
+        if paths:
+            from treecert.parallel import backend
 
-        if not method:
-            raise ConfigError("--data/--data-dir need at least one --method.")
-        params = _tree_params(**tree)
-        params["seed"] = seed
-        runs = []
-        for path in paths:
-            dataset = _load_training(path, None, None, None)
-            protocol = _protocol(path, dataset, folds, False, 1, None, None, seed, None)
-            ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
-            if use_folds_files and ff.exists():
-                protocol = _protocol(path, dataset, folds, False, 1, str(ff), None, seed, None)
-            store, keys = None, None
+            params = _tree_params(**tree)
+            params["seed"] = seed
+            runs = []
+            for path in paths:
+                dataset = _load_training(path, None, None, None)
+                protocol = _protocol(path, dataset, folds, False, 1, None, None, seed, None)
+                ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
+                if use_folds_files and ff.exists():
+                    protocol = _protocol(path, dataset, folds, False, 1, str(ff), None,
+                                         seed, None)
+                store, keys = None, None
+                if output is not None:
+                    from treecert.evaluation.experiment import (
+                        DEFAULT_BINS,
+                        DEFAULT_INTERVAL_AUC,
+                    )
+
+                    root = make_directory(Path(output) / "units")
+                    store, keys = open_run(root / _unit_dir(len(runs), path), dataset, method,
+                                           protocol, params, _dataset_name(path), None,
+                                           DEFAULT_BINS, DEFAULT_INTERVAL_AUC, not no_timing,
+                                           fresh=not (resume or part))
+                runs.append((path, dataset, protocol, store, keys))
             if output is not None:
-                from treecert.evaluation.experiment import DEFAULT_BINS, DEFAULT_INTERVAL_AUC
-
-                root = Path(output) / "units"
-                root.mkdir(parents=True, exist_ok=True)
-                store, keys = open_run(root / _unit_dir(len(runs), path), dataset, method,
-                                       protocol, params, _dataset_name(path), None,
-                                       DEFAULT_BINS, DEFAULT_INTERVAL_AUC, not no_timing,
-                                       fresh=not (resume or part))
-            runs.append((path, dataset, protocol, store, keys))
-        if output is not None:
-            doc = {"datasets": [_unit_dir(i, p) for i, p in enumerate(paths)],
-                   "metrics": list(metric) if metric else None, "tol": tol}
-            write_text(Path(output) / "units" / "compare.json", json.dumps(doc) + "\n")
-        # --shard: a contiguous 1/N of every dataset's units, in dataset order
-        everything = [(i, k) for i, run in enumerate(runs) for k in (run[4] or [])]
-        mine = None if part is None else set(shard_keys(everything, part))
-        total = len(everything) if output is not None else None
-        offset = 0
-        with backend(scheduler), _RowProgress("evaluating", total, unit="units") as bar:
-            for i, (path, dataset, protocol, store, keys) in enumerate(runs):
-                only = None if mine is None else [k for k in keys if (i, k) in mine]
-                if only == []:
-                    continue
-                say(f"evaluating {path}")
-                res = api.evaluate(dataset, method, protocol=protocol, tree_params=params,
-                                   jobs=jobs, dataset_name=_dataset_name(path),
-                                   timing=not no_timing, store=store, only=only,
-                                   progress=lambda d, t, o=offset: bar.set(o + d, total or t))
-                offset += len(keys or [])
-                if res is not None:
-                    frames.append(res.metrics)
-        if part is not None:
-            say(f"Shard {shard}: recorded {len(mine)} of {len(everything)} units in "
-                f"{output}/units; when every shard is done, run 'treecert merge' on the "
-                "output directories.")
-            return
-    if not frames:
-        raise ConfigError("nothing to compare.",
-                          "Give evaluate result directories, or --data/--data-dir with --method.")
-    _write_comparison(frames, None if output is None else Path(output),
-                      list(metric) if metric else None, tol, plots)
+                doc = {"datasets": [_unit_dir(i, p) for i, p in enumerate(paths)],
+                       "metrics": list(metric) if metric else None, "tol": tol}
+                write_text(Path(output) / "units" / "compare.json", json.dumps(doc) + "\n")
+            # --shard: a contiguous 1/N of every dataset's units, in dataset order
+            everything = [(i, k) for i, run in enumerate(runs) for k in (run[4] or [])]
+            mine = None if part is None else set(shard_keys(everything, part))
+            total = len(everything) if output is not None else None
+            offset = 0
+            with backend(scheduler), _RowProgress("evaluating", total, unit="units") as bar:
+                for i, (path, dataset, protocol, store, keys) in enumerate(runs):
+                    only = None if mine is None else [k for k in keys if (i, k) in mine]
+                    if only == []:
+                        continue
+                    say(f"evaluating {path}")
+                    res = api.evaluate(dataset, method, protocol=protocol, tree_params=params,
+                                       jobs=jobs, dataset_name=_dataset_name(path),
+                                       timing=not no_timing, store=store, only=only,
+                                       progress=lambda d, t, o=offset: bar.set(o + d,
+                                                                               total or t))
+                    offset += len(keys or [])
+                    if res is not None:
+                        frames.append(res.metrics)
+            if part is not None:
+                say(f"Shard {shard}: recorded {len(mine)} of {len(everything)} units in "
+                    f"{output}/units; when every shard is done, run 'treecert merge' on the "
+                    "output directories.")
+                return
+        if not frames:
+            raise ConfigError("nothing to compare.", "Give evaluate result directories, or "
+                              "--data/--data-dir with --method.")
+        _write_comparison(frames, None if output is None else Path(output),
+                          list(metric) if metric else None, tol, plots)
 
 
 def _unit_dir(index: int, path: str) -> str:

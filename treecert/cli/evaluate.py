@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -14,10 +13,12 @@ from treecert.cli.common import _load_training, _state, _stderr, _tree_params, _
 from treecert.cli.experiment import (
     _check_units_options,
     _dataset_name,
+    _output_lock,
     _protocol,
     _write_evaluation,
 )
 from treecert.cli.progress import _RowProgress
+from treecert.data.fileio import atomic_writer
 from treecert.errors import ConfigError
 
 
@@ -97,6 +98,7 @@ def evaluate(
         raise ConfigError("--plots needs an output directory (-o DIR).")
     if bins not in ("equal_width", "mdl"):
         raise ConfigError(f"unknown --bins '{bins}'.", "Choose equal_width or mdl.")
+    part = _check_units_options(shard, resume, output, plots, bias_variance)
     dataset = _load_training(data, class_name, nominal, ignore)
     protocol = _protocol(data, dataset, folds, loo, repeat, folds_file, test, seed, class_name)
     loss_matrix = None
@@ -105,28 +107,29 @@ def evaluate(
         _warn_all(warns)
     params = _tree_params(**tree)
     params["seed"] = seed
-    part = _check_units_options(shard, resume, output, plots, bias_variance)
     name = _dataset_name(data)
     store, only = None, None
-    if output is not None:
-        store, keys = runs.open_run(Path(output) / "units", dataset, method, protocol, params,
-                                    name, loss_matrix, bins, interval_auc, not no_timing,
-                                    fresh=not (resume or part))
-        only = runs.shard_keys(keys, part)
-    with backend(scheduler), _RowProgress("evaluating", None, unit="units") as bar:
-        result = api.evaluate(
-            dataset, method, protocol=protocol, tree_params=params, loss=loss_matrix,
-            bins=bins, bias_variance=bias_variance, jobs=jobs, dataset_name=name,
-            timing=not no_timing, progress=bar.set, interval_auc=interval_auc, store=store,
-            only=only,
-        )
-    if result is None:
-        say(f"Shard {shard}: recorded {len(only)} of {len(keys)} units in {output}/units; "
-            "when every shard is done, run 'treecert merge' on the output directories.")
-        return
-    _metrics_table(result.metrics, f"{name} ({protocol.kind})")
-    if output is None:
-        result.metrics.to_csv(sys.stdout, index=False, lineterminator="\n")
-    else:
-        _write_evaluation(result, Path(output), plots, bins)
-        say(f"Wrote {len(result.predictions)} predictions and metrics to {output}")
+    with _output_lock(output, part):
+        if output is not None:
+            store, keys = runs.open_run(Path(output) / "units", dataset, method, protocol,
+                                        params, name, loss_matrix, bins, interval_auc,
+                                        not no_timing, fresh=not (resume or part))
+            only = runs.shard_keys(keys, part)
+        with backend(scheduler), _RowProgress("evaluating", None, unit="units") as bar:
+            result = api.evaluate(
+                dataset, method, protocol=protocol, tree_params=params, loss=loss_matrix,
+                bins=bins, bias_variance=bias_variance, jobs=jobs, dataset_name=name,
+                timing=not no_timing, progress=bar.set, interval_auc=interval_auc,
+                store=store, only=only,
+            )
+        if result is None:
+            say(f"Shard {shard}: recorded {len(only)} of {len(keys)} units in {output}/units; "
+                "when every shard is done, run 'treecert merge' on the output directories.")
+            return
+        _metrics_table(result.metrics, f"{name} ({protocol.kind})")
+        if output is None:
+            with atomic_writer("-") as fh:
+                result.metrics.to_csv(fh, index=False, lineterminator="\n")
+        else:
+            _write_evaluation(result, Path(output), plots, bins)
+            say(f"Wrote {len(result.predictions)} predictions and metrics to {output}")

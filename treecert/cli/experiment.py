@@ -7,13 +7,13 @@ tables.
 
 from __future__ import annotations
 
-import sys
+import contextlib
 from pathlib import Path
 
 from treecert import api
 from treecert.cli.common import _load_matching, say
-from treecert.data.fileio import atomic_writer, write_text
-from treecert.errors import ConfigError
+from treecert.data.fileio import atomic_writer, directory_lock, make_directory, write_text
+from treecert.errors import ConfigError, OutputError
 
 
 def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, class_name):
@@ -47,7 +47,7 @@ def _read_text(path: str) -> str:
 def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
     import json
 
-    outdir.mkdir(parents=True, exist_ok=True)
+    make_directory(outdir)
     with atomic_writer(outdir / "predictions.csv") as fh:
         result.predictions.to_csv(fh, index=False, lineterminator="\n")
     with atomic_writer(outdir / "metrics.csv") as fh:
@@ -65,8 +65,16 @@ def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
 
 
 def _check_units_options(shard, resume, output, plots, bias_variance=0):
+    """The --shard part (or None) after checking it, --resume and -o fit together."""
     from treecert.parallel import parse_shard
 
+    if output == "-":  # not a directory name: the metrics go to stdout without -o
+        raise ConfigError("-o names a directory for the results, not standard output ('-').",
+                          "Leave -o out to get the metrics on standard output.")
+    if output is not None and Path(output).exists() and not Path(output).is_dir():
+        raise OutputError(f"{output}: exists and is not a directory.",
+                          "-o names a directory for the results; give a new or existing "
+                          "directory.")
     part = parse_shard(shard)
     if (part is not None or resume) and output is None:
         raise ConfigError(f"{'--shard' if part is not None else '--resume'} needs an output "
@@ -77,6 +85,16 @@ def _check_units_options(shard, resume, output, plots, bias_variance=0):
     if part is not None and bias_variance:
         raise ConfigError("--bias-variance needs the whole run, not a shard.")
     return part
+
+
+def _output_lock(output: str | None, part):
+    """Hold the -o directory for the run: a second run into it is refused while this one
+    lasts (the shards of one run, ``part`` not None, may share it)."""
+    if output is None:
+        return contextlib.nullcontext()
+    return directory_lock(output, shared=part is not None,
+                          hint="Wait until that run has finished, or choose another -o "
+                               "directory (only the --shard parts of one run may share one).")
 
 
 def _dataset_name(path: str) -> str:
@@ -96,9 +114,9 @@ def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
     metrics = pd.concat(frames, ignore_index=True)
     comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol)
     md = to_markdown(comp)
-    sys.stdout.write(md)
+    write_text("-", md)
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        make_directory(out)
         with atomic_writer(out / "metrics.csv") as fh:
             metrics.to_csv(fh, index=False, lineterminator="\n")
         with atomic_writer(out / "comparison.csv") as fh:

@@ -8,6 +8,8 @@ it reads its inputs, calls one API function and writes the result. User errors
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 import typer
@@ -35,51 +37,128 @@ app.command()(merge.merge)
 
 
 class Interrupted(BaseException):
-    """Raised by our SIGINT handler; not a KeyboardInterrupt, so the CLI framework does not
-    turn it into its own exit code 1."""
+    """Raised by our handler of SIGINT, SIGTERM and SIGHUP; not a KeyboardInterrupt, so the
+    CLI framework does not turn it into its own exit code 1."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
-def _on_sigint(signum, frame):  # pragma: no cover - exercised through a subprocess
-    raise Interrupted()
+#: The signals that stop a run cleanly (temporary files removed), and what is said.
+_STOPPING = {"SIGINT": "Interrupted.", "SIGTERM": "Terminated.", "SIGHUP": "Hangup."}
+
+
+def _on_signal(signum, frame):  # pragma: no cover - exercised through a subprocess
+    raise Interrupted(signum)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, map user errors to one line and exit code 2.
 
     Usage errors are the CLI framework's (exit 2); ``TreecertError`` is printed as
-    ``Error: ...`` (exit 2); Ctrl-C exits 130 and leaves no partial output (all outputs are
-    written through temporary files); any other exception is a bug and keeps its traceback.
+    ``Error: ...`` (exit 2), and so are the operating system's refusals (a full disk, no
+    permission: ``OSError``) and running out of memory. Ctrl-C (SIGINT), SIGTERM (what a
+    batch scheduler sends when a job's time is up) and SIGHUP stop the run, remove the
+    temporary output files and exit 128 + the signal number (130, 143, 129); outputs are
+    written through temporary files, so none is left partial. Any other exception is a bug
+    and keeps its traceback.
     """
     import signal
 
+    from treecert.data.fileio import remove_temporaries
+
     command = typer.main.get_command(app)
-    previous = signal.getsignal(signal.SIGINT)
-    in_main_thread = True
-    try:
-        signal.signal(signal.SIGINT, _on_sigint)
-    except ValueError:  # not the main thread (e.g. a test runner thread)
-        in_main_thread = False
+    previous = {}
+    for name in _STOPPING:
+        signum = getattr(signal, name, None)
+        if signum is None:
+            continue
+        try:
+            handler = signal.getsignal(signum)
+            if handler is not signal.SIG_IGN:  # e.g. nohup: an ignored signal stays ignored
+                signal.signal(signum, _on_signal)
+                previous[signum] = handler
+        except ValueError:  # not the main thread (e.g. a test runner thread)
+            break
     try:
         command.main(args=argv, prog_name="treecert", standalone_mode=True)
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except TreecertError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except Interrupted:
-        print("Interrupted.", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
+        return _error(str(exc), exc.exit_code)
+    except Interrupted as exc:
+        remove_temporaries()
+        name = signal.Signals(exc.signum).name
+        _say(_STOPPING.get(name, f"Stopped by {name}."))
+        return 128 + exc.signum
+    except OSError as exc:  # the system refused something (disk full, no permission, ...)
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _error(f"{where}{exc.strerror or type(exc).__name__}.", 2)
+    except MemoryError:
+        return _error("out of memory.", 2,
+                      "Raise the memory limit, or give smaller inputs (--chunk-size for "
+                      "predict).")
     finally:
-        if in_main_thread:
-            signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return 0
 
 
+def _say(line: str) -> None:
+    if sys.stderr is None:  # closed: nowhere to say it (print would use stdout)
+        return
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr)
+
+
+def _error(message: str, code: int, hint: str | None = None) -> int:
+    _say(f"Error: {message}{' ' + hint if hint else ''}")
+    return code
+
+
+def _open_standard_streams() -> None:
+    """Put /dev/null on standard input, output or error if a caller closed them (``>&-``):
+    otherwise the next file opened would take descriptor 1 or 2 and receive what is meant
+    for that stream. A closed standard input reads as empty and a closed standard error
+    takes the messages away; ``sys.stdout`` stays None (as Python set it), so writing
+    results to a closed standard output is an error (see :mod:`treecert.data.fileio`)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+
+
+def _flush_stdout() -> None:
+    """Flush standard output before the interpreter does: if that fails (the reader of a
+    pipe has gone, the disk is full), the error was already reported; what is left in the
+    buffer goes to /dev/null instead of a second report at exit."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except OSError:
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+
+
 def run() -> None:  # console-script entry point
-    sys.exit(main())
+    _open_standard_streams()
+    code = main()
+    _flush_stdout()
+    sys.exit(code)
 
 
 if __name__ == "__main__":

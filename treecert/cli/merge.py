@@ -14,7 +14,7 @@ import typer
 from treecert.cli import options
 from treecert.cli.common import _state, say
 from treecert.cli.experiment import _write_comparison, _write_evaluation
-from treecert.data.fileio import atomic_writer, check_not_input
+from treecert.data.fileio import atomic_writer, check_not_input, directory_lock
 from treecert.errors import ConfigError
 from treecert.evaluation import units
 
@@ -36,16 +36,18 @@ def _merge_runs(parts: list[str], output: str) -> None:
                     for r in roots]
     if any(d != compare_docs[0] for d in compare_docs):
         raise ConfigError(f"{parts[0]} and the other directories are not shards of one run.")
-    if compare_docs[0] is None:
-        result, bins = runs.finish_run([UnitStore(r) for r in roots])
-        _write_evaluation(result, out, False, bins)
-        say(f"Merged {len(parts)} shards: wrote {len(result.predictions)} predictions and "
-            f"metrics to {output}")
-        return
-    doc = compare_docs[0]
-    frames = [runs.finish_run([UnitStore(r / d) for r in roots])[0].metrics
-              for d in doc["datasets"]]
-    _write_comparison(frames, out, doc["metrics"], doc["tol"], plots=False)
+    # A shard still running into the output directory holds it: refused, not interleaved.
+    with directory_lock(out, hint="Wait until every shard has finished, then merge."):
+        if compare_docs[0] is None:
+            result, bins = runs.finish_run([UnitStore(r) for r in roots])
+            _write_evaluation(result, out, False, bins)
+            say(f"Merged {len(parts)} shards: wrote {len(result.predictions)} predictions and "
+                f"metrics to {output}")
+            return
+        doc = compare_docs[0]
+        frames = [runs.finish_run([UnitStore(r / d) for r in roots])[0].metrics
+                  for d in doc["datasets"]]
+        _write_comparison(frames, out, doc["metrics"], doc["tol"], plots=False)
 
 
 def merge(

@@ -6,7 +6,6 @@ and the unused-loss warning, which ``treecert train --prune`` shares.
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -14,7 +13,7 @@ import typer
 from treecert import api
 from treecert.cli import options
 from treecert.cli.common import _load_matching, _read_loss, _state, say
-from treecert.data.fileio import check_not_input, write_text
+from treecert.data.fileio import atomic_writer, check_not_input, write_text
 from treecert.errors import ConfigError
 from treecert.tree.model import read_model
 
@@ -99,7 +98,8 @@ def prune_command(
         import csv
 
         rows = pruned.pruning["sequence"]
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+        with atomic_writer("-") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
     say(f"{model_path}: {_pruning_summary(pruned.pruning)}; wrote {output}")

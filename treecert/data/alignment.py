@@ -23,7 +23,7 @@ from treecert.data.dates import DEFAULT_DATE_FORMAT, _format_date, _parse_dates
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.data.sources import _read_table
 from treecert.data.table import _NAN, _Column, _fmt_num, _listing, _number, _Table
-from treecert.errors import DataError, SchemaMismatchError
+from treecert.errors import DataError, SchemaMismatchError, describe
 
 __all__ = ["align_to_schema", "load_for_schema"]
 
@@ -179,8 +179,8 @@ def _test_attribute(
             if numbers is None:
                 row = next(i for i, v in enumerate(col.values) if v is not None
                            and not _is_number(v))
-                raise mismatch(f"holds {col.values[row]!r} (data row {row + 1 + row_offset}) "
-                               "but is numeric in the model")
+                raise mismatch(f"holds {describe(col.values[row])} (data row "
+                               f"{row + 1 + row_offset}) but is numeric in the model")
             return numbers
         if file_kind != "numeric":
             raise mismatch(f"is {file_kind} here but numeric in the model")
@@ -192,8 +192,9 @@ def _test_attribute(
         return col.values
     parsed, bad_i = _parse_dates(_labels(col), attr.date_format or DEFAULT_DATE_FORMAT)
     if bad_i >= 0:
-        raise mismatch(f"holds {_labels(col)[bad_i]!r} (data row {bad_i + 1 + row_offset}), "
-                       f"not a date in the model's format {attr.date_format!r}")
+        raise mismatch(f"holds {describe(_labels(col)[bad_i])} (data row "
+                       f"{bad_i + 1 + row_offset}), not a date in the model's format "
+                       f"{attr.date_format!r}")
     return parsed
 
 
@@ -227,8 +228,8 @@ def _test_classes(schema: Schema, col: _Column, table: _Table, row_offset: int =
     if bad.size:
         i = int(bad[0])
         raise SchemaMismatchError(
-            f"{table.source}: class label {labels[i]!r} in data row {i + 1 + row_offset} is not "
-            f"one the model knows ({_listing(cls.values)}).",
+            f"{table.source}: class label {describe(labels[i])} in data row "
+            f"{i + 1 + row_offset} is not one the model knows ({_listing(cls.values)}).",
             "Correct the label, or drop the class column to predict without scoring.",
         )
     return y

@@ -25,8 +25,8 @@ import pandas as pd
 
 from treecert.data.dates import DEFAULT_DATE_FORMAT, _java_date_parts, _parse_dates
 from treecert.data.schema import Attribute
-from treecert.data.table import _NAN, _Column, _listing, _number, _Table
-from treecert.errors import DataError
+from treecert.data.table import _NAN, _check_text, _Column, _listing, _number, _Table
+from treecert.errors import DataError, describe
 
 # --------------------------------------------------------------------------- ARFF tokens
 # Weka's StreamTokenizer: chars 0..32 and ',' separate, '{' '}' are tokens of their own,
@@ -99,6 +99,7 @@ def _parse_arff(text: str, source: str, *, fast: bool = True) -> _Table:
     """Parse a whole ARFF text; ``fast=False`` forces the exact tokenizer (for tests)."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    _check_text(text, source)
     relation, attrs, offset, data_line = _parse_arff_header(text, source)
     data = text[offset:]
     parsed = _arff_rows_fast(data, attrs) if fast else None
@@ -209,7 +210,7 @@ def _arff_rows_fast(data: str, attrs: list[Attribute]) -> tuple[list, np.ndarray
     leaves ``''`` in the last column, read without NA conversion), and then the exact
     tokenizer takes over.
     """
-    if "{" in data or "\\" in data or "\x00" in data:
+    if "{" in data or "\\" in data:
         return None
     has_single, has_double = "'" in data, '"' in data
     if has_single and has_double:
@@ -391,7 +392,7 @@ def _sparse_row(
             return i + 1
         if not (isinstance(tok, str) and tok.isascii() and tok.isdigit()):
             raise DataError(
-                f"{where}: expected an attribute index in the sparse row, found {tok!r}.",
+                f"{where}: expected an attribute index in the sparse row, found {describe(tok)}.",
                 "Sparse rows are written {index value, ...} with 0-based indices.",
             )
         index = int(tok)
@@ -423,7 +424,7 @@ def _row_weight(rest: list[Token], n: int, where: str) -> float:
                 weight = _NAN
             if not (weight >= 0 and math.isfinite(weight)):
                 raise DataError(
-                    f"{where}: instance weight {rest[1]!r} is not a non-negative number."
+                    f"{where}: instance weight {describe(rest[1])} is not a non-negative number."
                 )
             return weight
         raise DataError(
@@ -451,7 +452,7 @@ def _convert(attr: Attribute, col: Sequence[Token], lines: np.ndarray, source: s
         if bad.size:
             i = int(bad[0])
             raise DataError(
-                f"{source}, line {lines[i]}: value {col[i]!r} is not declared for nominal "
+                f"{source}, line {lines[i]}: value {describe(col[i])} is not declared for nominal "
                 f"attribute {attr.name!r}.",
                 f"Declared values: {_listing(attr.values)}. Add it to the @attribute line "
                 "or correct the value.",
@@ -463,7 +464,7 @@ def _convert(attr: Attribute, col: Sequence[Token], lines: np.ndarray, source: s
         parsed, bad_i = _parse_dates(strings, attr.date_format or DEFAULT_DATE_FORMAT)
         if bad_i >= 0:
             raise DataError(
-                f"{source}, line {lines[bad_i]}: {strings[bad_i]!r} is not a date in the "
+                f"{source}, line {lines[bad_i]}: {describe(strings[bad_i])} is not a date in the "
                 f"format {attr.date_format!r} of attribute {attr.name!r}.",
                 "Fix the value or the format in the @attribute line.",
             )
@@ -476,7 +477,7 @@ def _convert(attr: Attribute, col: Sequence[Token], lines: np.ndarray, source: s
             numbers[i] = _number(token)
         except ValueError:
             raise DataError(
-                f"{source}, line {lines[i]}: {token!r} is not a number "
+                f"{source}, line {lines[i]}: {describe(token)} is not a number "
                 f"(attribute {attr.name!r} is numeric).",
                 "Write ? for a missing value, or declare the attribute nominal.",
             ) from None

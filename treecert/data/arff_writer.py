@@ -22,11 +22,13 @@ __all__ = ["write_arff"]
 
 
 def _quote(s: str) -> str:
-    """Quote like Weka's ``Utils.quote``, plus any character its tokenizer splits on."""
+    """Quote like Weka's ``Utils.quote``, plus any character its tokenizer splits on; a NUL
+    is written as the octal escape ``\\000`` (the readers refuse raw NUL bytes, the mark of
+    a binary file)."""
     if s == "" or s == "?" or re.search(r"[\x00-\x20,'\"%{}\\]", s):
         s = (s.replace("\\", "\\\\").replace("'", "\\'").replace('"', '\\"')
              .replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-             .replace("%", "\\%"))
+             .replace("%", "\\%").replace("\x00", "\\000"))
         return f"'{s}'"
     return s
 

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from treecert.data.schema import Attribute
-from treecert.data.table import _Column, _number, _Table
+from treecert.data.table import _check_text, _Column, _number, _Table
 from treecert.errors import DataError
 
 _CSV_MISSING = ("", "?", "NA")
@@ -31,15 +31,27 @@ _CSV_MISSING = ("", "?", "NA")
 StrColumns = Callable[[list[str]], set[str]]
 
 
-def csv_header(text: str) -> tuple[list[str], int]:
+def csv_header(text: str, source: str = "<csv>") -> tuple[list[str], int]:
     """The header row of CSV ``text`` — its first row with a non-blank cell (blank rows
     before it are skipped) — and the number of lines up to its end."""
     reader = csv.reader(io.StringIO(text), skipinitialspace=True)
     header: list[str] = []
-    for header in reader:
-        if any(h.strip() for h in header):
-            break
+    try:
+        for header in reader:
+            if any(h.strip() for h in header):
+                break
+    except csv.Error as exc:
+        raise _csv_error(exc, source, reader.line_num) from None
     return header, reader.line_num
+
+
+def _csv_error(exc: csv.Error, source: str, line: int) -> DataError:
+    """The csv module's complaint (e.g. a line break inside an unquoted field) as one line."""
+    why = str(exc)
+    if "new-line character" in why:  # its advice (universal-newline mode) is for programmers
+        why = "a carriage return inside an unquoted value"
+    return DataError(f"{source}, line {line}: not valid CSV ({why}).",
+                     "Is it a text file of comma-separated values?")
 
 
 def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = True,
@@ -50,7 +62,8 @@ def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = 
     line numbers of data-row errors: a chunk of a larger file (see :mod:`treecert.data.stream`)
     is its header plus rows that start that many lines further down.
     """
-    header, header_lines = csv_header(text)
+    _check_text(text, source, line_offset)
+    header, header_lines = csv_header(text, source)
     names = [h.strip() for h in header]
     if not any(names):
         raise DataError(f"{source}: the file is empty.", "Add a header row naming the columns.")
@@ -62,7 +75,7 @@ def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = 
             raise DataError(f"{source}, line {header_lines}: column {name!r} appears twice.",
                             "Column names must be unique.")
     keep = str_columns(names)
-    columns = _csv_fast(text, names, header_lines, keep) if fast and "\x00" not in text else None
+    columns = _csv_fast(text, names, header_lines, keep) if fast else None
     if columns is None:
         columns = _csv_slow(text, source, names, line_offset)
     relation = "stdin" if source == "<stdin>" else Path(source).name
@@ -140,20 +153,23 @@ def _csv_slow(text: str, source: str, names: list[str], line_offset: int = 0
               ) -> list[np.ndarray]:
     """The reference reader (the csv module); reports a ragged row with its line."""
     reader = csv.reader(io.StringIO(text), skipinitialspace=True)
-    for row in reader:
-        if any(v.strip() for v in row):
-            break  # the header
     rows = []
-    for row in reader:
-        if len(row) != len(names):
-            if not any(v.strip() for v in row):
-                continue
-            raise DataError(
-                f"{source}, line {reader.line_num + line_offset}: expected {len(names)} fields "
-                f"(as in the header), found {len(row)}.",
-                "Every row needs one field per column; quote values that contain commas.",
-            )
-        rows.append(row)
+    try:
+        for row in reader:
+            if any(v.strip() for v in row):
+                break  # the header
+        for row in reader:
+            if len(row) != len(names):
+                if not any(v.strip() for v in row):
+                    continue
+                raise DataError(
+                    f"{source}, line {reader.line_num + line_offset}: expected {len(names)} "
+                    f"fields (as in the header), found {len(row)}.",
+                    "Every row needs one field per column; quote values that contain commas.",
+                )
+            rows.append(row)
+    except csv.Error as exc:
+        raise _csv_error(exc, source, reader.line_num + line_offset) from None
     if not rows:
         return [np.empty(0, dtype=object) for _ in names]
     return [_strip_missing(col) for col in zip(*rows, strict=True)]

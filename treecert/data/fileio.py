@@ -1,22 +1,45 @@
-"""Writing outputs safely: atomically, never over an input file, and as strict JSON.
+"""Writing outputs safely: atomically, never over an input or a device, and as strict JSON.
 
 A batch job killed mid-write must not leave a half-written CSV or model that a later step
-reads as complete, so every output goes to a temporary file in the target directory and is
-renamed into place only when complete. JSON outputs are strict (no NaN or Infinity):
-:func:`nan_to_none` prepares a document for ``json.dumps(..., allow_nan=False)``.
+reads as complete, so an output that is (or will be) a regular file goes to a temporary file
+in the target directory and is renamed into place only when complete. Anything else is never
+renamed over: a character device (``/dev/null``, ``/dev/full``) or a pipe is written
+directly, standard output (``-``, ``/dev/stdout``) through ``sys.stdout``, and a directory or
+a block device is refused. Every failure to write (no permission, a full disk, a closed pipe)
+is an :class:`~treecert.errors.OutputError` naming the output, so the command line prints
+one line. New files get the permissions the umask allows (0666 less the umask); a replaced
+file keeps its permissions, as with the shell's ``>``.
+
+Temporary files still open are listed in :data:`_TEMPORARIES`, so the command line can
+remove them whatever interrupts it (:func:`remove_temporaries`). :func:`directory_lock`
+keeps two runs from writing into one output directory at once. JSON outputs are strict (no
+NaN or Infinity): :func:`nan_to_none` prepares a document for
+``json.dumps(..., allow_nan=False)``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from treecert.errors import ConfigError
+from treecert.errors import ConfigError, OutputError
+
+#: Temporary files of :func:`atomic_writer` not yet renamed into place or removed.
+_TEMPORARIES: set[str] = set()
+
+#: The name messages give standard output, and the names it goes by.
+STDOUT = "standard output"
+_STDOUT_NAMES = ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+
+#: The lock file :func:`directory_lock` creates in the directory it locks.
+LOCK_NAME = ".treecert.lock"
 
 
 def check_not_input(output: str | Path, inputs: list[str | Path]) -> None:
@@ -38,39 +61,250 @@ def check_not_input(output: str | Path, inputs: list[str | Path]) -> None:
             )
 
 
+def output_error(name: str | Path, exc: OSError, doing: str = "cannot write") -> OutputError:
+    """The one-line error for ``exc`` raised while writing the output ``name``."""
+    why = exc.strerror or type(exc).__name__
+    hint = {
+        errno.ENOSPC: "Free some space or write elsewhere.",
+        errno.EDQUOT: "Free some space or write elsewhere.",
+        errno.EPIPE: "The program reading the output stopped before the end.",
+        errno.EACCES: "Choose a directory you can write to.",
+        errno.EPERM: "Choose a directory you can write to.",
+        errno.EROFS: "Choose a directory you can write to.",
+    }.get(exc.errno or 0)
+    return OutputError(f"{name}: {doing}: {why}.", hint)
+
+
+class _Guarded:
+    """A file object whose write errors are :class:`OutputError` naming the output."""
+
+    def __init__(self, fh: IO, name: str) -> None:
+        self._fh = fh
+        self._name = name
+
+    def write(self, data):
+        try:
+            return self._fh.write(data)
+        except OSError as exc:
+            raise output_error(self._name, exc) from None
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._fh.flush()
+        except OSError as exc:
+            raise output_error(self._name, exc) from None
+
+    def __getattr__(self, name: str) -> Any:  # mode, encoding, fileno, ... of the file
+        return getattr(self._fh, name)
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO]:
-    """Open a temporary file beside ``path``; rename it over ``path`` on success only.
+    """Open the output ``path`` for writing (text as UTF-8 with ``newline=""``, or binary
+    with ``mode="wb"``); ``"-"`` is standard output.
 
-    ``path == "-"`` writes to stdout instead.
+    A regular file (or a new one) is written to a temporary file beside it, renamed over it
+    when the block ends without an exception and removed otherwise; a symbolic link is
+    followed, so the file it points to is replaced and the link kept. Standard output under
+    any name, character devices and pipes are written directly; a directory or a block
+    device is refused. Errors are :class:`~treecert.errors.OutputError`.
     """
-    if str(path) == "-":
-        stream = sys.stdout if "b" not in mode else sys.stdout.buffer
-        yield stream
-        stream.flush()
+    binary = "b" in mode
+    name = str(path)
+    if name in _STDOUT_NAMES:
+        yield from _to_stdout(binary)
         return
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.exists():
-        raise ConfigError(f"{path}: directory {directory} does not exist.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
-        kwargs = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
-        with os.fdopen(fd, mode, **kwargs) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # a file used as a directory in the path, a symlink loop, ...
+        raise output_error(name, exc) from None
+    if st is not None and _is_stdout(st):
+        yield from _to_stdout(binary)
+        return
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        yield from _direct(name, st, binary)
+        return
+    yield from _atomic(name, st, binary)
+
+
+def _is_stdout(st: os.stat_result) -> bool:
+    """Whether ``st`` is this process's standard output (``/dev/stdout``, ``/proc/self/fd/1``
+    or the file it is redirected to)."""
+    if sys.stdout is None:
+        return False
+    try:
+        return os.path.samestat(st, os.fstat(sys.stdout.fileno()))
+    except (OSError, AttributeError, ValueError):  # a stream without a file descriptor
+        return False
+
+
+def _to_stdout(binary: bool) -> Iterator[IO]:
+    stream = sys.stdout
+    if stream is None or getattr(stream, "closed", False):
+        raise OutputError(f"cannot write to {STDOUT}: it is closed.",
+                          "Redirect it to a file, or give -o FILE.")
+    if binary:
+        stream = stream.buffer
+    out = _Guarded(stream, STDOUT)
+    yield out
+    out.flush()
+
+
+def _direct(name: str, st: os.stat_result, binary: bool) -> Iterator[IO]:
+    """Write to a character device or a pipe as it is: nothing to rename, nothing to undo."""
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{name}: is a directory.", "Give a file name to write to.")
+    if stat.S_ISBLK(st.st_mode):
+        raise OutputError(f"{name}: is a block device; refusing to write over it.",
+                          "Give a file name to write to.")
+    try:
+        fd = os.open(name, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise output_error(name, exc, "cannot open for writing") from None
+    try:
+        fh = os.fdopen(fd, "wb" if binary else "w",
+                       **({} if binary else {"encoding": "utf-8", "newline": ""}))
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        os.close(fd)
         raise
+    out = _Guarded(fh, name)
+    try:
+        yield out
+        out.flush()
+    finally:
+        with contextlib.suppress(OSError):  # a flush error was reported above
+            fh.close()
+
+
+def _atomic(name: str, st: os.stat_result | None, binary: bool) -> Iterator[IO]:
+    """Write a regular file through a temporary file renamed over it at the end."""
+    target = Path(os.path.realpath(name))  # through symlinks: replace the file, keep links
+    directory = target.parent
+    if not directory.is_dir():
+        given = Path(name).parent if str(Path(name).parent) else Path(".")
+        raise ConfigError(f"{name}: directory {given} does not exist.")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise output_error(name, exc, f"cannot create a file in {directory}") from None
+    _TEMPORARIES.add(tmp)
+    try:
+        # mkstemp makes the file 0600; give it what the shell's '>' would (where the file
+        # system has permissions at all).
+        with contextlib.suppress(OSError, AttributeError):
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o777 if st is not None
+                      else 0o666 & ~_umask())
+        fh = os.fdopen(fd, "wb" if binary else "w",
+                       **({} if binary else {"encoding": "utf-8", "newline": ""}))
+    except BaseException:
+        os.close(fd)
+        _remove(tmp)
+        raise
+    out = _Guarded(fh, name)
+    try:
+        yield out
+        out.flush()
+        try:
+            os.fsync(fh.fileno())
+            fh.close()
+        except OSError as exc:
+            raise output_error(name, exc) from None
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise output_error(name, exc, "cannot move the finished file into place") from None
+        _TEMPORARIES.discard(tmp)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a failed flush would fail again
+            fh.close()
+        _remove(tmp)
+        raise
+
+
+def _remove(tmp: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+    _TEMPORARIES.discard(tmp)
+
+
+def remove_temporaries() -> None:
+    """Remove every temporary output file still open (after an interrupt)."""
+    for tmp in list(_TEMPORARIES):
+        _remove(tmp)
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the system allows."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_text(path: str | Path, text: str) -> None:
     """Write ``text`` atomically to ``path`` (or stdout for ``-``)."""
     with atomic_writer(path) as fh:
         fh.write(text)
+
+
+def make_directory(path: str | Path) -> Path:
+    """Create the output directory ``path`` (and its parents) unless it exists."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"{path}: exists and is not a directory.",
+                          "Give a directory for -o, or remove the file.") from None
+    except OSError as exc:
+        raise output_error(path, exc, "cannot create the directory") from None
+    return p
+
+
+@contextlib.contextmanager
+def directory_lock(directory: str | Path, *, shared: bool = False,
+                   hint: str | None = None) -> Iterator[None]:
+    """Hold a lock on ``directory`` (created if needed) while the block runs.
+
+    An exclusive lock (a whole run) is refused while any other lock is held; shared locks
+    (the shards of one run, which may share a directory) only exclude exclusive ones. The
+    lock is ``flock`` on the file ``directory/.treecert.lock``, released when the process ends
+    however it ends; the file itself stays (removing it would race with another run taking
+    it). Where the file system cannot lock, the block runs unlocked. ``hint`` replaces the
+    default advice of the refusal.
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no locking
+        yield
+        return
+    make_directory(directory)
+    lock = Path(directory) / LOCK_NAME
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        raise output_error(lock, exc, "cannot create the lock file") from None
+    try:
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputError(f"{directory}: in use by another treecert run.",
+                              hint or "Wait until it has finished, or choose another "
+                                      "directory.") from None
+        except OSError:  # e.g. ENOLCK on a file system without locks: go on unlocked
+            pass
+        yield
+    finally:
+        os.close(fd)
 
 
 def nan_to_none(obj):

@@ -21,7 +21,7 @@ from treecert.data.csv_reader import _csv_numbers
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.data.sources import _read_table
 from treecert.data.table import _Column, _fmt_num, _listing, _Table
-from treecert.errors import DataError
+from treecert.errors import DataError, describe
 
 __all__ = ["check_trainable", "load_dataset"]
 
@@ -182,11 +182,17 @@ def check_trainable(dataset: Dataset) -> None:
     Raises
     ------
     DataError
-        A string attribute (free text cannot be split on), no row with a known class,
-        fewer than two classes among those rows, or an attribute with no known value.
+        No attribute besides the class (everything ignored, or a file that is not
+        comma-separated), a string attribute (free text cannot be split on), no row with a
+        known class, fewer than two classes among those rows, no positive instance weight,
+        or an attribute with no known value.
     """
     src, schema = dataset.source, dataset.schema
+    cls = schema.class_attribute.name
     strings = [a.name for a in schema.attributes if a.kind == "string"]
+    if len(strings) == schema.n_features:
+        raise DataError(f"{src}: no attribute to learn from besides the class "
+                        f"{describe(cls)}.", _no_attribute_hint(cls, strings))
     if strings:
         it = "it" if len(strings) == 1 else "them"
         raise DataError(
@@ -196,7 +202,6 @@ def check_trainable(dataset: Dataset) -> None:
             "a tree cannot split on free text.",
             f"Drop {it} with --ignore {','.join(strings)}.",
         )
-    cls = schema.class_attribute.name
     if dataset.n_samples == 0:
         raise DataError(f"{src}: no data rows.", "Add at least one instance.")
     present = np.unique(dataset.y[dataset.y >= 0])
@@ -212,6 +217,12 @@ def check_trainable(dataset: Dataset) -> None:
             "at least two classes to tell apart.",
             f"Check that {cls!r} is the class column.",
         )
+    if not np.any(dataset.weights[dataset.y >= 0] > 0):
+        raise DataError(
+            f"{src}: every row with a known class has instance weight 0; there is nothing "
+            "to learn from.",
+            "Give rows a positive weight (ARFF: {w} after a row's values).",
+        )
     empty = [schema.attributes[j].name for j in np.flatnonzero(np.isnan(dataset.X).all(axis=0))]
     if empty:
         one = len(empty) == 1
@@ -222,3 +233,14 @@ def check_trainable(dataset: Dataset) -> None:
             f"{'it' if one else 'them'}.",
             f"Drop {'it' if one else 'them'} with --ignore {','.join(empty)}.",
         )
+
+
+def _no_attribute_hint(cls: str, strings: list[str]) -> str:
+    separators = [name for sep, name in ((";", "';'"), ("\t", "tabs"), ("|", "'|'"))
+                  if sep in cls]
+    if separators:
+        return (f"The header reads as one column: is the file separated by {separators[0]}? "
+                "treecert reads comma-separated CSV; convert the separators to commas.")
+    if strings:
+        return "The other columns are strings, which a tree cannot split on."
+    return "Keep at least one column besides the class (check --ignore)."

@@ -10,6 +10,7 @@ handed to :mod:`treecert.data.arff_reader` or :mod:`treecert.data.csv_reader`. B
 from __future__ import annotations
 
 import gzip
+import os
 import sys
 from pathlib import Path
 
@@ -64,6 +65,13 @@ def _read_input(path: str | Path, fmt: str | None) -> tuple[str, str, str]:
     return _decode(raw), source, fmt
 
 
+def _size(path: str | Path) -> str:
+    try:
+        return f" ({os.path.getsize(path) / 2**20:,.0f} MB)" if str(path) != "-" else ""
+    except OSError:
+        return ""
+
+
 def _decode(raw: bytes) -> str:
     # Weka reads with the platform charset, which is UTF-8 almost everywhere; old UCI files
     # in Latin-1 still load instead of failing on one accented byte.
@@ -74,16 +82,26 @@ def _decode(raw: bytes) -> str:
 
 
 def _read_table(path: str | Path, fmt: str | None, str_columns: StrColumns) -> _Table:
-    text, source, fmt = _read_input(path, fmt)
-    if not text.strip():
-        raise DataError(
-            f"{source}: the file is empty.",
-            "A CSV file needs a header row and data rows; an ARFF file a header and @data.",
-        )
-    if fmt == "arff":
-        table = _parse_arff(text, source)
-    else:
-        table = _parse_csv(text, source, str_columns)
+    try:
+        text, source, fmt = _read_input(path, fmt)
+        if not text.strip():
+            raise DataError(
+                f"{source}: the file is empty.",
+                "A CSV file needs a header row and data rows; an ARFF file a header and @data.",
+            )
+        if fmt == "arff":
+            table = _parse_arff(text, source)
+        else:
+            table = _parse_csv(text, source, str_columns)
+    except MemoryError:
+        # Reading takes several times the file's size (the text, then the columns). The
+        # error is raised below, once this one and the frames holding the text are gone.
+        table = None
+    if table is None:
+        raise DataError(f"{'<stdin>' if str(path) == '-' else path}: not enough memory to "
+                        f"read this file{_size(path)}.",
+                        "Raise the memory limit, or give a smaller file (predict reads "
+                        "CSV in chunks: --chunk-size).")
     if table.weights.size == 0:
         where = "after '@data'" if fmt == "arff" else "after the header row"
         raise DataError(f"{source}: no data rows {where}.", "Add at least one instance.")

@@ -198,7 +198,7 @@ class SchemaReader:
                         break
                     continue
                 # Exactly the header text _parse_csv skips: its first header lines.
-                lines = csv_header(buf[:cut])[1]
+                lines = csv_header(buf[:cut], self.source)[1]
                 parts = buf.split("\n", lines)
                 header = "\n".join(parts[:lines]) + "\n"
                 buf = parts[lines] if len(parts) > lines else ""

@@ -18,8 +18,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from treecert.data.schema import Attribute
+from treecert.errors import DataError
 
 _NAN = float("nan")
+
+
+def _check_text(text: str, source: str, line_offset: int = 0) -> None:
+    """Refuse text holding a NUL character (a binary file, or a corrupted one): no data file
+    has one, and read on it would be split or typed in ways that hide where it is."""
+    at = text.find("\x00")
+    if at >= 0:
+        line = text.count("\n", 0, at) + 1 + line_offset
+        raise DataError(f"{source}, line {line}: the file contains a NUL character; is it a "
+                        "binary file?", "Data files are text: remove the NUL bytes.")
 
 
 @dataclass

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from treecert.data.fileio import atomic_writer
 from treecert.errors import ConfigError
 from treecert.evaluation.point_metrics import roc_auc
 from treecert.evaluation.reliability import reliability_curve
@@ -26,6 +27,12 @@ def _pyplot():
             "Install it with: pip install 'treecert[plot]'.",
         ) from None
     return plt
+
+
+def _save(fig, path: Path) -> None:
+    """Write a figure as PNG like every other output: atomically, errors as one line."""
+    with atomic_writer(path, "wb") as fh:
+        fig.savefig(fh, format="png")
 
 
 def _slug(text: str) -> str:
@@ -69,7 +76,7 @@ def reliability_plots(predictions: pd.DataFrame, classes: tuple[str, ...], outdi
         ax.grid(alpha=0.3)
         path = outdir / f"reliability_{_slug(str(method))}.png"
         fig.tight_layout()
-        fig.savefig(path)
+        _save(fig, path)
         plt.close(fig)
         written.append(path)
     return written
@@ -112,7 +119,7 @@ def roc_plot(predictions: pd.DataFrame, classes: tuple[str, ...], outdir: Path) 
         ax.axis("off")
     fig.tight_layout()
     path = outdir / "roc.png"
-    fig.savefig(path)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -142,7 +149,7 @@ def scatter_plots(per_dataset: dict[str, pd.DataFrame], outdir: Path) -> list[Pa
                 ax.grid(alpha=0.3)
                 fig.tight_layout()
                 path = outdir / f"scatter_{_slug(metric)}_{_slug(a)}_vs_{_slug(b)}.png"
-                fig.savefig(path)
+                _save(fig, path)
                 plt.close(fig)
                 written.append(path)
     return written

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from treecert.data.fileio import atomic_writer, write_text
+from treecert.data.fileio import atomic_writer, make_directory, write_text
 from treecert.errors import ConfigError
 from treecert.methods import Prediction
 
@@ -61,6 +61,8 @@ def read_json(path: Path):
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: unreadable ({exc}).") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: unreadable (nested too deeply).") from None
 
 
 class UnitStore:
@@ -84,7 +86,7 @@ class UnitStore:
     def open(self, manifest: dict, *, fresh: bool) -> None:
         """Start recording; ``fresh`` drops units of any earlier run, otherwise an earlier
         run's units must be of this very run (same fingerprint)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_directory(self.directory)
         old = self.manifest()
         if fresh:
             for p in self.directory.glob("m*-r*-f*.npz"):

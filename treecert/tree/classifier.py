@@ -50,8 +50,10 @@ class DecisionTree:
     def __post_init__(self) -> None:
         self.leaf = normalise_leaf_name(self.leaf)
         self.criterion = self.criterion.replace("-", "_")
-        if self.cp < 0:
-            raise ConfigError(f"cp must be >= 0, got {self.cp}.")
+        for name in ("min_leaf", "min_gain", "cp", "alpha", "m"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):  # NaN would reach the model file
+                raise ConfigError(f"{name} must be a finite number >= 0, got {value}.")
         self.grow_params  # validates the rest  # noqa: B018
 
     @property
