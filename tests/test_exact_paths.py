@@ -153,7 +153,7 @@ def test_exact_paths_on_uci_data(name, criterion, blank, monkeypatch):
     np.testing.assert_array_equal(engine.estimates(X, labels, engine="fast"),
                                   engine.estimates(X, labels, engine="naive"))
     # the root of a job holds every training row: parts bounded in rows × jobs
-    monkeypatch.setattr("treecert.transductive.batch_engine._ROOT_ENTRIES", n)
+    monkeypatch.setattr("treecert.transductive.budget.PATH_ENTRIES", n)
     np.testing.assert_array_equal(engine.estimates(X, labels, engine="fast"),
                                   engine.estimates(X, labels, engine="naive"))
 

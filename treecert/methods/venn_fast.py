@@ -24,8 +24,9 @@ from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.tree.leaf_estimates import leaf_proba
 
-#: (x, j) jobs × base-tree leaves per batch of Venn rows (~16 MB per atom array).
-_ATOMS_PER_BATCH = 1 << 21
+#: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
+#: atoms' count and forecast arrays (~32 MB each) whatever the number of test rows.
+_ATOMS_PER_BATCH = 1 << 22
 
 
 class TreeVennBatch(BatchEngine):
@@ -50,7 +51,7 @@ class TreeVennBatch(BatchEngine):
             rows /= rows.sum(axis=1, keepdims=True)
             return rows.reshape(B, K, K)
         # every (x, j) holds about one atom per leaf of the base tree: bound them per batch
-        per = max(1, _ATOMS_PER_BATCH // (K * max(1, self.base_sub.leaves.size)))
+        per = max(1, _ATOMS_PER_BATCH // (K * K * max(1, self.base_sub.leaves.size)))
         out = np.empty((B, K, K))
         for lo in range(0, B, per):
             hi = min(B, lo + per)

@@ -50,6 +50,14 @@ base tree on complete data with any criterion (exact searches at every node with
 certificates). ``collapse`` and ``cp`` edit whole trees after growth: no transductive engine
 but the naive one follows them (:meth:`BatchEngine.supports`;
 :func:`treecert.transductive.engine.check_engine_covers` says so to the user).
+
+Memory is bounded by the training data, never by the number of test rows
+(:mod:`treecert.transductive.budget` gives the formula): the certificate tables are
+streamed over chunks of nodes and cached within a byte budget, as are the per-node
+rescoring tables and the Venn machine's hanging leaves (least recently used first out,
+between batches), and a batch of jobs is grown in parts of at most
+:data:`~treecert.transductive.budget.PATH_ENTRIES` training rows × jobs. The budgets change
+no result (``tests/test_engine_budget.py``).
 """
 
 from __future__ import annotations
@@ -59,19 +67,21 @@ import itertools
 import numpy as np
 
 from treecert.data.schema import Dataset
+from treecert.transductive import budget
 from treecert.transductive.certificates import _MARGIN, Competitors, NodeScores, Sub
 from treecert.transductive.exact_paths import mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
-from treecert.transductive.node_search import evaluate_nodes, node_counts_stops, value_ranks
+from treecert.transductive.node_search import (
+    appended_ranks,
+    evaluate_nodes,
+    node_counts_stops,
+    sorted_columns,
+)
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow, stops
 from treecert.tree.impurity import _impurity_last
 from treecert.tree.leaf_estimates import leaf_proba
 from treecert.tree.split_search import _EPS
-
-#: Training rows × jobs held at once by the exact batched paths (their roots hold every
-#: training row): 2**21 entries, 16 MB per array.
-_ROOT_ENTRIES = 1 << 21
 
 #: Batched engines built in this process (:meth:`BatchEngine.shared`), at most two.
 _SHARED: dict = {}
@@ -141,8 +151,11 @@ class BatchEngine:
         self.y = data.y.astype(np.int64)
         self.w = data.weights.astype(float)
         self.finder = learner.make_finder(data, eligible=np.ones(self.n, dtype=bool))
-        self.memo: dict[tuple, int] = {}
-        self._scores: dict[int, NodeScores] = {}
+        #: hanging subtrees' rows -> id in :attr:`leaf_sets` (bounded, between batches)
+        self.memo = budget.ByteLRU(budget.LEAF_BYTES, on_evict=self._forget_leaf_set)
+        self._next_leaf_set = 0
+        self._rank_d: dict[int, np.ndarray] = {}  # numeric column -> stable ranks over D
+        self._scores = budget.ByteLRU(budget.SCORE_BYTES)
         self._comp: Competitors | None = None
         self._t1 = None
         self._gains: tuple[np.ndarray, np.ndarray] | None = None
@@ -154,7 +167,10 @@ class BatchEngine:
         self.base_sub = (Sub(grow(self.finder, rows, w), self.n)
                          if not np.isnan(data.X).any() else None)
         #: leaves (counts, n_rows) of the subtrees hanging off x's paths (Venn machine)
-        self.leaf_sets: list[tuple[np.ndarray, np.ndarray] | None] = []
+        self.leaf_sets: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _forget_leaf_set(self, i: int) -> None:
+        self.leaf_sets.pop(i, None)
 
     @classmethod
     def shared(cls, data: Dataset, learner: DecisionTree) -> BatchEngine:
@@ -187,28 +203,39 @@ class BatchEngine:
                 and not np.isnan(data.X).any() and bool((data.y >= 0).all()))
 
     def hanging_leaves(self, rows: np.ndarray, w: np.ndarray, depth: int,
-                       forest: LeafForest) -> int:
+                       forest: LeafForest, grown: list) -> int:
         """Id in :attr:`leaf_sets` of the leaves of the tree grown on training ``rows``
-        (sorted) at ``depth``, memoised; a new one is grown by ``forest``."""
+        (sorted) at ``depth``, memoised; a new one is grown by ``forest`` as its tree
+        ``len(grown)``, and (its id, its key) appended to ``grown``."""
         key = (rows.tobytes(), w.tobytes(), depth if self.params.max_depth is not None else 0)
-        if key not in self.memo:
-            self.memo[key] = len(self.leaf_sets)
-            self.leaf_sets.append(None)
-            forest.add(self.memo[key], rows, w, depth)
-        return self.memo[key]
+        got = self.memo.get(key)
+        if got is None:
+            got = self._next_leaf_set
+            self._next_leaf_set += 1
+            # kept until the next batch at least (jobs of this one refer to it)
+            self.memo.put(key, got, len(key[0]) + len(key[1]) + 100, shrink=False)
+            forest.add(len(grown), rows, w, depth)
+            grown.append((got, key))
+        return got
 
     def _competitors(self) -> Competitors | None:
         """The base tree's competitor table; None for small trees, where an exact
         (batched) search costs less than certifying."""
         if self._comp is None and self.certified and self.n >= self.cert_min_rows:
-            self._comp = Competitors(self.base_sub, self.data, self.params, self.gini)
+            self._comp = Competitors(self.base_sub, self.data, self.params, self.gini,
+                                     self._rank_d)
         return self._comp
 
     def _node_scores(self, v: int) -> NodeScores:
-        if v not in self._scores:
-            self._scores[v] = NodeScores(self.base_sub, v, self.data, self.params,
-                                         self.gini)
-        return self._scores[v]
+        """Node v's rescoring tables, kept in a cache of
+        :data:`~treecert.transductive.budget.SCORE_BYTES`."""
+        scores = self._scores.get(v)
+        if scores is None:
+            comp = self._competitors()
+            scores = NodeScores(self.base_sub, v, self.data, self.params, self.gini,
+                                None if comp is None else comp.table)
+            self._scores.put(v, scores, scores.nbytes())
+        return scores
 
     def _cut_neighbours(self):
         """Per base node with a numeric test: the values either side of its cut and how
@@ -243,22 +270,44 @@ class BatchEngine:
         leaf, x included), ``cut`` (-1: the structure did not change), ``base_leaf`` (x's
         leaf in the base tree when ``cut`` is -1) and ``hanging`` (ids in :attr:`leaf_sets`).
         """
-        n, K = self.n, self.K
         Xq = np.asarray(Xq, dtype=float)
-        J = Xq.shape[0]
         labels = np.asarray(labels, dtype=np.int64)
+        J = Xq.shape[0]
         drop = np.full(J, -1, dtype=np.int64) if drop is None else np.asarray(drop, np.int64)
-        X_aug = np.vstack([self.data.X, Xq])
-        y_aug = np.concatenate([self.y, labels])
-        elig = np.concatenate([np.ones(n, dtype=bool), np.zeros(J, dtype=bool)])
-        finder = self.learner.make_finder(self.data, eligible=elig, X=X_aug, y=y_aug)
-        rank = value_ranks(finder)
+        if not paths_only:  # the previous batch's jobs are served: back within budget
+            self.memo.shrink(keep=0)
+        # bounded memory: a job's nodes hold up to every training row
+        per = max(1, budget.PATH_ENTRIES // (self.n + 1))
+        jobs: list[dict] = []
+        for lo in range(0, J, per):
+            jobs += self._grow_part(Xq[lo:lo + per], labels[lo:lo + per], drop[lo:lo + per],
+                                    paths_only)
+        return jobs
+
+    def _ranks(self, finder, Xq: np.ndarray) -> np.ndarray:
+        """:func:`value_ranks` of the augmented finder, from D's ranks sorted once (unknown
+        values rank last in row order, as a stable sort puts them)."""
+        cols = finder.numeric_idx
+        if "sorted" not in self._rank_d:
+            self._rank_d["sorted"] = sorted_columns(self.data.X, cols)
+            for k, f in enumerate(cols):  # shared with the Competitors tables
+                self._rank_d[int(f)] = self._rank_d["sorted"][0][k]
+        rank, values = self._rank_d["sorted"]
+        return appended_ranks(rank, values, Xq[:, cols])
+
+    def _grow_part(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray,
+                   paths_only: bool) -> list[dict]:
+        n, K = self.n, self.K
+        J = Xq.shape[0]
+        finder, rank = self._augmented(Xq, labels)
+        X_aug, y_aug = finder.X, finder.y
         base = self.base_sub
         jobs = [{"cut": -1, "base_leaf": -1, "hanging": []} for _ in range(J)]
         node = np.zeros(J, dtype=np.int64)
         walking = np.ones(J, dtype=bool)
         explicit: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
         forest = None if paths_only else LeafForest(finder)
+        grown: list = []  # (leaf-set id, memo key) of the forest's trees
         while True:
             pending = self._walk(node, walking, labels, drop, Xq, jobs)
             candidates = [(job, u, self._with_x(u, n + job, int(drop[job])))
@@ -312,11 +361,13 @@ class BatchEngine:
                         explicit[job] = (rows[sel], w[sel], depth + 1)
                     elif forest is not None and sel.any():
                         jobs[job]["hanging"].append(
-                            self.hanging_leaves(rows[sel], w[sel], depth + 1, forest))
+                            self.hanging_leaves(rows[sel], w[sel], depth + 1, forest,
+                                                grown))
         if forest is not None:
-            for i, leaves in enumerate(forest.leaves(len(self.leaf_sets))):
-                if self.leaf_sets[i] is None:
-                    self.leaf_sets[i] = leaves
+            for (i, key), leaves in zip(grown, forest.leaves(len(grown)), strict=True):
+                self.leaf_sets[i] = leaves
+                self.memo.resize(key, len(key[0]) + len(key[1]) + 100 + leaves[0].nbytes
+                                 + leaves[1].nbytes, shrink=False)
         return jobs
 
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
@@ -339,7 +390,7 @@ class BatchEngine:
             out[part] = est / est.sum(axis=1, keepdims=True)
         idx = np.flatnonzero(~walk)
         # bounded memory: each job's root holds every training row
-        per = max(1, min(batch, _ROOT_ENTRIES // (self.n + 1)))
+        per = max(1, min(batch, budget.PATH_ENTRIES // (self.n + 1)))
         for lo in range(0, idx.size, per):
             part = idx[lo:lo + per]
             finder, rank = self._augmented(Xq[part], labels[part])
@@ -356,7 +407,7 @@ class BatchEngine:
         y_aug = np.concatenate([self.y, labels])
         elig = np.concatenate([np.ones(n, dtype=bool), np.zeros(J, dtype=bool)])
         finder = self.learner.make_finder(self.data, eligible=elig, X=X_aug, y=y_aug)
-        return finder, value_ranks(finder)
+        return finder, self._ranks(finder, Xq)
 
     def _roots(self, J: int, drop: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """Every job's root: the training rows (less its dropped row) and x, weight 1."""
@@ -433,10 +484,7 @@ class BatchEngine:
             ok = np.zeros(act.size, dtype=bool)
             if comp is not None:
                 keys, group = np.unique(delta, axis=0, return_inverse=True)
-                upper = np.empty(act.size)
-                for g, d in enumerate(keys):
-                    idx = np.flatnonzero(group.ravel() == g)
-                    upper[idx] = comp.upper(d)[v[idx]]
+                upper = comp.upper_many(keys)[group.ravel(), v]
                 ok = (g1 - upper > _MARGIN) & (g1 > floor)
                 # x replaces a row of its own class and values: the same class counts
                 ok |= dr & (j == yr)
@@ -488,6 +536,8 @@ class BatchEngine:
         bounds = np.flatnonzero(np.r_[True, v[order][1:] != v[order][:-1], True])
         for a, b in itertools.pairwise(bounds):
             idx = order[a:b]
-            out[idx] = self._node_scores(int(v[idx[0]])).certify(Xq[idx], delta[idx],
-                                                                  min_gain)
+            u = int(v[idx[0]])
+            scores = self._node_scores(u)
+            out[idx] = scores.certify(Xq[idx], delta[idx], min_gain)
+            self._scores.resize(u, scores.nbytes())  # its memo of changes grew
         return out

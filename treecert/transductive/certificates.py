@@ -9,10 +9,13 @@ enough, :class:`NodeScores` rescores every candidate for x's actual position (de
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from treecert.data.discretize import _ln_func
 from treecert.data.schema import Dataset
+from treecert.transductive import budget
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _LN2, _impurity_last
 from treecert.tree.split_search import _EPS
@@ -29,16 +32,23 @@ class CountRows:
     x ln x is Weka's ``lnFunc`` (0 for x <= 0; grow's ``_xlogx`` gives NaN below 0): a class
     change can push a count of the table's superset of candidates below zero."""
 
-    def __init__(self, counts: np.ndarray, gini: bool) -> None:
+    def __init__(self, counts: np.ndarray, gini: bool, table: np.ndarray | None = None) -> None:
         self.counts = counts
         self.gini = gini
+        self.table = table  # x ln x of 0, 1, 2, ... when every count is an integer below
         self.total = counts.sum(axis=-1)
         if gini:
             self.squares = (counts * counts).sum(axis=-1)
             self.impurity = _impurity_last(counts, gini)
         else:
-            self.nats = _ln_func(self.total) - _ln_func(counts).sum(axis=-1)
+            self.nats = self._lnf(self.total) - self._lnf(counts).sum(axis=-1)
             self.impurity = self.nats / _LN2
+
+    def _lnf(self, x: np.ndarray, integral: bool = True) -> np.ndarray:
+        """``_ln_func(x)``, read from the table for integer x (the same numbers)."""
+        if self.table is None or not integral:
+            return _ln_func(x)
+        return self.table.take(np.maximum(x, 0).astype(np.intp))
 
     def plus(self, d: np.ndarray) -> np.ndarray:
         """N·impurity of ``counts + d`` (entries pushed below zero count as zero)."""
@@ -51,11 +61,21 @@ class CountRows:
                 sq = sq + (2.0 * c * d[k] + d[k] * d[k])
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(total > 0, total - sq / total, 0.0)
-        nats = self.nats + (_ln_func(total) - _ln_func(self.total))
+        whole = bool(np.all(d == np.round(d)))
+        nats = self.nats + (self._lnf(total, whole) - self._lnf(self.total))
         for k in nz:
             c = self.counts[..., k]
-            nats = nats - (_ln_func(c + d[k]) - _ln_func(c))
+            nats = nats - (self._lnf(c + d[k], whole) - self._lnf(c))
         return nats / _LN2
+
+
+def xlogx_table(w: np.ndarray) -> np.ndarray | None:
+    """``_ln_func`` of 0, 1, ..., sum(w) + 2 when the weights ``w`` are integers (so are
+    all class counts of their subsets), for :class:`CountRows`; else None."""
+    total = float(w.sum())
+    if not (np.all(w == np.round(w)) and np.all(w >= 0) and total < 2.0**26):
+        return None
+    return _ln_func(np.arange(int(total) + 3, dtype=float))
 
 
 # ------------------------------------------------------------------------------ trees on D
@@ -102,104 +122,215 @@ class Competitors:
     and the rest of a binary test, hold at least ``min_leaf`` weight (the grower's rules;
     x's weight never counts, so x makes no test admissible, and removing a row can only
     make fewer tests admissible).
+
+    Bounded memory: the candidates of all nodes (n · depth · p of them) are never held at
+    once. They are built for chunks of nodes of at most
+    :data:`~treecert.transductive.budget.CHUNK_CELLS` rows × classes and scored for a whole
+    set of changes in one pass (:meth:`upper_many`); the chunks' tables stay cached while
+    they fit in :data:`~treecert.transductive.budget.COMPETITOR_BYTES` / 2 (then later
+    passes rebuild them), and the per-change bounds, (internal nodes,) each, in the other
+    half. A change of a class (TPCE, K&K, Venn) brings the bounds of all K unit changes
+    in the same pass; a leave-one-out swap e_c − w·e_y those of every c.
     """
 
-    def __init__(self, sub: Sub, data: Dataset, params, gini: bool) -> None:
-        tree, X, y = sub.tree, data.X, data.y.astype(np.int64)
-        K = data.schema.n_classes
-        ml = float(params.min_leaf)
-        self.gini = gini
+    def __init__(self, sub: Sub, data: Dataset, params, gini: bool,
+                 rank: dict | None = None) -> None:
+        tree = sub.tree
+        self.sub, self.data, self.params, self.gini = sub, data, params, gini
+        self.y = data.y.astype(np.int64)
+        self.K = data.schema.n_classes
         self.n_nodes = tree.n_nodes
         self.internal = internal = np.flatnonzero(~tree.is_leaf)
         self.N = tree.counts.sum(axis=1)
         self.counts = tree.counts[internal]
-        self._memo: dict[tuple, np.ndarray] = {}
+        self.rank = {} if rank is None else rank  # numeric column -> stable ranks over D
+        self.table = None if gini else xlogx_table(np.asarray(data.weights, float))
+        self.parent = CountRows(self.counts, gini, self.table)
+        lens = np.array([sub.rows[v].size for v in internal], dtype=np.int64)
+        cells = np.cumsum(lens) * max(self.K, 1)
+        bounds, start = [0], 0
+        while start < internal.size:  # consecutive chunks within the budget, one node at least
+            before = cells[start - 1] if start else 0
+            stop = max(start + 1, int(np.searchsorted(cells, before + budget.CHUNK_CELLS,
+                                                      side="right")))
+            bounds.append(stop)
+            start = stop
+        self.chunks = list(itertools.pairwise(bounds))
+        self._tables = budget.ByteLRU(budget.COMPETITOR_BYTES // 2)
+        self._bounds = budget.ByteLRU(budget.COMPETITOR_BYTES // 2)
+
+    def _column_rank(self, f: int) -> np.ndarray:
+        if f not in self.rank:
+            r = np.empty(self.data.n_samples, dtype=np.int64)
+            r[np.argsort(self.data.X[:, f], kind="stable")] = np.arange(r.size)
+            self.rank[f] = r
+        return self.rank[f]
+
+    def _table(self, c: int):
+        """The candidates of chunk ``c`` of the internal nodes: numeric cuts (local node,
+        left and right counts), multiway and binary nominal tests."""
+        got = self._tables.get(c)
+        if got is not None:
+            return got
+        g0, g1 = self.chunks[c]
+        sub, tree, X, y, K = self.sub, self.sub.tree, self.data.X, self.y, self.K
+        params, gini = self.params, self.gini
+        ml = float(params.min_leaf)
+        internal = self.internal[g0:g1]
         G = internal.size
-        self.cuts = []  # numeric: (node g, left counts) of admissible cuts other than T1
-        self.multi = []  # multiway nominal: (counts (G, V, K), admissible (G,))
-        self.binary = []  # binary nominal: (counts (G, V, K), admissible (G, V))
-        if G == 0:
-            return
-        pc = self.counts
+        pc = self.counts[g0:g1]
         lens = np.array([sub.rows[v].size for v in internal])
         rows = np.concatenate([sub.rows[v] for v in internal])
         w = np.concatenate([sub.w[v] for v in internal])
         seg = np.repeat(np.arange(G), lens)
-        starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
         feat = tree.feature[internal]
         thr = tree.threshold[internal]
-        onehot = np.zeros((rows.size, K))
-        onehot[np.arange(rows.size), y[rows]] = w
-        for f, attr in enumerate(data.schema.attributes):
+        ends = np.cumsum(lens) - 1  # each node's last entry
+        tot = pc.sum(axis=1)
+        cuts, multi, binary = [], [], []
+        for f, attr in enumerate(self.data.schema.attributes):
             vals = X[rows, f]
             mine = feat == f
             if not attr.is_nominal:
-                order = np.lexsort((vals, seg))
-                sv, sg = vals[order], seg[order]
-                cum = np.cumsum(onehot[order], axis=0)
-                off = np.zeros((G, K))
-                off[1:] = cum[starts[1:] - 1]
-                left = cum - off[sg]
+                # rows ascend within a node: (node, rank) is the stable (node, value) sort
+                key = seg * self.data.n_samples + self._column_rank(f)[rows]
+                order = np.argsort(key.astype(np.int32) if G * self.data.n_samples < 2**31
+                                   else key)
+                sv, sg, ys, ws = vals[order], seg[order], y[rows[order]], w[order]
+                cw = np.cumsum(ws)
+                lw = cw - np.r_[0.0, cw[ends[:-1]]][sg]  # weight left of each cut
                 ok = np.zeros(rows.size, dtype=bool)
                 ok[:-1] = (sg[:-1] == sg[1:]) & (sv[:-1] < sv[1:])
-                lw = left.sum(axis=1)
-                ok &= (lw >= ml) & (pc[sg].sum(axis=1) - lw >= ml)
+                ok &= (lw >= ml) & (tot[sg] - lw >= ml)
                 if mine.any():  # leave out the chosen cut itself
                     t = thr[sg]
                     nxt = np.r_[sv[1:], np.inf]
                     ok &= ~(mine[sg] & (sv <= t) & (t < nxt))
-                i = np.flatnonzero(ok)
+                # Fayyad & Irani: between two candidate cuts, moving one row of the same
+                # class across each, both gains (d left, d right) are convex along the
+                # way: the middle cut never beats both neighbours, so the maximum is kept
+                skip = np.zeros_like(ok)
+                skip[1:-1] = ok[:-2] & ok[1:-1] & ok[2:] & (ys[1:-1] == ys[2:])
+                i = np.flatnonzero(ok & ~skip)
                 if i.size:
-                    self.cuts.append((sg[i], left[i], pc[sg[i]] - left[i]))
+                    # class counts left of the kept cuts: rows summed in blocks ending at
+                    # the kept cuts and at node ends, cumulated, less the node's start
+                    stop = np.zeros(rows.size, dtype=bool)
+                    stop[i] = True
+                    stop[ends] = True
+                    blk = np.cumsum(stop) - stop  # block of each row
+                    B = int(stop.sum())
+                    cum = np.cumsum(np.bincount(blk * K + ys, weights=ws,
+                                                minlength=B * K).reshape(B, K), axis=0)
+                    at_end = np.flatnonzero(stop)  # block b ends at row at_end[b]
+                    first = np.r_[0, np.searchsorted(at_end, ends[:-1]) + 1]  # per node
+                    base = np.vstack([np.zeros((1, K)), cum])[first]  # counts before node
+                    bi = np.searchsorted(at_end, i)
+                    left = cum[bi] - base[sg[i]]
+                    cuts.append((sg[i], left, pc[sg[i]] - left))
                 continue
             V = len(attr.values)
             cnt = np.bincount((seg * V + vals.astype(np.int64)) * K + y[rows], weights=w,
                               minlength=G * V * K).reshape(G, V, K)
             bw = cnt.sum(axis=2)
             if not params.binary_splits:
-                self.multi.append((CountRows(cnt, gini), ((bw >= ml).sum(axis=1) >= 2) & ~mine))
+                multi.append((CountRows(cnt, gini), ((bw >= ml).sum(axis=1) >= 2) & ~mine))
                 continue
             okv = (bw >= ml) & (pc.sum(axis=1)[:, None] - bw >= ml)
             for g in np.flatnonzero(mine):
                 v = internal[g]
                 vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
                 okv[g, vb == 0] = False
-            self.binary.append((CountRows(cnt, gini), CountRows(pc[:, None, :] - cnt, gini),
-                                okv))
-        if self.cuts:
-            g, left, right = (np.concatenate(part) for part in zip(*self.cuts, strict=True))
-            self.cuts = [(g, CountRows(left, gini), CountRows(right, gini))]
-        self.parent = CountRows(pc, gini)
+            binary.append((CountRows(cnt, gini), CountRows(pc[:, None, :] - cnt, gini), okv))
+        if cuts:
+            g, left, right = (np.concatenate(part) for part in zip(*cuts, strict=True))
+            cuts = [(g, CountRows(left, gini, self.table), CountRows(right, gini, self.table))]
+        table = (cuts, multi, binary)
+        self._tables.put(c, table, _nbytes(table))
+        return table
 
     def upper(self, d: np.ndarray) -> np.ndarray:
         """Per node: the largest gain of any test other than T1 once class weights ``d`` are
         added to the node and to the branch that favours that test most; -inf where there
         is no other test, NaN for leaves."""
-        key = tuple(d.tolist())
-        if key in self._memo:
-            return self._memo[key]
-        G = self.counts.shape[0]
-        Np = self.N[self.internal] + d.sum()
-        Ep = self.parent.plus(d)
-        best = np.full(G, -np.inf)
-        for g, left, right in self.cuts:
-            gl = (Ep[g] - left.plus(d) - right.impurity) / Np[g]
-            gr = (Ep[g] - left.impurity - right.plus(d)) / Np[g]
-            np.maximum.at(best, g, np.maximum(gl, gr))
-        for cnt, ok in self.multi:
-            e_v = cnt.impurity
-            worst = (cnt.plus(d) - e_v).min(axis=1)  # x's best value
-            gains = (Ep - e_v.sum(axis=1) - worst) / Np
-            best = np.where(ok, np.maximum(best, gains), best)
-        for cnt, rest, okv in self.binary:
-            gin = Ep[:, None] - cnt.plus(d) - rest.impurity
-            gout = Ep[:, None] - cnt.impurity - rest.plus(d)
-            gains = np.maximum(gin, gout) / Np[:, None]
-            best = np.maximum(best, np.where(okv, gains, -np.inf).max(axis=1))
-        out = np.full(self.n_nodes, np.nan)
-        out[self.internal] = best
-        self._memo[key] = out
+        return self.upper_many(np.asarray(d, dtype=float)[None, :])[0]
+
+    def upper_many(self, D: np.ndarray) -> np.ndarray:
+        """:meth:`upper` of every row of ``D`` (changes), (len(D), nodes): the bounds not
+        yet known are found in one pass over the chunks."""
+        keys = [tuple(d.tolist()) for d in D]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._bounds))
+        if missing:
+            self._fill(self._with_family(missing))
+        out = np.full((len(keys), self.n_nodes), np.nan)
+        for i, k in enumerate(keys):
+            b = self._bounds.get(k)
+            if b is None:  # evicted by its own family: compute it alone
+                self._fill([k])
+                b = self._bounds.get(k)
+            out[i, self.internal] = b
         return out
+
+    def _with_family(self, missing: list[tuple]) -> list[tuple]:
+        """The missing changes and their kin, scored in the same pass: all K unit changes
+        for a unit change, all e_c − w·e_y (same y, w) for a leave-one-out swap."""
+        K, out = self.K, dict.fromkeys(missing)
+        eye = np.eye(K)
+        for k in missing:
+            d = np.array(k)
+            neg = np.flatnonzero(d < 0)
+            if d.sum() == 1.0 and neg.size == 0:
+                kin = eye
+            elif neg.size == 1:
+                kin = eye + d[neg[0]] * eye[neg[0]][None, :]
+            else:
+                continue
+            for row in kin:
+                out.setdefault(tuple(row.tolist()), None)
+        fits = max(1, budget.COMPETITOR_BYTES // 2 // max(1, 8 * self.internal.size))
+        kin = [k for k in out if k not in self._bounds and k not in missing]
+        return missing + kin[:max(0, fits - len(missing))]
+
+    def _fill(self, keys: list[tuple]) -> None:
+        G = self.internal.size
+        Ds = [np.array(k, dtype=float) for k in keys]
+        best = np.full((len(Ds), G), -np.inf)
+        Np = [self.N[self.internal] + d.sum() for d in Ds]
+        Ep = [self.parent.plus(d) for d in Ds]
+        for c, (g0, g1) in enumerate(self.chunks):
+            cuts, multi, binary = self._table(c)
+            for i, d in enumerate(Ds):
+                ep, np_ = Ep[i][g0:g1], Np[i][g0:g1]
+                b = best[i, g0:g1]
+                for g, left, right in cuts:
+                    gl = (ep[g] - left.plus(d) - right.impurity) / np_[g]
+                    gr = (ep[g] - left.impurity - right.plus(d)) / np_[g]
+                    np.maximum.at(b, g, np.maximum(gl, gr))
+                for cnt, ok in multi:
+                    e_v = cnt.impurity
+                    worst = (cnt.plus(d) - e_v).min(axis=1)  # x's best value
+                    gains = (ep - e_v.sum(axis=1) - worst) / np_
+                    b[:] = np.where(ok, np.maximum(b, gains), b)
+                for cnt, rest, okv in binary:
+                    gin = ep[:, None] - cnt.plus(d) - rest.impurity
+                    gout = ep[:, None] - cnt.impurity - rest.plus(d)
+                    gains = np.maximum(gin, gout) / np_[:, None]
+                    b[:] = np.maximum(b, np.where(okv, gains, -np.inf).max(axis=1))
+        for k, b in zip(keys, best, strict=True):
+            self._bounds.put(k, b, b.nbytes)
+
+
+def _nbytes(obj) -> int:
+    """Bytes of the arrays in nested tuples / lists / CountRows."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, CountRows):
+        return _nbytes(tuple(vars(obj).values()))
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(o) for o in obj)
+    if isinstance(obj, dict):
+        return sum(_nbytes(o) for o in obj.values())
+    return 0
 
 
 # ------------------------------------------------------------------------------ rescoring
@@ -209,8 +340,10 @@ class NodeScores:
     :mod:`treecert.transductive.batch_engine`. Built once per node, shared by every (x, c)
     that needs it."""
 
-    def __init__(self, sub: Sub, v: int, data: Dataset, params, gini: bool) -> None:
+    def __init__(self, sub: Sub, v: int, data: Dataset, params, gini: bool,
+                 table: np.ndarray | None = None) -> None:
         tree = sub.tree
+        self.table = table  # x ln x of integer counts (:func:`xlogx_table`)
         rows, w = sub.rows[v], sub.w[v]
         X, y = data.X, data.y.astype(np.int64)
         K = data.schema.n_classes
@@ -306,6 +439,10 @@ class NodeScores:
         self._memo: dict[tuple, tuple] = {}
         self._rows = None
 
+    def nbytes(self) -> int:
+        """Bytes held: the tables and the memoised arrays of every change seen."""
+        return _nbytes(tuple(vars(self).values()))
+
     def _arrays(self, d: np.ndarray):
         """Gains of every candidate with ``d`` (class-weight change) added to x's side, T1
         taken out: numeric maxima over the cuts below / above x per column, in four variants
@@ -314,9 +451,11 @@ class NodeScores:
         if key in self._memo:
             return self._memo[key]
         if self._rows is None:
-            self._rows = (CountRows(self.L, self.gini), CountRows(self.P - self.L, self.gini),
-                          CountRows(self.cnt, self.gini),
-                          CountRows(self.P - self.cnt, self.gini))
+            t = self.table
+            self._rows = (CountRows(self.L, self.gini, t),
+                          CountRows(self.P - self.L, self.gini, t),
+                          CountRows(self.cnt, self.gini, t),
+                          CountRows(self.P - self.cnt, self.gini, t))
         L, R, cnt, rest = self._rows
         Np = self.N + d.sum()
         Ep = _impurity_last(self.P + d, self.gini)

@@ -26,6 +26,37 @@ def value_ranks(finder) -> np.ndarray:
     return rank
 
 
+def sorted_columns(X: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``X[:, columns]``: each row's position in a stable sort of the column
+    (:func:`value_ranks` of the training data alone), and the sorted values."""
+    rank = np.empty((columns.size, X.shape[0]), dtype=np.int64)
+    values = np.empty((columns.size, X.shape[0]))
+    for k, f in enumerate(columns):
+        order = np.argsort(X[:, f], kind="stable")
+        rank[k, order] = np.arange(X.shape[0])
+        values[k] = X[order, f]
+    return rank, values
+
+
+def appended_ranks(rank: np.ndarray, values: np.ndarray, Xq: np.ndarray) -> np.ndarray:
+    """:func:`value_ranks` of the training rows followed by the rows of ``Xq`` (numeric
+    columns, no missing values), from the training rows' ``rank`` and sorted ``values``
+    (:func:`sorted_columns`) without sorting the training rows again: a stable sort puts
+    a training row before an appended row of equal value, so an appended value ``q`` comes
+    right after the training rows with values <= q, and a training row at position r moves
+    down by the number of appended rows placed before it."""
+    n, J = rank.shape[1], Xq.shape[0]
+    out = np.empty((rank.shape[0], n + J), dtype=np.int64)
+    for k in range(rank.shape[0]):
+        q = Xq[:, k]
+        below = np.searchsorted(values[k], q, side="right")  # training rows before each
+        order = np.argsort(q, kind="stable")  # appended rows among themselves
+        before = np.searchsorted(below[order], rank[k], side="right")
+        out[k, :n] = rank[k] + before
+        out[k, n + order] = below[order] + np.arange(J)
+    return out
+
+
 #: Rows × attributes per batched split search: bounds its sort and count arrays (~100 MB
 #: at most, far less for most batches); a longer list of nodes is searched in parts.
 SEARCH_CELLS = 1 << 20

@@ -1,0 +1,174 @@
+"""The transductive engine at scale (issue #13): CPU time and peak memory of 10-fold CV with
+``tpce``, ``kk`` and ``venn`` on synthetic data shaped like two large numeric datasets, and
+of TPCE prediction from 100k training rows, each measurement in a fresh process.
+
+    nice -n 5 python benchmarks/engine_scale.py cv letter tpce [--folds 10] [--max-folds 2]
+    nice -n 5 python benchmarks/engine_scale.py build big [--test 500]
+    nice -n 5 python benchmarks/engine_scale.py all          # every case, one at a time
+
+Cases (seeded, learnable but noisy: class-dependent Gaussian means, integer-valued
+attributes as in the UCI sets they imitate, 5 % of the labels replaced at random):
+
+* ``letter``  — 20 000 rows × 16 numeric attributes (integers 0–15), 26 balanced classes;
+* ``shuttle`` — 58 000 rows × 9 numeric attributes (integers), 7 classes, class 0 holding
+  80 % of the rows and the rest split unevenly;
+* ``big``     — 100 000 rows × 20 numeric attributes (2 decimals), 5 classes.
+
+``cv`` runs ``fit`` on nine folds and ``predict`` on the tenth for each fold (seeded
+permutation folds), in one process, and prints one JSON line: CPU seconds
+(``time.process_time``) per fold and in total, and the peak resident memory
+(``ru_maxrss``). ``--max-folds k`` stops after k folds and ``--sample m`` predicts only
+m rows of each test fold (the total is then extrapolated and marked so). ``build`` times
+a plain tree build, the batched engine's build (base tree, certificate tables) and TPCE
+prediction of ``--test`` rows, with the peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+CASES = {
+    "letter": {"n": 20_000, "p": 16, "k": 26, "major": None, "sep": 1.5, "scale": 2.0,
+               "integer": (0, 15)},
+    "shuttle": {"n": 58_000, "p": 9, "k": 7, "major": 0.80, "sep": 3.0, "scale": 8.0,
+                "integer": (-60, 60)},
+    "big": {"n": 100_000, "p": 20, "k": 5, "major": None, "sep": 1.0, "scale": 1.0,
+            "integer": None},
+}
+
+
+def synthetic(case: str, seed: int = 0):
+    """The case's Dataset: class-dependent Gaussian means, 5 % label noise."""
+    from treecert.data.schema import Attribute, Dataset, Schema
+
+    c = CASES[case]
+    n, p, k = c["n"], c["p"], c["k"]
+    rng = np.random.default_rng(seed)
+    if c["major"] is None:
+        prior = np.full(k, 1.0 / k)
+    else:  # one class holds `major`, the rest decreasing geometrically
+        rest = 0.5 ** np.arange(k - 1)
+        prior = np.concatenate([[c["major"]], (1 - c["major"]) * rest / rest.sum()])
+    y = rng.choice(k, size=n, p=prior)
+    means = rng.normal(size=(k, p)) * c["sep"] * c["scale"]
+    X = means[y] + rng.normal(size=(n, p)) * c["scale"]
+    if c["integer"] is not None:
+        lo, hi = c["integer"]
+        X = np.clip(np.round(X + (lo + hi) / 2), lo, hi)
+    else:
+        X = X.round(2)
+    noisy = rng.random(n) < 0.05
+    y[noisy] = rng.integers(0, k, size=int(noisy.sum()))
+    schema = Schema(tuple(Attribute(f"a{j}", "numeric") for j in range(p)),
+                    Attribute("class", "nominal", tuple(f"c{j}" for j in range(k))))
+    return Dataset(schema, X.astype(float), y.astype(np.int64), np.ones(n))
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_cv(case: str, method: str, folds: int, max_folds: int | None,
+           sample: int | None) -> dict:
+    from treecert.methods import make_method
+
+    data = synthetic(case)
+    fold = np.random.default_rng(1).permutation(data.n_samples) % folds
+    times = []
+    for f in range(folds if max_folds is None else min(folds, max_folds)):
+        test = np.flatnonzero(fold == f)
+        part = test if sample is None else test[:sample]
+        t0 = time.process_time()
+        m = make_method(method).fit(data.subset(np.flatnonzero(fold != f)))
+        t1 = time.process_time()
+        m.predict(data.subset(part))
+        t2 = time.process_time()
+        times.append((t1 - t0) + (t2 - t1) * test.size / part.size)
+        print(json.dumps({"fold": f, "fit_s": round(t1 - t0, 2), "predict_s": round(t2 - t1, 2),
+                          "rows": int(part.size), "of": int(test.size),
+                          "peak_mib": round(peak_mib())}), file=sys.stderr, flush=True)
+    total = sum(times) * folds / len(times)
+    return {"case": case, "method": method, "folds_run": len(times), "folds": folds,
+            "sampled_rows": sample, "cpu_s_per_fold": [round(t, 2) for t in times],
+            "cpu_s_total": round(total, 1),
+            "extrapolated": len(times) < folds or sample is not None,
+            "peak_mib": round(peak_mib())}
+
+
+def run_build(case: str, n_test: int) -> dict:
+    from treecert.methods import make_method
+    from treecert.transductive.batch_engine import BatchEngine
+    from treecert.tree.classifier import DecisionTree
+
+    data = synthetic(case)
+    rng = np.random.default_rng(2)
+    test_idx = rng.choice(data.n_samples, size=n_test, replace=False)
+    train = data.subset(np.setdiff1d(np.arange(data.n_samples), test_idx))
+    test = data.subset(test_idx)
+    t0 = time.process_time()
+    DecisionTree().fit(train)
+    plain = time.process_time() - t0
+    rss_plain = peak_mib()
+    t0 = time.process_time()
+    eng = BatchEngine(train, DecisionTree())
+    eng._competitors()
+    eng.grow_batch(test.X[:1], test.y[:1])  # the first walk builds whatever is lazy
+    build = time.process_time() - t0
+    rss_build = peak_mib()
+    del eng
+    t0 = time.process_time()
+    make_method("tpce").fit(train).predict(test)
+    tpce = time.process_time() - t0
+    return {"case": case, "train_rows": train.n_samples, "plain_tree_s": round(plain, 2),
+            "engine_build_s": round(build, 2), "build_ratio": round(build / plain, 2),
+            "peak_mib_after_plain": round(rss_plain), "peak_mib_after_build": round(rss_build),
+            "tpce_test_rows": n_test, "tpce_fit_predict_s": round(tpce, 1),
+            "peak_mib": round(peak_mib())}
+
+
+def subprocess_json(args: list[str]) -> dict:
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("what", choices=("cv", "build", "all"))
+    ap.add_argument("case", nargs="?", choices=tuple(CASES))
+    ap.add_argument("method", nargs="?", default="tpce")
+    ap.add_argument("--folds", type=int, default=10)
+    ap.add_argument("--max-folds", type=int)
+    ap.add_argument("--test", type=int, default=500)
+    ap.add_argument("--sample", type=int, help="predict only this many rows of each fold "
+                    "(the fold's prediction time is scaled up)")
+    args = ap.parse_args()
+    if args.what == "cv":
+        print(json.dumps(run_cv(args.case, args.method, args.folds, args.max_folds,
+                                args.sample)))
+    elif args.what == "build":
+        print(json.dumps(run_build(args.case or "big", args.test)))
+    else:
+        print(f"load average {os.getloadavg()}", flush=True)
+        for case in ("letter", "shuttle"):
+            for method in ("tpce", "kk", "venn"):
+                extra = [] if args.max_folds is None else ["--max-folds", str(args.max_folds)]
+                extra += [] if args.sample is None else ["--sample", str(args.sample)]
+                print(json.dumps(subprocess_json(["cv", case, method, *extra])), flush=True)
+        print(json.dumps(subprocess_json(["build", "big", "--test", str(args.test)])),
+              flush=True)
+        print(f"load average {os.getloadavg()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Memory budgets of the batched engine change nothing but memory: with every budget shrunk
+to almost nothing (every cache evicted at once, one job per part, one node per chunk of
+the certificate tables) the results are bit-identical to the defaults'."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SAMPLE_DATA
+
+from treecert.data.loading import load_dataset
+from treecert.methods import make_method
+from treecert.transductive import batch_engine, budget
+from treecert.transductive.batch_engine import BatchEngine
+from treecert.transductive.budget import ByteLRU
+from treecert.transductive.node_search import appended_ranks, sorted_columns
+from treecert.tree.classifier import DecisionTree
+
+
+def _tiny(monkeypatch):
+    for name in ("COMPETITOR_BYTES", "SCORE_BYTES", "LEAF_BYTES", "PATH_ENTRIES",
+                 "CHUNK_CELLS"):
+        monkeypatch.setattr(budget, name, 1)
+    monkeypatch.setattr(batch_engine, "_SHARED", {})
+
+
+def test_byte_lru_evicts_least_recent_and_keeps_newest():
+    gone = []
+    c = ByteLRU(10, on_evict=gone.append)
+    c.put("a", 1, 4)
+    c.put("b", 2, 4)
+    assert c.get("a") == 1  # a is now the most recent
+    c.put("c", 3, 4)  # 12 > 10: b goes
+    assert "b" not in c and gone == [2] and c.bytes == 8
+    c.put("d", 4, 50)  # over budget alone: kept, the others go
+    assert list(c.items) == ["d"] and c.bytes == 50
+    c.put("e", 5, 1, shrink=False)  # kept until the next shrink
+    assert len(c) == 2
+    c.shrink(keep=0)
+    assert list(c.items) == ["e"] and c.bytes == 1
+
+
+def test_appended_ranks_equal_a_stable_sort():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n, J = int(rng.integers(1, 40)), int(rng.integers(1, 15))
+        X = rng.integers(0, 5, size=(n, 3)).astype(float)
+        Q = rng.integers(-1, 6, size=(J, 3)).astype(float)
+        rank, values = sorted_columns(X, np.arange(3))
+        A = np.vstack([X, Q])
+        want = np.empty((3, n + J), dtype=np.int64)
+        for k in range(3):
+            want[k, np.argsort(A[:, k], kind="stable")] = np.arange(n + J)
+        np.testing.assert_array_equal(appended_ranks(rank, values, Q), want)
+
+
+@pytest.mark.parametrize("name", ["credit-g", "diabetes"])
+def test_tiny_budgets_give_identical_estimates(monkeypatch, name):
+    monkeypatch.setattr(BatchEngine, "cert_min_rows", 0)
+    monkeypatch.setattr(BatchEngine, "rescore_min_rows", 0)
+    data = load_dataset(SAMPLE_DATA / f"{name}.arff")
+    train, test = data.subset(np.arange(40, 400)), data.subset(np.arange(12))
+    K = data.schema.n_classes
+    X, labels = np.repeat(test.X, K, axis=0), np.tile(np.arange(K), test.n_samples)
+    drop = np.repeat(np.arange(12), K)  # leave-one-out swaps of training rows 0..11
+    Xl = np.repeat(train.X[:12], K, axis=0)
+
+    def run():
+        eng = BatchEngine(train, DecisionTree())
+        return (eng.estimates(X, labels, np.full(labels.size, -1)),
+                eng.estimates(Xl, labels, drop, count_x=False),
+                eng._competitors().upper_many(np.eye(K)))
+
+    whole = run()
+    _tiny(monkeypatch)
+    tiny = run()
+    for a, b in zip(whole, tiny, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_tiny_budgets_give_identical_venn_matrices(monkeypatch):
+    data = load_dataset(SAMPLE_DATA / "diabetes.arff")
+    train, test = data.subset(np.arange(60, 360)), data.subset(np.arange(8))
+    monkeypatch.setattr(batch_engine, "_SHARED", {})
+    whole = make_method("venn").fit(train).predict(test)
+    _tiny(monkeypatch)
+    import treecert.methods.venn_fast as venn_fast
+
+    monkeypatch.setattr(venn_fast, "_ATOMS_PER_BATCH", 1)  # one test row per batch
+    tiny = make_method("venn").fit(train).predict(test)
+    np.testing.assert_array_equal(whole.proba, tiny.proba)
+    np.testing.assert_array_equal(whole.lower, tiny.lower)
+    np.testing.assert_array_equal(whole.upper, tiny.upper)

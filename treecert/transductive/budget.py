@@ -1,0 +1,98 @@
+"""Memory budgets of the batched engine, and the byte-bounded cache that keeps to them.
+
+Everything the batched engine (:mod:`treecert.transductive.batch_engine`) keeps between
+calls — certificate tables, per-node rescoring tables, the Venn machine's hanging leaves —
+lives in a :class:`ByteLRU` of a fixed budget, and everything it holds during one call is
+sized from the budgets below, so that its memory depends on the training data (rows n,
+attributes p, classes K, tree depth) and never on the number of test rows:
+
+    peak ≈ 8·n·p·(3K + 6)     data, its augmented copy, value ranks, and one node's
+                              rescoring table while it is built (p numeric columns)
+         + 16·n·depth         the base tree's per-node rows and weights
+         + COMPETITOR_BYTES + SCORE_BYTES + LEAF_BYTES     caches, 3 × 128 MiB
+         + ~50·PATH_ENTRIES   rows held by the jobs of one part of a batch (~200 MiB)
+         + ~150 MiB           one batched split search (node_search.SEARCH_CELLS) and
+                              one chunk of certificate tables (CHUNK_CELLS)
+         + ~130 MiB           one batch of Venn rows (venn_fast._ATOMS_PER_BATCH)
+
+(:func:`memory_formula` states it for the command line help). Budgets are module
+constants so that tests can shrink them: results never depend on them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+MIB = 1 << 20
+
+#: Bounds of the Competitors tables kept between walks (cut tables of node chunks, and the
+#: per-change bounds).
+COMPETITOR_BYTES = 128 * MIB
+#: Per-node rescoring tables (NodeScores) kept between walks.
+SCORE_BYTES = 128 * MIB
+#: Leaves of the subtrees hanging off x's paths (Venn machine), kept between batches.
+LEAF_BYTES = 128 * MIB
+#: Training-row entries (rows + weights + search copies) held by the jobs of one batch:
+#: a batch of jobs is cut into parts of at most PATH_ENTRIES // n jobs.
+PATH_ENTRIES = 1 << 22
+#: Entries of one chunk of the Competitors streaming pass (rows × classes).
+CHUNK_CELLS = 1 << 21
+
+
+def memory_formula() -> str:
+    """The peak memory of the batched transductive engine, for ``--help`` texts."""
+    return ("Memory of the transductive engine: about 8·n·p·(3K + 6) + 16·n·d bytes "
+            "+ 0.9 GiB for n training rows, p attributes, K classes and a tree of depth d, "
+            "whatever the number of test rows.")
+
+
+class ByteLRU:
+    """A dict bounded by the bytes of its values: the least recently used entries go first
+    once the total passes ``budget`` (the newest entry always stays)."""
+
+    def __init__(self, budget: int, on_evict=None) -> None:
+        self.budget = budget
+        self.on_evict = on_evict
+        self.items: OrderedDict = OrderedDict()
+        self.sizes: dict = {}
+        self.bytes = 0
+
+    def __contains__(self, key) -> bool:
+        return key in self.items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def get(self, key, default=None):
+        if key not in self.items:
+            return default
+        self.items.move_to_end(key)
+        return self.items[key]
+
+    def put(self, key, value, nbytes: int, *, shrink: bool = True) -> None:
+        """Hold ``value``; without ``shrink`` the budget is restored only by the next
+        :meth:`shrink` (for values that must outlive the current call)."""
+        if key in self.items:
+            self.bytes -= self.sizes[key]
+        self.items[key] = value
+        self.items.move_to_end(key)
+        self.sizes[key] = int(nbytes)
+        self.bytes += int(nbytes)
+        if shrink:
+            self.shrink()
+
+    def resize(self, key, nbytes: int, *, shrink: bool = True) -> None:
+        """A held value grew (or shrank) to ``nbytes``."""
+        if key in self.items:
+            self.bytes += int(nbytes) - self.sizes[key]
+            self.sizes[key] = int(nbytes)
+            if shrink:
+                self.shrink()
+
+    def shrink(self, keep: int = 1) -> None:
+        """Drop the oldest entries until within budget (keeping the newest ``keep``)."""
+        while self.bytes > self.budget and len(self.items) > keep:
+            old, value = self.items.popitem(last=False)
+            self.bytes -= self.sizes.pop(old)
+            if self.on_evict is not None:
+                self.on_evict(value)
