@@ -91,3 +91,17 @@ def test_tiny_budgets_give_identical_venn_matrices(monkeypatch):
     np.testing.assert_array_equal(whole.proba, tiny.proba)
     np.testing.assert_array_equal(whole.lower, tiny.lower)
     np.testing.assert_array_equal(whole.upper, tiny.upper)
+
+
+def test_memory_bound_is_stated_in_help(capsys):
+    """predict and evaluate --help state the engine's memory bound (one home: budget)."""
+    from conftest import run_cli
+
+    from treecert.transductive.budget import memory_formula
+
+    for command in ("predict", "evaluate"):
+        code, out, _ = run_cli([command, "--help"], capsys)
+        assert code == 0
+        flat = " ".join(out.replace("│", " ").split())  # rich draws boxes round the text
+        assert "whatever the number of test rows" in flat
+        assert " ".join(memory_formula().split()[:6]) in flat

@@ -86,6 +86,8 @@ def evaluate(
     Without -o the metrics CSV goes to stdout. With the default seed (1), 10-fold CV uses
     the same folds as the shared NAME.folds.csv files.
 
+    Transductive methods (tpce, kk, venn): ENGINE_MEMORY
+
     Example: treecert evaluate sample_data/credit-g.arff --method frequency --method laplace
     -o results/credit-g
     """

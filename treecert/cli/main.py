@@ -16,6 +16,7 @@ import typer
 
 from treecert.cli import calibrate, compare, evaluate, merge, predict, prune, show, train
 from treecert.errors import TreecertError
+from treecert.transductive.budget import memory_formula
 
 app = typer.Typer(
     name="treecert",
@@ -27,6 +28,8 @@ app = typer.Typer(
 )
 
 app.command()(train.train)
+for _command in (predict.predict, evaluate.evaluate):  # one home for the engine's bound
+    _command.__doc__ = _command.__doc__.replace("ENGINE_MEMORY", memory_formula())
 app.command()(predict.predict)
 app.command()(evaluate.evaluate)
 app.command()(compare.compare)

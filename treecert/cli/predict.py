@@ -57,6 +57,8 @@ def predict(
     [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers; every shard has the
     header, so the header once plus the shards' other lines in order is the whole output.
 
+    Transductive methods (tpce, kk, venn): ENGINE_MEMORY
+
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv
     """
     from treecert.data.stream import SchemaReader
