@@ -108,6 +108,16 @@ def random_datasets(draw, min_rows=4, max_rows=40, max_classes=4, missing=True):
     return Dataset(schema, X, y.astype(np.int64), weights, source="<random>")
 
 
+def assert_engines_agree(engine, X, labels, drop=None):
+    """The batched engine serves the jobs, and gives what whole trees give, bit for bit,
+    counting x in its leaf and not."""
+    assert engine._batch_engine() is not None
+    for count_x in (True, False):
+        fast = engine.estimates(X, labels, drop, count_x=count_x, engine="fast")
+        naive = engine.estimates(X, labels, drop, count_x=count_x, engine="naive")
+        np.testing.assert_array_equal(fast, naive)
+
+
 def run_cli(args, capsys):
     """``treecert ARGS`` through the real entry point: (exit code, stdout, stderr)."""
     from treecert.cli.main import main

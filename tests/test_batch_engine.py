@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_DATA, random_datasets
+from conftest import SAMPLE_DATA, assert_engines_agree, random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -52,14 +52,6 @@ def _jobs(data: Dataset, rows: np.ndarray):
     return np.repeat(data.X[rows], K, axis=0), np.tile(np.arange(K), rows.size)
 
 
-def _assert_engines_agree(engine: TransductiveEngine, X, labels, drop=None):
-    assert engine._batch_engine() is not None
-    for count_x in (True, False):
-        fast = engine.estimates(X, labels, drop, count_x=count_x, engine="fast")
-        naive = engine.estimates(X, labels, drop, count_x=count_x, engine="naive")
-        np.testing.assert_array_equal(fast, naive)
-
-
 EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "150"))
 
 
@@ -84,12 +76,12 @@ def test_batch_engine_equals_whole_trees(data, criterion, min_leaf, binary, rule
     train = data.subset(np.arange(data.n_samples - n_test))
     engine = TransductiveEngine(train, learner)
     X, labels = _jobs(data, np.arange(data.n_samples - n_test, data.n_samples))
-    _assert_engines_agree(engine, X, labels)
+    assert_engines_agree(engine, X, labels)
     # leave-one-out: training row r swapped for (x_r, c)
     rows = np.arange(0, train.n_samples, max(1, train.n_samples // 5))
     X, labels = _jobs(train, rows)
     drop = np.repeat(rows, train.schema.n_classes)
-    _assert_engines_agree(engine, X, labels, drop)
+    assert_engines_agree(engine, X, labels, drop)
 
 
 @pytest.mark.slow

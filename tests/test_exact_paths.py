@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import DATASETS, random_datasets
+from conftest import DATASETS, assert_engines_agree, random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,15 +32,6 @@ def _blank(X: np.ndarray, rng, p: float) -> np.ndarray:
     X = X.copy()
     X[rng.random(X.shape) < p] = np.nan
     return X
-
-
-def _assert_fast_equals_naive(engine: TransductiveEngine, X, labels, drop=None):
-    assert engine._batch_engine() is not None
-    for count_x in (True, False):
-        fast = engine.estimates(X, labels, drop, count_x=count_x, engine="fast")
-        naive = engine.estimates(X, labels, drop, count_x=count_x, engine="naive")
-        np.testing.assert_array_equal(fast, naive)
-        np.testing.assert_array_equal(fast.argmax(axis=1), naive.argmax(axis=1))
 
 
 def _assert_leaves_equal(engine: TransductiveEngine, x, label, drop_row=None):
@@ -80,12 +71,12 @@ def test_exact_paths_equal_whole_trees(data, criterion, min_leaf, binary, rule, 
     engine = TransductiveEngine(train, learner)
     Xt = _blank(data.X[-n_test:], rng, x_missing)
     X, labels = _jobs(Xt, K)
-    _assert_fast_equals_naive(engine, X, labels)
+    assert_engines_agree(engine, X, labels)
     _assert_leaves_equal(engine, Xt[0], int(rng.integers(K)))
     # leave-one-out: training row r swapped for (x_r, c)
     rows = np.arange(0, train.n_samples, max(1, train.n_samples // 4))
     X, labels = _jobs(train.X[rows], K)
-    _assert_fast_equals_naive(engine, X, labels, np.repeat(rows, K))
+    assert_engines_agree(engine, X, labels, np.repeat(rows, K))
     _assert_leaves_equal(engine, train.X[rows[-1]], 0, drop_row=int(rows[-1]))
 
 
@@ -97,7 +88,7 @@ def test_exact_paths_with_many_classes(data, criterion, binary):
     train = data.subset(np.arange(data.n_samples - 3))
     engine = TransductiveEngine(train, learner)
     X, labels = _jobs(data.X[-3:], data.schema.n_classes)
-    _assert_fast_equals_naive(engine, X, labels)
+    assert_engines_agree(engine, X, labels)
 
 
 def test_x_with_unknown_values_takes_the_exact_paths_on_certified_data():
@@ -112,7 +103,7 @@ def test_x_with_unknown_values_takes_the_exact_paths_on_certified_data():
     Xt = data.X[1:40:4].copy()
     Xt[::2, 2] = np.nan
     X, labels = _jobs(Xt, 3)
-    _assert_fast_equals_naive(engine, X, labels)
+    assert_engines_agree(engine, X, labels)
 
 
 def test_mix_laplace_by_hand():
