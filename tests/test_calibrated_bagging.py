@@ -74,6 +74,12 @@ def test_without_temperature_it_is_bagging_with_the_same_samples():
     proba_cert = make_method("calibrated_bagging:trees=5,seed=3,temperature=1,"
                              "certainty=proba").fit(train).predict(test)
     np.testing.assert_allclose(proba_cert.certainty, top)
+    # with a temperature the probabilities change, the certainty does not (the tie-break is
+    # the trees' mean before the temperature) and neither does the prediction
+    sharp = make_method("calibrated_bagging:trees=5,seed=3,temperature=3").fit(train)
+    pred3 = sharp.predict(test)
+    np.testing.assert_allclose(pred3.proba, sharpen(plain.proba, 3.0))
+    np.testing.assert_allclose(pred3.certainty, pred.certainty)
 
 
 def test_temperature_is_fitted_on_out_of_bag_forecasts():
@@ -97,7 +103,7 @@ def test_temperature_is_fitted_on_out_of_bag_forecasts():
 @pytest.mark.parametrize(("spec", "message"), [
     ("calibrated_bagging:trees=0", "trees must be at least 1"),
     ("calibrated_bagging:alpha=0", "alpha must be positive"),
-    ("calibrated_bagging:certainty=max", "unknown certainty 'max'"),
+    ("calibrated_bagging:certainty=max", "unknown certainty 'max'. Choose vote or proba"),
     ("calibrated_bagging:temperature=hot", "temperature must be oob or a positive number"),
 ])
 def test_bad_options_are_user_errors(spec, message):

@@ -20,12 +20,15 @@ What each source is good at, put together:
   binning or isotonic steps do (Zadrozny & Elkan 2001; scikit-learn's warning for fewer
   than 1000 calibration rows). ``temperature=1`` switches it off.
 * **Certainty** — the share of trees that vote for the predicted class, ties broken by
-  the calibrated probability: ``certainty = (votes + p_top) / (trees + 1)``, which orders
-  instances by votes first and by ``p_top`` within equal votes (``p_top < 1``). Like
-  TPCE's disagreement of K trees (Costa et al., section 3) it asks whether perturbed
-  training sets change the *decision*, which ranks errors better than the probability
-  alone (docs/certainty-quality.md). ``certainty=proba`` gives the top probability
-  instead. The column ``vote_share`` holds votes / trees.
+  the trees' mean probability of that class *before* the temperature:
+  ``certainty = (votes + p̄_top) / (trees + 1)``, which orders instances by votes first
+  and by ``p̄_top`` within equal votes (``p̄_top < 1``). Like TPCE's disagreement of K
+  trees (Costa et al., section 3) it asks whether perturbed training sets change the
+  *decision*, which ranks errors better than the probability alone
+  (docs/certainty-quality.md). The tie-break uses the uncalibrated mean because the
+  temperature, applied row by row, reorders rows of different shapes (K > 2) and ranked
+  errors slightly worse. ``certainty=proba`` gives the calibrated top probability. The
+  column ``vote_share`` holds votes / trees.
 
 Options: ``trees`` (50), ``seed`` (1), ``alpha`` (Laplace α, 1), ``temperature`` (``oob``,
 the default, or a number to fix t), ``certainty`` (``vote`` | ``proba``).
@@ -35,7 +38,8 @@ References
 F. Provost and P. Domingos, "Tree induction for probability-based ranking", Machine
 Learning 52(3), 2003. L. Breiman, "Out-of-bag estimation", 1996. C. Guo, G. Pleiss, Y. Sun
 and K. Q. Weinberger, "On calibration of modern neural networks", ICML 2017, section 4.2.
-W. Costa, S. Verwer and H. Blockeel, TPCE, section 3 (disagreement of trees as certainty).
+W. Costa, S. Verwer and H. Blockeel, TPCE, section 3 (the
+disagreement of perturbed trees as certainty).
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
 from treecert.methods.base import Method, Prediction, reading_state, stored_state
 
+#: Values of the ``certainty`` option.
+CERTAINTIES = ("vote", "proba")
 #: Range searched for the out-of-bag temperature.
 T_MIN, T_MAX = 0.2, 10.0
 
@@ -137,7 +143,7 @@ class CalibratedBaggingMethod(Method):
         if not o["alpha"] > 0:
             raise ConfigError(f"calibrated_bagging: alpha must be positive, got {o['alpha']}.",
                               "The temperature works on log-probabilities.")
-        if o["certainty"] not in ("vote", "proba"):
+        if o["certainty"] not in CERTAINTIES:
             raise ConfigError(f"calibrated_bagging: unknown certainty '{o['certainty']}'.",
                               "Choose vote or proba.")
         if o["temperature"] == "oob":
@@ -211,14 +217,15 @@ class CalibratedBaggingMethod(Method):
 
     def predict(self, data: Dataset) -> Prediction:
         per_tree = np.stack([t.predict_proba(data) for t in self.trees_])
-        proba = sharpen(per_tree.mean(axis=0), self.temperature_)
-        pred = np.argmax(proba, axis=1)
+        mean = per_tree.mean(axis=0)
+        proba = sharpen(mean, self.temperature_)
+        rows = np.arange(proba.shape[0])
+        pred = np.argmax(proba, axis=1)  # = argmax of the mean: t > 0 keeps each row's order
         votes = (np.argmax(per_tree, axis=2) == pred[None, :]).sum(axis=0)
-        p_top = proba[np.arange(proba.shape[0]), pred]
         if self.opts["certainty"] == "vote":
-            certainty = vote_certainty(votes, p_top, len(self.trees_))
+            certainty = vote_certainty(votes, mean[rows, pred], len(self.trees_))
         else:
-            certainty = p_top
+            certainty = proba[rows, pred]
         return Prediction(proba, certainty=certainty,
                           columns={"vote_share": votes / len(self.trees_)})
 
