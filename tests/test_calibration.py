@@ -199,7 +199,10 @@ def test_calibrate_venn_without_data_is_the_transductive_machine(model_path, tmp
     [
         (["--method", "naive_bayes", "-o", "{t}/x.json"],
          "Error: 'naive_bayes' is not a calibration method. Choose one of: binning, venn, "
-         "empirical_bayes."),
+         "empirical_bayes, calibrated_bagging."),
+        (["--cv", "3", "--method", "calibrated_bagging", "-o", "{t}/x.json"],
+         "Error: calibrated_bagging calibrates out of bag, which is already cross-fitted; "
+         "--cv does not apply. Drop --cv (or give held-out DATA)."),
         (["{d}", "--method", "empirical_bayes", "-o", "{t}/x.json"],
          "Error: empirical_bayes fits its prior on the model's own leaves and takes no "
          "calibration data. Drop DATA and --cv."),
@@ -286,8 +289,12 @@ def test_evaluate_reports_interval_metrics_and_endpoint_auc(capsys):
     assert frame.loc["laplace", cols].isna().all()
     for m in ("empirical_bayes:min_leaf=1", "venn:taxonomy=leaf"):
         r = frame.loc[m]
-        assert r.brier_low <= r.brier <= r.brier_high
+        assert r.brier_low <= r.brier_high and r.log_loss_low <= r.log_loss_high
         assert r.auc_low <= r.auc_low_endpoints <= r.auc_high_endpoints <= r.auc_high
+    # venn's bounds contain its probabilities, so its metrics lie within their bounds; the
+    # empirical-Bayes default (Eq. 4) is centred on the uncorrected estimate instead
+    r = frame.loc["venn:taxonomy=leaf"]
+    assert r.brier_low <= r.brier <= r.brier_high
 
 
 def test_a_corrupt_calibration_state_is_one_line(model_path, tmp_path, capsys):
@@ -301,3 +308,36 @@ def test_a_corrupt_calibration_state_is_one_line(model_path, tmp_path, capsys):
     assert err.strip() == ("Error: the model's calibration state is corrupt (ValueError: bins "
                            "and frequencies do not fit together). Calibrate the original model "
                            "again with 'treecert calibrate'.")
+
+
+def test_calibrated_bagging_stores_its_temperature(model_path, tmp_path, capsys):
+    out = tmp_path / "cb.json"
+    spec = "calibrated_bagging:trees=4"
+    code, _, err = run(["calibrate", model_path, "--method", spec, "-o", out], capsys)
+    assert code == 0, err
+    assert "out of bag on 768 training rows; temperature" in err
+    model = read_model(out)
+    assert model.calibration["source"] == "oob"
+    t = model.calibration["state"]["temperature"]
+    from treecert.data.loading import load_dataset
+
+    data = load_dataset(DIABETES)
+    fitted = make_method(spec).fit(data)
+    assert t == pytest.approx(fitted.temperature_, rel=1e-12)
+    # predict applies the stored temperature by default; a changed state changes the output
+    default = api.predict(model, data)
+    np.testing.assert_allclose(default[["p_tested_negative", "p_tested_positive"]],
+                               fitted.predict(data).proba)
+    model.calibration["state"]["temperature"] = 2 * t
+    sharper = api.predict(model, data)
+    assert not np.allclose(sharper["p_tested_positive"], default["p_tested_positive"])
+    # on held-out data: the temperature of the full ensemble's forecasts on that data
+    code, _, err = run(["calibrate", model_path, DIABETES, "--method", spec, "-o", out], capsys)
+    assert code == 0, err
+    held = read_model(out).calibration
+    assert held["source"] == "data" and held["n_samples"] == 768
+    from treecert.methods.calibrated_bagging import fit_temperature
+
+    mean = np.mean([tr.predict_proba(data) for tr in fitted.trees_], axis=0)
+    assert held["state"]["temperature"] == pytest.approx(fit_temperature(mean, data.y),
+                                                         rel=1e-12)

@@ -104,9 +104,17 @@ def test_method_corrects_leaves_with_the_fitted_prior():
     pred = method.predict(make_dataset({"x": [2.0, 4.0]}, ["no", "yes"]))
     expected = np.array([[3.0, 1.0], [0.0, 4.0]]) + prior
     np.testing.assert_allclose(pred.proba, expected / expected.sum(axis=1, keepdims=True))
+    d = np.abs(pred.proba[:, 1] - [0.25, 1.0])
+    np.testing.assert_allclose(pred.columns["m_ignorance"], d)
+    # the default interval is the paper's Eq. 4: centred on p~ = (0.25, 1.0), width d, clipped
+    np.testing.assert_allclose(pred.upper[:, 1], np.minimum([0.25, 1.0] + d / 2, 1.0))
+    np.testing.assert_allclose(pred.lower[:, 1], [0.25, 1.0] - d / 2)
+    assert not method.bounds_contain_proba
+    # interval=range is the correction range, which contains p^
+    ranged = make_method("empirical_bayes:min_leaf=1,max_depth=1,interval=range").fit(data)
+    assert ranged.bounds_contain_proba
+    pred = ranged.predict(make_dataset({"x": [2.0, 4.0]}, ["no", "yes"]))
     assert np.all(pred.lower <= pred.proba) and np.all(pred.proba <= pred.upper)
-    np.testing.assert_allclose(pred.columns["m_ignorance"],
-                               np.abs(pred.proba[:, 1] - [0.25, 1.0]))
 
 
 def test_positive_class_only_names_alpha():

@@ -43,8 +43,11 @@ def test_method_contract(name, which):
     assert np.all(pred.proba >= 0) and np.all(pred.proba <= 1)
     np.testing.assert_allclose(pred.proba.sum(axis=1), 1.0, atol=1e-9)
     if pred.lower is not None:
-        assert np.all(pred.lower <= pred.proba + 1e-12)
-        assert np.all(pred.proba <= pred.upper + 1e-12)
+        assert np.all(pred.lower <= pred.upper + 1e-12)
+        assert np.all((pred.lower >= 0) & (pred.upper <= 1))
+        if method.bounds_contain_proba:
+            assert np.all(pred.lower <= pred.proba + 1e-12)
+            assert np.all(pred.proba <= pred.upper + 1e-12)
     cert = pred.certainty_or_max()
     assert cert.shape == (test.n_samples,) and np.all(np.isfinite(cert))
     for col in pred.columns.values():

@@ -20,6 +20,7 @@ from treecert.methods.base import (
     parse_method_spec,
 )
 from treecert.methods.binning import BinningMethod
+from treecert.methods.calibrated_bagging import CalibratedBaggingMethod
 from treecert.methods.empirical_bayes import EmpiricalBayesMethod
 from treecert.methods.kk import KukarKononenkoMethod
 from treecert.methods.leaf import FrequencyMethod, LaplaceMethod, MEstimateMethod
@@ -40,6 +41,7 @@ METHODS.update({
     "binning": BinningMethod,
     "venn": VennMethod,
     "empirical_bayes": EmpiricalBayesMethod,
+    "calibrated_bagging": CalibratedBaggingMethod,
 })
 
 __all__ = ["METHODS", "Method", "MethodSpec", "Prediction", "make_method", "parse_method_spec"]

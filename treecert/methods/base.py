@@ -121,6 +121,9 @@ class Method:
     tree_based: ClassVar[bool] = True
     #: Whether predictions depend on a random seed (the ``seed`` option).
     randomised: ClassVar[bool] = False
+    #: Whether ``lower <= proba <= upper`` holds where the method gives bounds (not for
+    #: the empirical-Bayes paper's Eq. 4, which is centred on the uncorrected estimate).
+    bounds_contain_proba: ClassVar[bool] = True
 
     def __init__(self, tree_params: dict, spec: MethodSpec | None = None) -> None:
         self.spec = spec or MethodSpec(self.name, {}, self.name)

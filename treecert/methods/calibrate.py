@@ -23,6 +23,9 @@ What each method calibrates on
 * ``empirical_bayes``: the prior fitted on the model's own leaves (the paper's recipe), so it
   takes no calibration data; with ``prune=...`` the model's tree is pruned first and the
   calibrated model stores the pruned tree with the prior fitted on its leaves.
+* ``calibrated_bagging``: the temperature of the bagged trees grown on the embedded training
+  data, fitted out of bag (no DATA: that is already cross-fitted, so ``--cv`` is refused) or
+  on held-out DATA; the state is the temperature, the trees are regrown with the seed.
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ from treecert.methods import METHODS, MethodSpec, make_method, parse_method_spec
 from treecert.methods.base import TREE_OPTIONS
 from treecert.methods.binning import CALIBRATION_METHODS, make_base, out_of_fold
 from treecert.tree.model import Model, data_sha256
+
+#: Methods that calibrate themselves on their training data (allowed in ``calibrate``, and
+#: as a base of binning).
+SELF_CALIBRATING = ("calibrated_bagging",)
 
 
 def with_positive(method: str | MethodSpec, positive: str) -> MethodSpec:
@@ -74,9 +81,10 @@ def calibrate(
     seed : seed of those folds.
     """
     spec = parse_method_spec(method, METHODS) if isinstance(method, str) else method
-    if spec.name not in CALIBRATION_METHODS:
+    if spec.name not in CALIBRATION_METHODS + SELF_CALIBRATING:
         raise ConfigError(f"'{spec.name}' is not a calibration method.",
-                          f"Choose one of: {', '.join(CALIBRATION_METHODS)}.")
+                          "Choose one of: "
+                          f"{', '.join(CALIBRATION_METHODS + SELF_CALIBRATING)}.")
     if data is not None and cv is not None:
         raise ConfigError("give calibration DATA or --cv, not both.")
     if cv is not None and cv < 2:
@@ -97,6 +105,12 @@ def calibrate(
             estimator = type(estimator).from_tree(runner.model_.tree_, estimator.schema_,
                                                   estimator.get_params())
             pruning = runner.pruning_
+    elif spec.name in SELF_CALIBRATING:
+        record["state"], record["source"], record["n_samples"] = _self_calibrate(
+            runner, model, data, cv)
+        if data is not None:
+            cal = data.subset(np.flatnonzero(data.y >= 0))
+            record.update(data=data.source, data_sha256=data_sha256(cal.X, cal.y, cal.weights))
     elif spec.name == "venn" and data is None and cv is None:
         if model.training_data is None:
             raise ConfigError(
@@ -137,6 +151,26 @@ def calibrate(
                  extra=dict(model.extra))
 
 
+def _self_calibrate(runner, model: Model, data: Dataset | None, cv: int | None):
+    """State, source and row count of a method that calibrates itself (out of bag, or on
+    held-out ``data``)."""
+    if cv is not None:
+        raise ConfigError(f"{runner.name} calibrates out of bag, which is already "
+                          "cross-fitted; --cv does not apply.",
+                          "Drop --cv (or give held-out DATA).")
+    if model.training_data is None:
+        raise ConfigError(f"{runner.name} regrows its trees from the training data, but the "
+                          "model was saved with --no-embed-data.",
+                          "Retrain without --no-embed-data.")
+    runner.adopt(Model(model.estimator, model.training_data, model.method, model.pruning,
+                       None, model.extra))
+    if data is None:
+        return runner.state(), "oob", int(np.sum(model.training_data.y >= 0))
+    if not data.has_class or not np.any(data.y >= 0):
+        raise ConfigError(f"{data.source}: the calibration data has no labelled row.")
+    return runner.calibrate_on(data), "data", int(np.sum(data.y >= 0))
+
+
 def describe(model: Model) -> str:
     """One line about a calibrated model, for the CLI."""
     cal = model.calibration or {}
@@ -147,11 +181,15 @@ def describe(model: Model) -> str:
     elif cal.get("source") == "cv":
         parts.append(f"on {cal.get('cv')}-fold out-of-fold forecasts of "
                      f"{cal.get('n_samples')} training rows")
+    elif cal.get("source") == "oob":
+        parts.append(f"out of bag on {cal.get('n_samples')} training rows")
     elif cal.get("source") == "transductive":
         parts.append("transductive, on the embedded training data")
     if "alpha" in state:
         parts.append(f"prior alpha={state['alpha']:.4g} beta={state['beta']:.4g} "
                      f"(positive class '{state['positive']}')")
+    elif "temperature" in state:
+        parts.append(f"temperature {state['temperature']:.4g}")
     elif "prior" in state:
         parts.append("Dirichlet prior " + ", ".join(f"{a:.4g}" for a in state["prior"]))
     return "; ".join(parts)

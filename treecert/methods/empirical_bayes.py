@@ -19,10 +19,10 @@ Binary classes, as the paper and its reference code (lgi2p/empiricalBayesDecisio
 What treecert outputs: ``proba`` is the corrected p̂ (Eq. 2); ``m_ignorance`` is d. The
 bounds depend on ``interval``:
 
-* ``interval=paper``: Eq. 4 exactly, clipped. p̂ lies *outside* this interval whenever
-  d > 0 (it is d away from its centre p̃) — the paper's construction; use it to reproduce
-  the paper's interval-valued metrics.
-* ``interval=range`` (default): the correction range itself, [min(p̃, p̂), max(p̃, p̂)] — the
+* ``interval=paper`` (default): Eq. 4 exactly, clipped. p̂ lies *outside* this interval
+  whenever d > 0 (it is d away from its centre p̃) — the paper's construction, and the one
+  its interval-valued metrics are computed on.
+* ``interval=range``: the correction range itself, [min(p̃, p̂), max(p̃, p̂)] — the
   belief function with the same ignorance mass d whose credal set contains both p̃ and p̂
   (m({c}) = min(p̃_c, p̂_c)). The paper observes that its uncertain evaluations "correspond
   roughly to the intervals formed by the precise evaluations without and with Bayesian
@@ -188,7 +188,7 @@ def belief(p_tilde: np.ndarray, p_hat: np.ndarray, interval: str
 # ------------------------------------------------------------------------------ method
 class EmpiricalBayesMethod(PrunesTree, Method):
     """Empirical-Bayes corrected leaves with belief intervals; options ``positive``,
-    ``fit`` (mle|moments), ``weighted``, ``clamp``, ``interval`` (range|paper), and the
+    ``fit`` (mle|moments), ``weighted``, ``clamp``, ``interval`` (paper|range), and the
     leaf methods' ``prune`` options (the prior is then fitted on the pruned tree's leaves,
     as for the paper's "pruned" trees)."""
 
@@ -196,7 +196,12 @@ class EmpiricalBayesMethod(PrunesTree, Method):
     options: ClassVar[dict[str, type]] = {"positive": str, "fit": str, "weighted": bool,
                                           "clamp": float, "interval": str, **PRUNE_OPTIONS}
     defaults: ClassVar[dict] = {"positive": "", "fit": "mle", "weighted": True,
-                                "clamp": CLAMP, "interval": "range", **PRUNE_DEFAULTS}
+                                "clamp": CLAMP, "interval": "paper", **PRUNE_DEFAULTS}
+
+    @property
+    def bounds_contain_proba(self) -> bool:
+        """Eq. 4's interval is centred on the uncorrected p̃, so it need not contain p̂."""
+        return self.opts["interval"] == "range"
 
     def _check(self, n_classes: int) -> None:
         if self.opts["interval"] not in ("range", "paper"):
