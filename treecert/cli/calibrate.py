@@ -25,7 +25,8 @@ def calibrate(
         str, typer.Option("-o", "--output", help="Calibrated model file to write (JSON).")
     ] = "",
     method: Annotated[
-        str, typer.Option("--method", help="binning, venn or empirical_bayes, with options "
+        str, typer.Option("--method", help="binning, venn, empirical_bayes or "
+                                           "calibrated_bagging, with options "
                                            "(e.g. 'binning:base=laplace,bins=10').")
     ] = "binning",
     cv: Annotated[
@@ -48,7 +49,8 @@ def calibrate(
     bins=N) bin on the calibration data. venn with DATA or --cv is an inductive Venn
     predictor (probabilities with [lower, upper] bounds); without either it runs the
     transductive Venn machine on the embedded training data. empirical_bayes fits a Beta
-    (Dirichlet) prior on the model's own leaves and takes no DATA.
+    (Dirichlet) prior on the model's own leaves and takes no DATA. calibrated_bagging fits
+    its temperature on DATA, or out of bag on the embedded training data without DATA.
 
     Example: treecert calibrate credit-g.json sample_data/credit-g.arff --method binning
     -o credit-g.cal.json
