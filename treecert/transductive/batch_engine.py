@@ -69,7 +69,7 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.transductive import budget
 from treecert.transductive.certificates import _MARGIN, Competitors, NodeScores, Sub
-from treecert.transductive.exact_paths import mix_laplace, reach_leaves
+from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
 from treecert.transductive.node_search import (
     appended_ranks,
@@ -80,7 +80,6 @@ from treecert.transductive.node_search import (
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow, stops
 from treecert.tree.impurity import _impurity_last
-from treecert.tree.leaf_estimates import leaf_proba
 from treecert.tree.split_search import _EPS
 
 #: Batched engines built in this process (:meth:`BatchEngine.shared`), at most two.
@@ -383,11 +382,13 @@ class BatchEngine:
         for lo in range(0, idx.size, batch):
             part = idx[lo:lo + batch]
             jobs = self.grow_batch(Xq[part], labels[part], drop[part])
-            counts = np.array([job["x_counts"] for job in jobs]).reshape(part.size, K)
-            if not count_x:
-                counts = np.maximum(counts - np.eye(K)[labels[part]], 0.0)
-            est = leaf_proba(counts, "laplace", alpha=alpha)
-            out[part] = est / est.sum(axis=1, keepdims=True)
+            one = np.ones(part.size)  # a certified walk ends in one leaf, x's share 1
+            reached = ReachedLeaves(
+                np.arange(part.size), one,
+                np.array([job["x_counts"] for job in jobs]).reshape(part.size, K), one,
+                np.array([job["x_inst"] for job in jobs], dtype=float))
+            out[part] = mix_laplace(reached, labels[part], part.size, K, count_x=count_x,
+                                    alpha=alpha)
         idx = np.flatnonzero(~walk)
         # bounded memory: each job's root holds every training row
         per = max(1, min(batch, budget.PATH_ENTRIES // (self.n + 1)))

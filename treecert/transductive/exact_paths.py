@@ -70,7 +70,6 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     parent = branch = xmiss = None
     found: list[tuple] = []
     depth = depth0
-    rnd = 0
     while job.size:
         seg, ne = _segments(lens)
         G = lens.size
@@ -100,7 +99,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
                     value_branch[g] = sp.value_branch
         leaf = (feature < 0) & (share > 0)
         if leaf.any():
-            found.append((job[leaf], np.full(int(leaf.sum()), rnd), order[leaf], share[leaf],
+            found.append((job[leaf], np.full(int(leaf.sum()), depth), order[leaf], share[leaf],
                           counts[leaf], w[x_entry[leaf]], lens[leaf].astype(float)))
         routed = route_batch(X, is_nominal, rows, w, ne, G, feature, threshold, n_branches,
                              value_branch)
@@ -136,7 +135,6 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         order_new[rank_key] = np.arange(parent.size) - first
         job, order, share = job_new, order_new, share[parent]
         depth += 1
-        rnd += 1
     return _collect(found, K)
 
 
@@ -144,9 +142,9 @@ def _collect(found: list[tuple], K: int) -> ReachedLeaves:
     if not found:
         return ReachedLeaves(np.empty(0, np.int64), np.empty(0), np.empty((0, K)),
                              np.empty(0), np.empty(0))
-    job, rnd, order, share, counts, x_w, n_inst = (
+    job, level, order, share, counts, x_w, n_inst = (
         np.concatenate(a) for a in zip(*found, strict=True))
-    by = np.lexsort((order, rnd, job))
+    by = np.lexsort((order, level, job))
     return ReachedLeaves(job[by], share[by], counts[by].reshape(-1, K), x_w[by], n_inst[by])
 
 
