@@ -308,7 +308,12 @@ def test_missing_values_unseen_values_and_all_missing_columns():
     unseen["colour"] = ["green", None]
     missing = df.iloc[:2].copy()
     missing["colour"] = None
-    np.testing.assert_array_equal(est.predict_proba(unseen), est.predict_proba(missing))
+    # An unseen value is read as missing, and said once (the None is missing, not unseen).
+    with pytest.warns(UserWarning) as caught:
+        from_unseen = est.predict_proba(unseen)
+    assert [str(w.message) for w in caught] == [
+        "X: 1 value not seen in training read as missing (colour: 'green' \u00d71)"]
+    np.testing.assert_array_equal(from_unseen, est.predict_proba(missing))
 
 
 def test_lists_of_rows_with_strings_and_numbers_and_forced_nominal_columns():

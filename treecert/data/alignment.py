@@ -127,17 +127,18 @@ def align_to_schema(
         name = col.attr.name
         if name not in known or name == id_column or name in string_attrs:
             extra[name] = _labels(col)
-    notes = [] if unseen is not None else unseen_warning(src, schema, counts)
+    notes = [] if unseen is not None else unseen_warning(src, schema.feature_names, counts)
     X = np.column_stack(xs) if xs else np.empty((table.weights.size, 0))
     return Dataset(schema, X.astype(np.float64, copy=False), y, table.weights, extra,
                    source=src, has_class=has_class, warnings=notes)
 
 
-def unseen_warning(src: str, schema: Schema, unseen: dict[str, Counter[str]]) -> list[str]:
-    """The one warning line counting nominal values not seen in training (or none)."""
+def unseen_warning(src: str, names: list[str], unseen: dict[str, Counter[str]]) -> list[str]:
+    """The one warning line counting nominal values not seen in training (or none);
+    ``names`` are the model's attribute names, in the order the line lists them."""
     if not any(unseen.values()):
         return []
-    order = {a.name: j for j, a in enumerate(schema.attributes)}
+    order = {name: j for j, name in enumerate(names)}
     total = sum(sum(c.values()) for c in unseen.values())
     parts = [f"{name}: " + ", ".join(f"{v!r} \u00d7{k}" for v, k in unseen[name].most_common())
              for name in sorted((n for n in unseen if unseen[n]), key=order.__getitem__)]

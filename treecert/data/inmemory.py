@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from treecert.data.alignment import unseen_warning
 from treecert.data.schema import Attribute
 from treecert.data.table import _fmt_num
 from treecert.errors import InputError, ParameterError
@@ -294,6 +296,7 @@ class FeatureEncoding:
         """The float matrix (n_samples, n_features) of ``m``: numbers, or nominal codes into
         the attribute's values; NaN = missing or a nominal value not seen in fit."""
         out = np.empty(m.shape, dtype=np.float64)
+        unseen: dict[str, Counter[str]] = {}
         for j, enc in enumerate(self.columns):
             num, lab = m.numbers[j], m.labels[j]
             if not enc.nominal:
@@ -306,16 +309,21 @@ class FeatureEncoding:
                     )
                 out[:, j] = num
                 continue
+            if lab is None:
+                lab = _labels_of(num, np.isnan(num))  # type: ignore[arg-type]
             if enc.numbers is not None and num is not None:
                 codes = pd.Index(enc.numbers).get_indexer(num)
             else:
-                if lab is None:
-                    missing = np.isnan(num)  # type: ignore[arg-type]
-                    lab = _labels_of(num, missing)  # type: ignore[arg-type]
                 codes = pd.Index(enc.values).get_indexer(lab)
+            given = np.array([v is not None for v in lab], dtype=bool)
+            unseen[enc.name] = Counter(lab[(codes < 0) & given].tolist())
             col = codes.astype(np.float64)
             col[codes < 0] = np.nan
             out[:, j] = col
+        for line in unseen_warning(what, [c.name for c in self.columns], unseen):
+            # A value fit never saw cannot be placed in the tree: it is read as missing, as
+            # ``treecert predict`` does, and said once, not silently.
+            warnings.warn(line, UserWarning, stacklevel=4)
         return out
 
 

@@ -283,7 +283,7 @@ class SchemaReader:
         if not any_rows and counts is None:
             raise DataError(f"{self.source}: no data rows after the header row.",
                             "Add at least one instance.")
-        self.warnings = unseen_warning(self.source, self.schema, unseen)
+        self.warnings = unseen_warning(self.source, self.schema.feature_names, unseen)
 
 
 def _slice(table: _Table, a: int, b: int) -> _Table:
