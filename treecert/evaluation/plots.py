@@ -1,21 +1,30 @@
-"""PNG plots (optional extra ``treecert[plot]``): reliability curves, ROC curves, and the
-method-versus-method scatter plots of the TPCE paper's Figs. 4-6."""
+"""PNG plots (optional extra ``treecert[plot]``): one overlaid reliability diagram, ROC
+curves, the method-versus-method scatter plots of the TPCE paper's Figs. 4-6 (each point
+labelled with its dataset), and rpart's ``plotcp`` for cost-complexity pruning.
+
+Every command that draws calls :func:`require_matplotlib` before doing any work, so a
+missing matplotlib is reported at once, not after a long cross-validation.
+"""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from treecert.data.fileio import atomic_writer
 from treecert.errors import ConfigError
 from treecert.evaluation.point_metrics import roc_auc
 from treecert.evaluation.reliability import reliability_curve
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def _pyplot():
+
+def require_matplotlib(option: str = "--plots"):
+    """matplotlib's pyplot on the Agg backend, or a one-line error naming ``option``."""
     try:
         import matplotlib
 
@@ -23,7 +32,7 @@ def _pyplot():
         import matplotlib.pyplot as plt
     except ImportError:
         raise ConfigError(
-            "--plots needs matplotlib, which is not installed.",
+            f"{option} needs matplotlib, which is not installed.",
             "Install it with: pip install 'treecert[plot]'.",
         ) from None
     return plt
@@ -45,41 +54,61 @@ def _proba(frame: pd.DataFrame, classes: tuple[str, ...]) -> tuple[np.ndarray, n
     return y, p
 
 
-def reliability_plots(predictions: pd.DataFrame, classes: tuple[str, ...], outdir: Path,
-                      bins: str = "equal_width") -> list[Path]:
-    """One PNG per method: Lindsay & Cox's empirical reliability curve of every class.
+def _reliability_event(y: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(event, P(event)) as a two-class problem: the second class for binary data; for
+    more classes the "top label" — is the predicted class right, forecast by its
+    probability — so that every method is one curve whatever the number of classes."""
+    if p.shape[1] == 2:
+        return y, p
+    pred = np.argmax(p, axis=1)
+    conf = p[np.arange(p.shape[0]), pred]
+    return (y == pred).astype(int), np.column_stack([1.0 - conf, conf])
 
-    Each bin is a point at (mean forecast, observed frequency); a grey bar behind it shows
-    the bin's weight (share of instances), and the diagonal is perfect calibration.
+
+def reliability_plot(predictions: pd.DataFrame, classes: tuple[str, ...], outdir: Path,
+                     bins: str = "equal_width") -> Path:
+    """``reliability.png``: every method's empirical reliability curve (Lindsay & Cox) on
+    one diagram, over a panel of the number of test instances in each bin.
+
+    Binary data: the forecasts of the second class; more classes: the predicted class's
+    probability against whether it was right (:func:`_reliability_event`). Each bin is a
+    point at (mean forecast, observed frequency); the diagonal is perfect calibration.
+    The lower panel shows each method's bin counts at the same x, so a point resting on
+    three instances is told apart from one resting on three hundred. First repeat only.
     """
-    plt = _pyplot()
-    written = []
+    plt = require_matplotlib()
     first_repeat = predictions[predictions["repeat"] == predictions["repeat"].min()]
-    for method, frame in first_repeat.groupby("method", sort=False):
-        y, p = _proba(frame, classes)
-        shown = range(len(classes)) if len(classes) > 2 else [1]
-        fig, ax = plt.subplots(figsize=(5.5, 5.5), dpi=110)
-        ax.plot([0, 1], [0, 1], color="black", lw=1, ls="--", label="perfect calibration")
-        colors = plt.cm.tab10.colors
-        for k in shown:
-            curve = reliability_curve(y, p, k, bins=bins)
-            col = colors[k % len(colors)]
-            ax.bar(curve.mean_forecast, curve.weight, width=0.03, color=col, alpha=0.25)
-            ax.plot(curve.mean_forecast, curve.observed_frequency, marker="o", color=col,
-                    label=f"{classes[k]}")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("forecast probability (bin mean)")
-        ax.set_ylabel("observed frequency (bars: share of instances)")
-        ax.set_title(f"Empirical reliability curve: {method}")
-        ax.legend(loc="upper left", fontsize="small", title="class")
-        ax.grid(alpha=0.3)
-        path = outdir / f"reliability_{_slug(str(method))}.png"
-        fig.tight_layout()
-        _save(fig, path)
-        plt.close(fig)
-        written.append(path)
-    return written
+    groups = list(first_repeat.groupby("method", sort=False))
+    fig, (ax, hx) = plt.subplots(2, 1, figsize=(6.2, 7.6), dpi=110, sharex=True,
+                                 gridspec_kw={"height_ratios": [3, 1.2]})
+    ax.plot([0, 1], [0, 1], color="black", lw=1, ls="--", label="perfect calibration")
+    colors = plt.cm.tab10.colors
+    width = 0.8 / (10 * max(len(groups), 1))
+    for i, (method, frame) in enumerate(groups):
+        event, p = _reliability_event(*_proba(frame, classes))
+        curve = reliability_curve(event, p, 1, bins=bins)
+        col = colors[i % len(colors)]
+        ax.plot(curve.mean_forecast, curve.observed_frequency, marker="o", color=col,
+                label=str(method))
+        offset = (i - (len(groups) - 1) / 2) * width
+        hx.bar(curve.mean_forecast + offset, curve.weight * event.size, width=width,
+               color=col, alpha=0.8)
+    what = (f"forecast P({classes[1]})" if len(classes) == 2
+            else "forecast probability of the predicted class")
+    ax.set_xlim(-0.03, 1.05)  # room for the bars of bins at 0 and 1
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_ylabel("observed frequency" if len(classes) == 2 else "observed accuracy")
+    ax.set_title(f"Empirical reliability ({bins} bins)")
+    ax.legend(loc="upper left", fontsize="small", title="method")
+    ax.grid(alpha=0.3)
+    hx.set_xlabel(f"{what} (bin mean)")
+    hx.set_ylabel("instances in bin")
+    hx.grid(alpha=0.3)
+    fig.tight_layout()
+    path = outdir / "reliability.png"
+    _save(fig, path)
+    plt.close(fig)
+    return path
 
 
 def _roc_points(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,7 +124,7 @@ def _roc_points(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, n
 def roc_plot(predictions: pd.DataFrame, classes: tuple[str, ...], outdir: Path) -> Path:
     """ROC curves of every method: one panel per class (one-vs-rest), or the second class
     for binary data."""
-    plt = _pyplot()
+    plt = require_matplotlib()
     first_repeat = predictions[predictions["repeat"] == predictions["repeat"].min()]
     shown = list(range(len(classes))) if len(classes) > 2 else [1]
     shown = shown[:9]
@@ -126,8 +155,8 @@ def roc_plot(predictions: pd.DataFrame, classes: tuple[str, ...], outdir: Path) 
 
 def scatter_plots(per_dataset: dict[str, pd.DataFrame], outdir: Path) -> list[Path]:
     """TPCE paper Figs. 4-6: for each metric and pair of methods, one point per dataset
-    (method A on x, method B on y) with the diagonal."""
-    plt = _pyplot()
+    (method A on x, method B on y), labelled with the dataset's name, and the diagonal."""
+    plt = require_matplotlib()
     written = []
     for metric, table in per_dataset.items():
         methods = list(table.columns)
@@ -141,6 +170,9 @@ def scatter_plots(per_dataset: dict[str, pd.DataFrame], outdir: Path) -> list[Pa
                 pad = 0.05 * (hi - lo or 1.0)
                 ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="grey", ls="--", lw=1)
                 ax.scatter(x[ok], yv[ok], s=18)
+                for name, xi, yi in zip(table.index[ok], x[ok], yv[ok], strict=True):
+                    ax.annotate(str(name), (xi, yi), textcoords="offset points",
+                                xytext=(4, 3), fontsize=7)
                 ax.set_xlim(lo - pad, hi + pad)
                 ax.set_ylim(lo - pad, hi + pad)
                 ax.set_xlabel(f"{a}")
