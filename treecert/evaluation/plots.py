@@ -185,3 +185,57 @@ def scatter_plots(per_dataset: dict[str, pd.DataFrame], outdir: Path) -> list[Pa
                 plt.close(fig)
                 written.append(path)
     return written
+
+
+def ccp_plot(record: dict, path: Path) -> Path:
+    """rpart's ``plotcp`` for a ``ccp`` pruning record (``Model.pruning``): the validation
+    error of every subtree of the weakest-link sequence with ±1 standard-error bars,
+    against cp (bottom axis) and the number of leaves (top axis), the subtrees evenly
+    spaced from the whole tree to the root, as rpart draws them.
+
+    Cross-validation (``--cv K``): rpart's ``xerror ± xstd``, relative to the root's
+    resubstitution loss, with its dashed line at min(xerror) + its xstd (the 1-SE rule
+    picks the leftmost point under the line: the smallest such tree). Holdout: the
+    holdout loss ± its standard error, for the sequence of the tree regrown without the
+    holdout. The chosen subtree is ringed. cp is ``alpha / R(root)`` (rpart's scale); the
+    positions are labelled with rpart's representative cp, the geometric mean of the ends
+    of each subtree's interval.
+    """
+    plt = require_matplotlib("--plot")
+    cv = "cv_loss" in record["sequence"][0]
+    rows = record["sequence"] if cv else record["holdout_sequence"]
+    y = np.array([r["xerror"] if cv else r["holdout_loss"] for r in rows], dtype=float)
+    se = np.array([r["xstd"] if cv else r["holdout_se"] for r in rows], dtype=float)
+    cps = np.array([r["cp"] for r in rows], dtype=float)
+    leaves = [int(r["leaves"]) for r in rows]
+    # rpart orders from the root (largest cp) to the whole tree; ours is the reverse
+    order = np.arange(len(rows))[::-1]
+    x = np.arange(len(rows))
+    rep = np.sqrt(cps[order] * np.r_[np.inf, cps[order][:-1]])
+    rep[0] = np.inf
+    labels = ["Inf" if not np.isfinite(c) else f"{c:.2g}" for c in rep]
+    fig, ax = plt.subplots(figsize=(max(5.5, 0.45 * len(rows) + 2), 4.6), dpi=110)
+    ax.errorbar(x, y[order], yerr=se[order], fmt="o-", color="black", ecolor="grey",
+                capsize=3, lw=1, ms=4)
+    best = int(np.nanargmin(y))
+    ax.axhline(y[best] + se[best], color="grey", ls="--", lw=1,
+               label="min + 1 SE" if cv else "min holdout loss + 1 SE")
+    chosen = int(np.flatnonzero(order == record["chosen"])[0])
+    size = f"{leaves[record['chosen']]} leaves" + ("" if cv else " in the regrown tree")
+    ax.plot(x[chosen], y[order][chosen], "o", ms=12, mfc="none", mec="tab:red",
+            label=f"chosen ({size})")
+    ax.set_title(f"Cost-complexity pruning: {record['selection']}", fontsize="medium")
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=45 if len(rows) > 8 else 0, fontsize="small")
+    ax.set_xlabel("cp")
+    ax.set_ylabel("X-val relative error" if cv else "holdout loss")
+    top = ax.secondary_xaxis("top")
+    top.set_xticks(x)
+    top.set_xticklabels([str(leaves[i]) for i in order], fontsize="small")
+    top.set_xlabel("size of tree (leaves)")
+    ax.legend(loc="upper right", fontsize="small")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    _save(fig, path)
+    plt.close(fig)
+    return path
