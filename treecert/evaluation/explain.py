@@ -2,8 +2,8 @@
 
 For the tree a method predicts with (:func:`explained_tree`), each row gets
 
-* ``leaf`` — the node id of the leaf the row reaches (ids as in ``show --format json`` and
-  the model file's arrays);
+* ``leaf`` — the node id of the leaf the row reaches (its index in the model file's tree
+  arrays; node ``n<id>`` in ``show --format dot``);
 * ``leaf_share`` — the row's share of that leaf: 1 when the row reaches one leaf. With an
   unknown value on its path a row goes down every branch of that test, with the branch's
   share of the training weight (C4.5; :meth:`~treecert.tree.arrays.Tree.apply_weighted`),
