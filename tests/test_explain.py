@@ -117,11 +117,19 @@ def test_predict_explain_refuses_a_method_without_one_tree(weather_model, capsys
                         "--explain", "-o", out], capsys)
     assert code == 2
     assert err.strip() == (
-        "Error: --explain: method 'bagging' predicts with no single tree (an ensemble or "
-        "Naive Bayes), so no leaf or path explains its rows. Use --explain with a tree "
-        "method: frequency, laplace, m_estimate, tpce, kk, empirical_bayes, binning or venn "
-        "over a tree.")
+        "Error: --explain: method 'bagging' does not predict with one tree (ensembles, "
+        "Naive Bayes and tpce_batch's batch trees do not), so no leaf or path explains its "
+        "rows. Use --explain with a tree method: frequency, laplace, m_estimate, tpce, kk, "
+        "empirical_bayes, binning or venn over a tree.")
     assert not out.exists()
+
+
+def test_predict_explain_a_tree_pruned_to_its_root(weather_model, capsys):
+    code, out, _ = run(["predict", weather_model, WEATHER, "--method", "laplace:prune=ccp",
+                        "--explain"], capsys)
+    assert code == 0
+    frame = _csv(out)
+    assert set(frame["path"]) == {"(root)"} and set(frame["leaf_size"]) == {14.0}
 
 
 @pytest.fixture(scope="module")

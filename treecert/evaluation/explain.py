@@ -14,7 +14,8 @@ For the tree a method predicts with (:func:`explained_tree`), each row gets
   thin basis for any estimate);
 * ``path`` — the tests from the root to that leaf, ``petallength>2.45 & petalwidth<=1.75``;
   a test whose attribute the row does not know is followed by `` (?)``: the row went down
-  every branch there, and the path follows the heaviest share.
+  every branch there, and the path follows the heaviest share. A tree that is one leaf has
+  the path ``(root)``.
 
 Methods add their own per-label components to the predictions when asked (``explain`` on
 the method: TPCE's K leaf estimates, Kukar & Kononenko's transductive distribution, Venn's
@@ -33,6 +34,8 @@ from treecert.tree.render import branch_labels
 
 #: The columns :func:`leaf_columns` adds, in order.
 LEAF_COLUMNS = ("leaf", "leaf_share", "leaf_size", "path")
+#: The path of a tree that is a single leaf (no test on the way): not an empty field.
+ROOT_PATH = "(root)"
 
 
 def explained_tree(runner) -> Tree:
@@ -58,8 +61,9 @@ def explained_tree(runner) -> Tree:
         # TPCE, Venn over a tree: the tree on D with the learner's post-growth edits.
         return runner.new_tree().fit(engine.data).tree_
     raise ConfigError(
-        f"--explain: method '{runner.spec}' predicts with no single tree (an ensemble or "
-        "Naive Bayes), so no leaf or path explains its rows.",
+        f"--explain: method '{runner.spec}' does not predict with one tree (ensembles, "
+        "Naive Bayes and tpce_batch's batch trees do not), so no leaf or path explains its "
+        "rows.",
         "Use --explain with a tree method: frequency, laplace, m_estimate, tpce, kk, "
         "empirical_bayes, binning or venn over a tree.",
     )
@@ -101,7 +105,7 @@ def leaf_columns(tree: Tree, schema: Schema, X: np.ndarray) -> dict[str, np.ndar
         features = [int(tree.feature[p]) for p, _ in steps]
         unknown = np.isnan(X[np.ix_(rows, features)]) if features else \
             np.zeros((rows.size, 0), dtype=bool)
-        known_path = " & ".join(tests)
+        known_path = " & ".join(tests) or ROOT_PATH
         paths[rows] = known_path
         for i in np.flatnonzero(unknown.any(axis=1)):
             paths[rows[i]] = " & ".join(t + (" (?)" if u else "")
