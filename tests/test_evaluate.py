@@ -211,3 +211,18 @@ def test_one_overlaid_reliability_diagram_and_labelled_scatter(tmp_path, monkeyp
                  "--no-timing", "--plots", "-o", str(tmp_path / "cmp"), "-q"]) == 0
     assert sorted(labels) == ["labor", "weather.numeric"]
     assert len(list((tmp_path / "cmp").glob("scatter_*.png"))) == 1
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_plots_check_matplotlib_before_any_work(command, tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    args = [WEATHER] if command == "evaluate" else ["--data", WEATHER]
+    out = tmp_path / "out"
+    code = main([command, *args, "--method", "laplace", "--plots", "-o", str(out), "-q"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        "Error: --plots needs matplotlib, which is not installed. Install it with: pip "
+        "install 'treecert[plot]'.")
+    assert not out.exists()

@@ -86,6 +86,10 @@ def _check_units_options(shard, resume, output, plots, bias_variance=0):
     if part is not None and plots:
         raise ConfigError("--plots cannot be drawn by one shard.",
                           "Merge the shards, then evaluate without --shard for plots.")
+    if plots:
+        from treecert.evaluation.plots import require_matplotlib
+
+        require_matplotlib()  # now, not after the whole cross-validation
     if part is not None and bias_variance:
         raise ConfigError("--bias-variance needs the whole run, not a shard.")
     return part
