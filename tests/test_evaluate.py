@@ -179,7 +179,9 @@ def test_new_files_are_byte_identical_across_reruns_shards_and_resume(tmp_path):
         assert main([*EVAL3, "--shard", f"{i}/2", "-o", str(tmp_path / f"s{i}")]) == 0
     assert main(["merge", str(tmp_path / "s0"), str(tmp_path / "s1"),
                  "-o", str(tmp_path / "merged"), "-q"]) == 0
-    for other in ("b", "merged"):
+    # a run interrupted after half its units (shard 1/2's), then resumed
+    assert main([*EVAL3, "--resume", "-o", str(tmp_path / "s1")]) == 0
+    for other in ("b", "merged", "s1"):
         for f in RUN_FILES:
             assert (tmp_path / "a" / f).read_bytes() == (tmp_path / other / f).read_bytes(), f
 
