@@ -95,7 +95,9 @@ def test_method_text_is_written_exactly_as_given(tmp_path):
     assert main(["evaluate", str(SAMPLE_DATA / "iris.arff"), "--method", "laplace:alpha=0.5",
                  "-o", str(out), "-q"]) == 0
     assert set(pd.read_csv(out / "predictions.csv")["method"]) == {"laplace:alpha=0.5"}
-    assert json.loads((out / "metrics.json").read_text())[0]["method"] == "laplace:alpha=0.5"
+    doc = json.loads((out / "metrics.json").read_text())
+    assert doc["metrics"][0]["method"] == "laplace:alpha=0.5"
+    assert doc["run"]["methods"] == ["laplace:alpha=0.5"]
 
 
 def test_expected_loss_metric(tmp_path):
@@ -121,3 +123,108 @@ def test_compare_prints_paper_table(tmp_path, capsys):
     pairs = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
     assert set(pairs["metric"]) >= {"brier", "auc", "auc_reliability"}
     assert (pairs[["wins", "ties", "losses"]].sum(axis=1) == 3).all()
+
+
+# ---------------------------------------------------------------- outputs that explain
+WEATHER = str(SAMPLE_DATA / "weather.numeric.arff")
+EVAL3 = ["evaluate", WEATHER, "--method", "laplace", "--method", "tpce", "--folds", "3",
+         "--no-timing", "-q"]
+RUN_FILES = ("predictions.csv", "metrics.csv", "metrics.json", "metrics_folds.csv",
+             "metrics_summary.csv")
+
+
+def test_per_fold_metrics_summary_and_run_metadata(tmp_path):
+    from treecert._version import __version__
+    from treecert.tree.model import data_sha256
+
+    out = tmp_path / "ev"
+    assert main([*EVAL3, "--seed", "3", "-o", str(out)]) == 0
+    folds = pd.read_csv(out / "metrics_folds.csv")
+    assert list(folds.columns[:5]) == ["dataset", "method", "repeat", "fold", "n_test"]
+    assert {"brier", "auc", "accuracy", "leaves"} <= set(folds.columns)
+    assert len(folds) == 6 and folds.groupby("method")["n_test"].sum().tolist() == [14, 14]
+    # each fold's metrics are those of its own rows in predictions.csv
+    preds = pd.read_csv(out / "predictions.csv")
+    for _, row in folds.iterrows():
+        mine = preds[(preds["method"] == row["method"]) & (preds["fold"] == row["fold"])]
+        assert row["accuracy"] == pytest.approx((mine["actual"] == mine["predicted"]).mean())
+    summary = pd.read_csv(out / "metrics_summary.csv")
+    assert list(summary.columns) == ["dataset", "method", "metric", "folds", "mean", "std",
+                                     "min", "max"]
+    brier = summary[(summary["method"] == "tpce") & (summary["metric"] == "brier")].iloc[0]
+    values = folds.loc[folds["method"] == "tpce", "brier"]
+    assert brier["folds"] == 3
+    assert brier["mean"] == pytest.approx(values.mean())
+    assert brier["std"] == pytest.approx(values.std(ddof=1))
+    # metrics.csv keeps its columns; metrics.json says what the run was
+    assert list(pd.read_csv(out / "metrics.csv").columns[:3]) == ["dataset", "method",
+                                                                  "accuracy"]
+    doc = json.loads((out / "metrics.json").read_text())
+    assert doc["format"] == "treecert-metrics" and doc["version"] == 1
+    run = doc["run"]
+    data = load_dataset(WEATHER)
+    assert run["treecert_version"] == __version__
+    assert run["dataset"] == {"name": "weather.numeric", "rows": 14,
+                              "sha256": data_sha256(data.X, data.y, data.weights)}
+    assert run["protocol"] == {"kind": "cv", "seed": 3, "folds": 3, "repeats": 1}
+    assert run["methods"] == ["laplace", "tpce"]
+    assert run["tree_params"]["min_leaf"] == 2.0 and run["timing"] is False
+    assert [m["method"] for m in doc["metrics"]] == ["laplace", "tpce"]
+
+
+def test_new_files_are_byte_identical_across_reruns_shards_and_resume(tmp_path):
+    for name in ("a", "b"):
+        assert main([*EVAL3, "-o", str(tmp_path / name)]) == 0
+    for i in range(2):
+        assert main([*EVAL3, "--shard", f"{i}/2", "-o", str(tmp_path / f"s{i}")]) == 0
+    assert main(["merge", str(tmp_path / "s0"), str(tmp_path / "s1"),
+                 "-o", str(tmp_path / "merged"), "-q"]) == 0
+    # a run interrupted after half its units (shard 1/2's), then resumed
+    assert main([*EVAL3, "--resume", "-o", str(tmp_path / "s1")]) == 0
+    for other in ("b", "merged", "s1"):
+        for f in RUN_FILES:
+            assert (tmp_path / "a" / f).read_bytes() == (tmp_path / other / f).read_bytes(), f
+
+
+def test_leave_one_out_writes_no_per_fold_metrics(tmp_path):
+    out = tmp_path / "loo"
+    assert main(["evaluate", WEATHER, "--method", "laplace", "--loo", "-o", str(out),
+                 "-q"]) == 0
+    assert not (out / "metrics_folds.csv").exists()
+    assert not (out / "metrics_summary.csv").exists()
+    assert json.loads((out / "metrics.json").read_text())["run"]["protocol"]["kind"] == "loo"
+
+
+def test_one_overlaid_reliability_diagram_and_labelled_scatter(tmp_path, monkeypatch):
+    axes = pytest.importorskip("matplotlib.axes")
+    out = tmp_path / "ev"
+    assert main(["evaluate", str(SAMPLE_DATA / "iris.arff"), "--method", "laplace",
+                 "--method", "frequency", "--folds", "3", "--no-timing", "--plots",
+                 "-o", str(out), "-q"]) == 0
+    assert sorted(p.name for p in out.glob("*.png")) == ["reliability.png", "roc.png"]
+    assert (out / "reliability.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    labels = []
+    original = axes.Axes.annotate
+    monkeypatch.setattr(axes.Axes, "annotate",
+                        lambda self, text, *a, **k: labels.append(text) or
+                        original(self, text, *a, **k))
+    assert main(["compare", "--data", WEATHER, "--data", str(SAMPLE_DATA / "labor.arff"),
+                 "--method", "laplace", "--method", "frequency", "--metric", "brier",
+                 "--no-timing", "--plots", "-o", str(tmp_path / "cmp"), "-q"]) == 0
+    assert sorted(labels) == ["labor", "weather.numeric"]
+    assert len(list((tmp_path / "cmp").glob("scatter_*.png"))) == 1
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_plots_check_matplotlib_before_any_work(command, tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    args = [WEATHER] if command == "evaluate" else ["--data", WEATHER]
+    out = tmp_path / "out"
+    code = main([command, *args, "--method", "laplace", "--plots", "-o", str(out), "-q"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        "Error: --plots needs matplotlib, which is not installed. Install it with: pip "
+        "install 'treecert[plot]'.")
+    assert not out.exists()

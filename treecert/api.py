@@ -56,9 +56,10 @@ def train(
 
 
 def predictor(model: Model, *, method: str | None = None, loss: np.ndarray | None = None,
-              jobs: int = 1):
+              jobs: int = 1, explain: bool = False):
     """The fitted method that :func:`predict` uses (fit once, then score any number of
-    chunks with :func:`predict_with`)."""
+    chunks with :func:`predict_with`). ``explain`` checks that the method has a tree to
+    explain (before any row is scored) and asks it for its per-label components."""
     from treecert.methods import make_method
 
     spec = method or model.method or model.estimator.leaf
@@ -67,23 +68,36 @@ def predictor(model: Model, *, method: str | None = None, loss: np.ndarray | Non
         params["loss"] = loss  # for methods that prune with a loss (e.g. prune=laplace_loss)
     runner = make_method(spec, params).adopt(model)
     runner.jobs = jobs
+    if explain:
+        from treecert.evaluation.explain import explained_tree
+
+        runner.explain = True
+        runner.explained_tree_ = explained_tree(runner)
     return runner
 
 
 def predict_with(runner, model: Model, data: Dataset, *, id_column: str | None = None,
                  loss: np.ndarray | None = None, row_offset: int = 0) -> pd.DataFrame:
-    """Score ``data`` with a :func:`predictor`; ``row`` numbers start at ``row_offset``."""
+    """Score ``data`` with a :func:`predictor`; ``row`` numbers start at ``row_offset``.
+    A predictor made with ``explain=True`` adds the columns of
+    :mod:`treecert.evaluation.explain` (leaf, leaf_share, leaf_size, path) and the
+    method's per-label components."""
     pred = runner.predict(data)
+    columns = pred.columns
+    if runner.explain:
+        from treecert.evaluation.explain import leaf_columns
+
+        columns = {**leaf_columns(runner.explained_tree_, model.schema, data.X), **columns}
     return predictions_frame(
         data, pred.proba, model.schema.classes, certainty=pred.certainty, lower=pred.lower,
-        upper=pred.upper, id_column=id_column, extra_columns=pred.columns, loss=loss,
+        upper=pred.upper, id_column=id_column, extra_columns=columns, loss=loss,
         row_offset=row_offset,
     )
 
 
 def predict(
     model: Model, data: Dataset, *, id_column: str | None = None, method: str | None = None,
-    loss: np.ndarray | None = None, jobs: int = 1,
+    loss: np.ndarray | None = None, jobs: int = 1, explain: bool = False,
 ) -> pd.DataFrame:
     """Score ``data`` (aligned to the model's schema).
 
@@ -92,9 +106,10 @@ def predict(
     ``loss`` (``L[true, predicted]``, see :mod:`treecert.pruning.loss`) the predicted class is the
     one of minimum expected loss and an ``expected_loss`` column is added. Every instance
     is scored on its own, so scoring the rows in chunks (:func:`predictor` once, then
-    :func:`predict_with` per chunk) gives the same rows.
+    :func:`predict_with` per chunk) gives the same rows. ``explain`` adds the columns that
+    say why (:mod:`treecert.evaluation.explain`).
     """
-    runner = predictor(model, method=method, loss=loss, jobs=jobs)
+    runner = predictor(model, method=method, loss=loss, jobs=jobs, explain=explain)
     return predict_with(runner, model, data, id_column=id_column, loss=loss)
 
 
@@ -194,12 +209,21 @@ def compare(metrics: pd.DataFrame, **kwargs):
 
 
 def show(model: Model, fmt: str = "text") -> str:
-    """The tree as J48-style ``text``, Graphviz ``dot`` or a ``json`` summary."""
+    """The tree as J48-style ``text``, Graphviz ``dot`` or a ``json`` summary.
+
+    Text and DOT leaves also show the class probabilities of the model's own leaf estimate
+    (``frequency``, ``laplace`` or ``m_estimate`` with its parameter), which is what a leaf
+    method predicts for an instance that reaches that leaf alone.
+    """
     tree, schema = model.tree, model.schema
-    if fmt == "text":
-        return render.to_text(tree, schema)
-    if fmt == "dot":
-        return render.to_dot(tree, schema)
+    est = model.estimator
+    if fmt in ("text", "dot"):
+        proba = tree.leaf_estimates(est.leaf, alpha=est.alpha, m=est.m)
+        if fmt == "dot":
+            return render.to_dot(tree, schema, proba)
+        estimate = {"laplace": f"laplace (alpha={est.alpha:g})",
+                    "m_estimate": f"m_estimate (m={est.m:g})"}.get(est.leaf, est.leaf)
+        return render.to_text(tree, schema, proba, estimate)
     if fmt == "json":
         extra = {
             "method": model.method,

@@ -47,20 +47,24 @@ def _read_text(path: str) -> str:
 def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
     import json
 
+    from treecert.evaluation.experiment import metrics_document
+
     make_directory(outdir)
     with atomic_writer(outdir / "predictions.csv") as fh:
         result.predictions.to_csv(fh, index=False, lineterminator="\n")
-    with atomic_writer(outdir / "metrics.csv") as fh:
-        result.metrics.to_csv(fh, index=False, lineterminator="\n")
-    records = result.metrics.to_dict(orient="records")
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in records]
-    write_text(outdir / "metrics.json", json.dumps(records, indent=2, allow_nan=False) + "\n")
+    tables = {"metrics.csv": result.metrics, "metrics_folds.csv": result.folds,
+              "metrics_summary.csv": result.summary}
+    for file_name, table in tables.items():
+        if table is not None:
+            with atomic_writer(outdir / file_name) as fh:
+                table.to_csv(fh, index=False, lineterminator="\n")
+    write_text(outdir / "metrics.json",
+               json.dumps(metrics_document(result), indent=2, allow_nan=False) + "\n")
     if plots:
         from treecert.evaluation import plots as P
 
-        written = P.reliability_plots(result.predictions, result.classes, outdir, bins)
-        written.append(P.roc_plot(result.predictions, result.classes, outdir))
+        written = [P.reliability_plot(result.predictions, result.classes, outdir, bins),
+                   P.roc_plot(result.predictions, result.classes, outdir)]
         say(f"Wrote {len(written)} plots to {outdir}")
 
 
@@ -82,6 +86,10 @@ def _check_units_options(shard, resume, output, plots, bias_variance=0):
     if part is not None and plots:
         raise ConfigError("--plots cannot be drawn by one shard.",
                           "Merge the shards, then evaluate without --shard for plots.")
+    if plots:
+        from treecert.evaluation.plots import require_matplotlib
+
+        require_matplotlib()  # now, not after the whole cross-validation
     if part is not None and bias_variance:
         raise ConfigError("--bias-variance needs the whole run, not a shard.")
     return part

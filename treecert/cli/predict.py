@@ -41,6 +41,10 @@ def predict(
         int, typer.Option("--chunk-size", metavar="BYTES",
                           help="CSV text read per chunk (memory is a small multiple of it).")
     ] = 1 << 20,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Add why-columns: leaf, leaf_share, leaf_size, "
+                                             "path, and the method's per-label estimates.")
+    ] = False,
     quiet: options.Quiet = False,
 ) -> None:
     """Score data with a model: one CSV row per instance, in input order.
@@ -48,6 +52,13 @@ def predict(
     Columns: row, [id], actual (if the file has the class), predicted, p_<label> per class,
     certainty, and lower_<label>/upper_<label> for methods that give bounds. With --loss,
     predicted is the class of minimum expected loss and expected_loss is that loss.
+
+    --explain adds leaf (node id), leaf_share (the row's share of that leaf: below 1 when an
+    unknown value split the row over several leaves; the columns then describe the
+    heaviest), leaf_size (weighted training rows), path (e.g. 'a<=3 & b=x'; ' (?)' marks a
+    test whose value is unknown) and, for tpce, tpce_if_<a>_p_<c>: the Laplace estimate of
+    class c in the tree grown with the row labelled a (Eq. 1 averages them over a); kk adds
+    kk_q_<c>, venn venn_if_<a>_p_<c>.
 
     CSV input (files, .csv.gz, stdin) is streamed: read in chunks of --chunk-size bytes
     (1 MB) and written as it goes, so memory stays at the model plus about 30 times the
@@ -79,7 +90,8 @@ def predict(
         rows = shard_bounds(total, *part)
         total = rows[1] - rows[0]
     with backend(scheduler):
-        runner = api.predictor(model, method=method, loss=loss_matrix, jobs=jobs)
+        runner = api.predictor(model, method=method, loss=loss_matrix, jobs=jobs,
+                                explain=explain)
         written = 0
         with atomic_writer(output) as fh, _RowProgress("predicting", total) as bar:
             for chunk in reader.chunks(rows):

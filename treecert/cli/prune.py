@@ -65,6 +65,12 @@ def prune_command(
     table: Annotated[
         bool, typer.Option("--table", help="ccp: print the alpha sequence as CSV to stdout.")
     ] = False,
+    plot: Annotated[
+        str | None,
+        typer.Option("--plot", metavar="PNG",
+                     help="ccp: draw rpart's plotcp (validation error +-1 SE against cp and "
+                          "tree size) into this PNG file."),
+    ] = None,
     quiet: options.Quiet = False,
 ) -> None:
     """Prune a model's tree; print its size before and after.
@@ -78,13 +84,22 @@ def prune_command(
     "loss: {bad: {bad: 0, good: 5}, good: {bad: 1, good: 0}}" (predicting good for a bad
     case costs 5). Every class exactly once in rows and columns, costs >= 0.
 
+    --plot FILE.png (ccp) draws rpart's plotcp: the validation error of every subtree with
+    1-SE bars against cp and tree size, the chosen subtree ringed.
+
     Example: treecert prune credit-g.json --method ccp --loss sample_data/credit-g.loss.yaml
     -o credit-g.ccp.json
     """
     _state["quiet"] = quiet
     check_not_input(output, [model_path] + ([train] if train else []))
-    if table and method.strip().lower() != "ccp":
-        raise ConfigError("--table needs --method ccp.")
+    for flag, given in (("--table", table), ("--plot", plot is not None)):
+        if given and method.strip().lower() != "ccp":
+            raise ConfigError(f"{flag} needs --method ccp.")
+    if plot is not None:
+        from treecert.evaluation.plots import require_matplotlib
+
+        check_not_input(plot, [model_path, output] + ([train] if train else []))
+        require_matplotlib("--plot")  # before any work
     model = read_model(model_path)
     loss_matrix = _read_loss(loss, model.schema.classes)
     data = None
@@ -102,4 +117,11 @@ def prune_command(
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
-    say(f"{model_path}: {_pruning_summary(pruned.pruning)}; wrote {output}")
+    if plot is not None:
+        from pathlib import Path
+
+        from treecert.evaluation.plots import ccp_plot
+
+        ccp_plot(pruned.pruning, Path(plot))
+    say(f"{model_path}: {_pruning_summary(pruned.pruning)}; wrote {output}"
+        + (f" and {plot}" if plot is not None else ""))

@@ -13,6 +13,7 @@ Repeat r uses seed ``seed + r``.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -105,6 +106,16 @@ class EvaluationResult:
     metrics: pd.DataFrame
     classes: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
+    #: One row per (method, repeat, fold): the metrics of that fold's test rows alone
+    #: (None for leave-one-out, whose one-row folds have no AUC or calibration).
+    folds: pd.DataFrame | None = None
+    #: What the run was (:func:`run_metadata`), written into metrics.json.
+    run: dict | None = None
+
+    @property
+    def summary(self) -> pd.DataFrame | None:
+        """Mean, std, min and max across folds of every per-fold metric (long format)."""
+        return None if self.folds is None else fold_summary(self.folds)
 
 
 def evaluate(
@@ -188,8 +199,53 @@ def evaluate(
     if bias_variance:
         extra = {k: _bias_variance(data, spec, tree_params, protocol, bias_variance, test_data)
                  for k, spec in enumerate(specs)}
+    run = run_metadata(data, methods, protocol, tree_params, name, loss=loss, bins=bins,
+                       interval_auc=interval_auc, timing=timing, bias_variance=bias_variance)
     return finalize(results, [s.text for s in specs], data.schema, name, loss=loss, bins=bins,
-                    interval_auc=interval_auc, timing=timing, extra_metrics=extra)
+                    interval_auc=interval_auc, timing=timing, extra_metrics=extra, run=run)
+
+
+def run_metadata(data: Dataset, methods: list[str], protocol: Protocol, tree_params: dict,
+                 name: str, *, loss: np.ndarray | None = None, bins: str = DEFAULT_BINS,
+                 interval_auc: str = DEFAULT_INTERVAL_AUC, timing: bool = True,
+                 bias_variance: int = 0) -> dict:
+    """What a run was, for metrics.json: treecert's version, the data (rows and the sha256
+    of the data as read, as model files record it), the protocol with its seed, the methods
+    and every option that changes a result.
+
+    Deliberately absent: the command line as typed and clock times. A sharded run merged
+    later, a resumed run and an uninterrupted one must write the same bytes, and their
+    command lines (``--shard``, ``--resume``, ``-o``, ``--jobs``) and clocks differ; the
+    options recorded here are the ones that decide the numbers. The result is plain JSON
+    (it is stored in the units' run.json and read back by ``merge``).
+    """
+    from treecert._version import __version__
+    from treecert.tree.model import data_sha256
+
+    def described(d: Dataset) -> dict:
+        return {"rows": int(d.n_samples), "sha256": data_sha256(d.X, d.y, d.weights)}
+
+    proto: dict = {"kind": protocol.kind, "seed": protocol.seed}
+    if protocol.kind == "cv":
+        proto.update(folds=protocol.n_folds, repeats=protocol.repeats)
+    elif protocol.kind == "folds":
+        proto["fold_ids"] = np.asarray(protocol.fold_ids).tolist()
+    elif protocol.kind == "test":
+        proto["test"] = described(protocol.test)
+    meta = {
+        "treecert_version": __version__,
+        "dataset": {"name": name, **described(data)},
+        "protocol": proto,
+        "methods": [parse_method_spec(m, METHODS).text for m in methods],
+        "tree_params": {k: v for k, v in sorted(tree_params.items()) if k != "loss"},
+        "loss": None if loss is None else np.asarray(loss, dtype=float).tolist(),
+        "bins": bins,
+        "interval_auc": interval_auc,
+        "timing": bool(timing),
+    }
+    if bias_variance:
+        meta["bias_variance"] = int(bias_variance)
+    return json.loads(json.dumps(meta, allow_nan=False))
 
 
 def unit_keys(data: Dataset, methods: list[str], protocol: Protocol
@@ -219,10 +275,29 @@ def plan_units(data: Dataset, specs: list[MethodSpec], protocol: Protocol
 def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name: str, *,
              loss: np.ndarray | None = None, bins: str = DEFAULT_BINS,
              interval_auc: str = DEFAULT_INTERVAL_AUC, timing: bool = True,
-             extra_metrics: dict[int, dict] | None = None) -> EvaluationResult:
-    """Predictions and metrics from every unit's results (fresh or read back from disk)."""
+             extra_metrics: dict[int, dict] | None = None,
+             run: dict | None = None) -> EvaluationResult:
+    """Predictions and metrics from every unit's results (fresh or read back from disk).
+
+    With ``run`` (:func:`run_metadata`) the result carries it, and per-fold metrics unless
+    the protocol is leave-one-out.
+    """
     classes = schema.classes
-    frames, metric_rows = [], []
+    frames, metric_rows, fold_rows = [], [], []
+    per_fold = run is not None and run["protocol"]["kind"] != "loo"
+
+    def scores(y, pred):
+        out = metric_table.compute_metrics(
+            y, pred.proba, certainty=pred.certainty_or_max(), lower=pred.lower,
+            upper=pred.upper, loss=loss, bins=bins,
+        )
+        if interval_auc == "endpoints" and pred.lower is not None:
+            # The EB paper code's AUC "interval" (AUC of the lower and of the upper
+            # vector), next to the exact range auc_low/auc_high, for comparison.
+            out["auc_low_endpoints"], out["auc_high_endpoints"] = \
+                interval_metrics.auc_bounds_endpoints(y, pred.lower, pred.upper)
+        return out
+
     for k, text in enumerate(methods):
         mine = [r for r in results if r.method == k]
         per_repeat = []
@@ -248,15 +323,14 @@ def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name
             frames.append(frame)
             if np.any(y < 0):
                 raise DataError(f"{name}: the test data has rows without a class.")
-            per_repeat.append(metric_table.compute_metrics(
-                y, pred.proba, certainty=pred.certainty_or_max(), lower=pred.lower,
-                upper=pred.upper, loss=loss, bins=bins,
-            ))
-            if interval_auc == "endpoints" and pred.lower is not None:
-                # The EB paper code's AUC "interval" (AUC of the lower and of the upper
-                # vector), next to the exact range auc_low/auc_high, for comparison.
-                lo, hi = interval_metrics.auc_bounds_endpoints(y, pred.lower, pred.upper)
-                per_repeat[-1].update(auc_low_endpoints=lo, auc_high_endpoints=hi)
+            per_repeat.append(scores(y, pred))
+            for r in parts if per_fold else []:
+                row = {"dataset": name, "method": text, "repeat": rep, "fold": r.fold,
+                       "n_test": int(r.rows.size), **scores(r.y, r.prediction),
+                       "leaves": np.nan if r.size is None else float(r.size)}
+                if timing:
+                    row.update(fit_seconds=r.fit_seconds, predict_seconds=r.predict_seconds)
+                fold_rows.append(row)
         row = {"dataset": name, "method": text}
         for key in per_repeat[0]:
             row[key] = float(np.mean([m[key] for m in per_repeat]))
@@ -270,7 +344,37 @@ def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name
         row.update((extra_metrics or {}).get(k, {}))
         metric_rows.append(row)
     predictions = pd.concat(frames, ignore_index=True)
-    return EvaluationResult(predictions, pd.DataFrame(metric_rows), classes)
+    folds = pd.DataFrame(fold_rows) if per_fold else None
+    return EvaluationResult(predictions, pd.DataFrame(metric_rows), classes, folds=folds,
+                            run=run)
+
+
+def metrics_document(result: EvaluationResult) -> dict:
+    """metrics.json: ``{"format": "treecert-metrics", "version": 1, "run": ..., "metrics":
+    [one object per method, as in metrics.csv]}``; NaN is written as null."""
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in result.metrics.to_dict(orient="records")]
+    return {"format": "treecert-metrics", "version": 1, "run": result.run, "metrics": records}
+
+
+def fold_summary(folds: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, method, metric): the number of folds and the mean, sample standard
+    deviation (ddof 1; NaN for one fold), min and max of the per-fold values.
+
+    These describe the spread between folds; they are not metrics.csv's values, which are
+    computed on all test rows of a repeat pooled (an AUC of pooled rows is not the mean of
+    the folds' AUCs).
+    """
+    keys = ["dataset", "method"]
+    metrics = [c for c in folds.columns if c not in (*keys, "repeat", "fold", "n_test")]
+    rows = []
+    for (dataset, method), frame in folds.groupby(keys, sort=False):
+        for metric in metrics:
+            v = frame[metric].dropna()
+            rows.append({"dataset": dataset, "method": method, "metric": metric,
+                         "folds": int(v.size), "mean": v.mean(), "std": v.std(ddof=1),
+                         "min": v.min(), "max": v.max()})
+    return pd.DataFrame(rows, columns=[*keys, "metric", "folds", "mean", "std", "min", "max"])
 
 
 def _concat_predictions(preds: list[Prediction]) -> Prediction:

@@ -7,7 +7,7 @@ import numpy as np
 
 from treecert.data.schema import Schema
 from treecert.errors import ConfigError
-from treecert.evaluation.experiment import finalize, unit_keys
+from treecert.evaluation.experiment import finalize, run_metadata, unit_keys
 from treecert.evaluation.units import FORMAT, UnitStore, fingerprint
 from treecert.parallel import shard_bounds
 from treecert.tree.model import data_sha256
@@ -31,7 +31,10 @@ def open_run(directory, dataset, methods, protocol, params, name, loss, bins,
     }
     manifest = {"format": FORMAT, "version": 1, "dataset": name, "methods": list(methods),
                 "schema": dataset.schema.to_json(), "finish": finish,
-                "units": [list(k) for k in keys], "fingerprint": fingerprint(description)}
+                "units": [list(k) for k in keys], "fingerprint": fingerprint(description),
+                # metrics.json's run record, so that merge writes what an unsharded run does
+                "run": run_metadata(dataset, methods, protocol, params, name, loss=loss,
+                                    bins=bins, interval_auc=interval_auc, timing=timing)}
     store = UnitStore(directory)
     store.open(manifest, fresh=fresh)
     return store, keys
@@ -72,5 +75,6 @@ def finish_run(stores):
     loss = None if finish["loss"] is None else np.array(finish["loss"], dtype=float)
     result = finalize(results, manifest["methods"], Schema.from_json(manifest["schema"]),
                       manifest["dataset"], loss=loss, bins=finish["bins"],
-                      interval_auc=finish["interval_auc"], timing=finish["timing"])
+                      interval_auc=finish["interval_auc"], timing=finish["timing"],
+                      run=manifest.get("run"))
     return result, finish["bins"]

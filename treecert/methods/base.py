@@ -136,6 +136,9 @@ class Method:
         #: Worker processes for per-instance work (set by ``--jobs``); output never depends
         #: on it.
         self.jobs = 1
+        #: Whether ``predict`` adds the method's per-label components as extra columns
+        #: (``predict --explain``; off in ``evaluate``, whose tables stay as they are).
+        self.explain = False
 
     def new_tree(self, **leaf) -> DecisionTree:
         return DecisionTree(**self.tree_params, **leaf)
@@ -173,6 +176,15 @@ class Method:
 #: order the CLI lists methods; methods that build other methods (a calibration's base) look
 #: them up here at call time, so no method module imports the package that lists it.
 METHODS: dict[str, type[Method]] = {}
+
+
+def per_label_columns(prefix: str, M: np.ndarray, classes: tuple[str, ...]
+                      ) -> dict[str, np.ndarray]:
+    """``<prefix>_if_<a>_p_<c>`` = ``M[:, a, c]`` (M: n × K × K): what a transductive
+    method estimates for class c when the row is given the tentative label a (TPCE's K
+    trees, the rows of a Venn matrix), for ``predict --explain``."""
+    return {f"{prefix}_if_{a}_p_{c}": M[:, i, j]
+            for i, a in enumerate(classes) for j, c in enumerate(classes)}
 
 
 def make_method(spec: str | MethodSpec, tree_params: dict | None = None) -> Method:

@@ -64,7 +64,11 @@ class KukarKononenkoMethod(Method):
         parts = map_chunks(work, X.shape[0], self.jobs)
         Q = np.concatenate(parts) if parts else np.zeros((0, K))
         div = symmetric_kl(P, Q)
-        return Prediction(P, certainty=np.exp(-div), columns={"kk_divergence": div})
+        columns = {"kk_divergence": div}
+        if self.explain:  # the transductive Q that P is compared with
+            columns.update((f"kk_q_{c}", Q[:, j])
+                           for j, c in enumerate(self.engine_.data.schema.classes))
+        return Prediction(P, certainty=np.exp(-div), columns=columns)
 
     def predict_loo(self, rows: np.ndarray) -> Prediction:
         """Leave-one-out from one engine (see :meth:`TpceMethod.predict_loo`); the inductive

@@ -28,7 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from treecert.data.schema import Dataset
-from treecert.methods.base import Method, Prediction
+from treecert.methods.base import Method, Prediction, per_label_columns
 from treecert.transductive.engine import (
     TransductiveEngine,
     check_engine,
@@ -65,12 +65,17 @@ class TpceMethod(Method):
             proba = per_tree.mean(axis=1)  # Eq. 1: the mean over the K trees
             votes = np.argmax(per_tree, axis=2)
             disagree = (votes != votes[:, :1]).any(axis=1).astype(np.int64)
-            return proba, disagree
+            return proba, disagree, per_tree
 
         parts = map_chunks(work, X.shape[0], self.jobs)
         proba = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, K))
         disagree = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-        return Prediction(proba, columns={"tpce_disagree": disagree})
+        columns = {"tpce_disagree": disagree}
+        if self.explain:  # the K trees' Laplace estimates: Eq. 1 averages them over a
+            per_tree = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, K, K))
+            columns.update(per_label_columns("tpce", per_tree,
+                                             self.engine_.data.schema.classes))
+        return Prediction(proba, columns=columns)
 
     def predict(self, data: Dataset) -> Prediction:
         return self._predict_rows(data.X, None)

@@ -61,7 +61,13 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.methods.base import Method, Prediction, reading_state, stored_state
+from treecert.methods.base import (
+    Method,
+    Prediction,
+    per_label_columns,
+    reading_state,
+    stored_state,
+)
 from treecert.methods.binning import BASE_PASS_OPTIONS, make_base
 from treecert.methods.naive_bayes import (
     NaiveBayes,
@@ -361,8 +367,10 @@ class VennMethod(HoldsSharedEngine, Method):
         return np.concatenate(parts).reshape(-1, K, K) if parts else np.zeros((0, K, K))
 
     def predict(self, data: Dataset) -> Prediction:
-        proba, lower, upper = summarise(self.matrices(data))
-        return Prediction(proba, lower=lower, upper=upper)
+        M = self.matrices(data)
+        proba, lower, upper = summarise(M)
+        columns = per_label_columns("venn", M, data.schema.classes) if self.explain else {}
+        return Prediction(proba, lower=lower, upper=upper, columns=columns)
 
     @property
     def size(self) -> float | None:

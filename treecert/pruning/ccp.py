@@ -262,8 +262,9 @@ def _ccp(tree: Tree, data: Dataset, params: dict, loss: np.ndarray | None,
     total, se = losses.sum(axis=0), _se_of_total(losses, held.weights)
     k = _choose(total, se, bool(opts.one_se))
     table = spath.table()
-    for row, t in zip(table, total, strict=True):
+    for row, t, s in zip(table, total, se, strict=True):
         row["holdout_loss"] = float(t)
+        row["holdout_se"] = float(s)  # for prune --plot's 1-SE bars
     ratio = W / float(train.weights.sum())
     beta = float(_betas(spath.alphas)[k]) * ratio
     pruned = tree.with_leaves(path.prune_mask(beta))

@@ -1,4 +1,9 @@
-"""Showing a tree: J48-style text, Graphviz DOT, and a JSON summary."""
+"""Showing a tree: J48-style text, Graphviz DOT, and a JSON summary.
+
+Leaves show J48's ``class (weight/errors)`` and, when the caller passes the model's leaf
+estimates, the class probabilities the model predicts there (``[setosa 0.96, ...]``), so
+that a reader sees how sure a leaf is, not only which class it votes for.
+"""
 
 from __future__ import annotations
 
@@ -14,25 +19,30 @@ def _fmt_num(v: float) -> str:
     return f"{v:.6g}" if abs(v) < 1e6 else f"{v:.6e}"
 
 
-def _branch_labels(tree: Tree, schema: Schema, node: int) -> list[str]:
-    """The test text of each branch of ``node``: ``petalwidth <= 0.6``, ``outlook = sunny``."""
+def branch_labels(tree: Tree, schema: Schema, node: int, sep: str = " ") -> list[str]:
+    """The test text of each branch of ``node``: ``petalwidth <= 0.6``, ``outlook = sunny``;
+    ``sep=""`` gives the compact form of ``predict --explain``'s paths (``petalwidth<=0.6``)."""
     attr = schema.attributes[tree.feature[node]]
     name = attr.name
+
+    def test(op: str, value: str) -> str:
+        return f"{name}{sep}{op}{sep}{value}"
+
     if not np.isnan(tree.threshold[node]):
         t = _fmt_num(float(tree.threshold[node]))
-        return [f"{name} <= {t}", f"{name} > {t}"]
+        return [test("<=", t), test(">", t)]
     vb = tree.value_branch[tree.value_branch_ptr[node] : tree.value_branch_ptr[node + 1]]
     n_branches = int(np.diff(tree.children_ptr)[node])
     if n_branches == len(attr.values) and np.array_equal(vb, np.arange(len(vb))):
-        return [f"{name} = {v}" for v in attr.values]
+        return [test("=", v) for v in attr.values]
     labels = []
     for b in range(n_branches):
         vals = [attr.values[i] for i in np.flatnonzero(vb == b)]
         if b == 1 and n_branches == 2 and np.sum(vb == 0) == 1:
-            labels.append(f"{name} != {attr.values[int(np.flatnonzero(vb == 0)[0])]}")
+            labels.append(test("!=", attr.values[int(np.flatnonzero(vb == 0)[0])]))
         else:
             joined = ",".join(vals)
-            labels.append(f"{name} = {vals[0]}" if len(vals) == 1 else f"{name} in {{{joined}}}")
+            labels.append(test("=", vals[0]) if len(vals) == 1 else test("in", f"{{{joined}}}"))
     return labels
 
 
@@ -46,50 +56,75 @@ def _leaf_text(tree: Tree, schema: Schema, node: int) -> str:
     return f"{label} ({total:.1f})"
 
 
-def to_text(tree: Tree, schema: Schema) -> str:
-    """J48's printout: one line per branch, ``|   `` per depth, leaf ``class (n/errors)``."""
+def _proba_text(schema: Schema, proba: np.ndarray | None, node: int) -> str:
+    """``[setosa 0.96, versicolor 0.02, virginica 0.02]``: a leaf's estimates, or ""."""
+    if proba is None:
+        return ""
+    return "[" + ", ".join(f"{c} {p:.3g}" for c, p in zip(schema.classes, proba[node],
+                                                         strict=True)) + "]"
+
+
+def to_text(tree: Tree, schema: Schema, proba: np.ndarray | None = None,
+            estimate: str = "") -> str:
+    """J48's printout: one line per branch, ``|   `` per depth, leaf ``class (n/errors)``,
+    followed by the leaf's class probabilities when ``proba`` (n_nodes, n_classes) — the
+    model's leaf estimates, named ``estimate`` in a last line — is given."""
     lines: list[str] = []
 
+    def leaf(node: int) -> str:
+        text = _leaf_text(tree, schema, node)
+        return text + (" " + _proba_text(schema, proba, node) if proba is not None else "")
+
     def walk(node: int, depth: int) -> None:
-        labels = _branch_labels(tree, schema, node)
+        labels = branch_labels(tree, schema, node)
         for child, label in zip(tree.children_of(node), labels, strict=True):
             prefix = "|   " * depth + label
             if tree.feature[child] < 0:
-                lines.append(f"{prefix}: {_leaf_text(tree, schema, child)}")
+                lines.append(f"{prefix}: {leaf(int(child))}")
             else:
                 lines.append(prefix)
                 walk(int(child), depth + 1)
 
     if tree.feature[0] < 0:
-        lines.append(f": {_leaf_text(tree, schema, 0)}")
+        lines.append(f": {leaf(0)}")
     else:
         walk(0, 0)
     lines.append("")
     lines.append(f"Number of Leaves  : \t{tree.n_leaves}")
     lines.append("")
     lines.append(f"Size of the tree : \t{tree.n_nodes}")
+    if proba is not None and estimate:
+        lines.append("")
+        lines.append(f"Leaf probabilities: {estimate}")
     return "\n".join(lines) + "\n"
 
 
-def _dot_escape(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"')
+def _dot_label(*lines: str) -> str:
+    """A DOT string label of several lines: each line escaped, then joined with DOT's
+    centred line break ``\\n`` (written as the two characters backslash-n, which Graphviz
+    turns into a new line; escaping the lines first keeps a backslash in a name literal)."""
+    escaped = (s.replace("\\", "\\\\").replace('"', '\\"') for s in lines)
+    return '"' + "\\n".join(escaped) + '"'
 
 
-def to_dot(tree: Tree, schema: Schema) -> str:
-    """Graphviz DOT: internal nodes show the attribute, edges the test, leaves the counts."""
+def to_dot(tree: Tree, schema: Schema, proba: np.ndarray | None = None) -> str:
+    """Graphviz DOT: internal nodes show the attribute, edges the test, leaves the counts
+    and, with ``proba`` (the model's leaf estimates), the class probabilities."""
     out = ["digraph treecert {", "  node [shape=box, fontname=Helvetica];"]
     for i in range(tree.n_nodes):
-        counts = ", ".join(f"{c:g}" for c in tree.counts[i])
+        counts = "[" + ", ".join(f"{c:g}" for c in tree.counts[i]) + "]"
         if tree.feature[i] < 0:
-            label = f"{_leaf_text(tree, schema, i)}\\n[{counts}]"
-            out.append(f'  n{i} [label="{_dot_escape(label)}", style=rounded];')
+            lines = [_leaf_text(tree, schema, i), counts]
+            if proba is not None:
+                lines.append(_proba_text(schema, proba, i))
+            out.append(f"  n{i} [label={_dot_label(*lines)}, style=rounded];")
         else:
             name = schema.attributes[tree.feature[i]].name
-            out.append(f'  n{i} [label="{_dot_escape(name)}\\n[{counts}]"];')
-            for child, label in zip(tree.children_of(i), _branch_labels(tree, schema, i),
+            out.append(f"  n{i} [label={_dot_label(name, counts)}];")
+            for child, label in zip(tree.children_of(i), branch_labels(tree, schema, i),
                                     strict=True):
                 test = label[len(name) :].strip()
-                out.append(f'  n{i} -> n{child} [label="{_dot_escape(test)}"];')
+                out.append(f"  n{i} -> n{child} [label={_dot_label(test)}];")
     out.append("}")
     return "\n".join(out) + "\n"
 
