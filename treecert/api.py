@@ -7,16 +7,16 @@ calls them, and writes the results.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.evaluation.frames import predictions_frame
-from treecert.tree import render
-from treecert.tree.classifier import DecisionTree
-from treecert.tree.model import Model, data_sha256
+
+if TYPE_CHECKING:  # imported where used: `import treecert.api` stays cheap for the CLI
+    import numpy as np
+    import pandas as pd
+
+    from treecert.data.schema import Dataset
+    from treecert.tree.model import Model
 
 
 def train(
@@ -36,6 +36,10 @@ def train(
     embed_data: bool = True,
 ) -> Model:
     """Grow a tree on ``data`` and wrap it as a :class:`Model` (training data embedded)."""
+    from treecert.data.schema import Dataset
+    from treecert.tree.classifier import DecisionTree
+    from treecert.tree.model import Model
+
     estimator = DecisionTree(
         criterion=criterion, min_leaf=min_leaf, max_depth=max_depth, min_gain=min_gain,
         cp=cp, binary_splits=binary_splits, threshold=threshold, collapse=collapse,
@@ -73,6 +77,8 @@ def predictor(model: Model, *, method: str | None = None, loss: np.ndarray | Non
 def predict_with(runner, model: Model, data: Dataset, *, id_column: str | None = None,
                  loss: np.ndarray | None = None, row_offset: int = 0) -> pd.DataFrame:
     """Score ``data`` with a :func:`predictor`; ``row`` numbers start at ``row_offset``."""
+    from treecert.evaluation.frames import predictions_frame
+
     pred = runner.predict(data)
     return predictions_frame(
         data, pred.proba, model.schema.classes, certainty=pred.certainty, lower=pred.lower,
@@ -122,8 +128,11 @@ def prune(
     records the pruning in ``Model.pruning`` (method, options, sizes before and after, the
     loss matrix, ccp's α sequence and choice, and any earlier pruning as ``previous``).
     """
+    from treecert.data.schema import Dataset
     from treecert.pruning.common import PruneOptions, check_training_data
     from treecert.pruning.prune import prune_tree
+    from treecert.tree.classifier import DecisionTree
+    from treecert.tree.model import Model, data_sha256
 
     options = PruneOptions(method=method, cf=cf, subtree_raising=subtree_raising,
                            kl_threshold=kl_threshold, holdout=holdout, cv=cv, one_se=one_se,
@@ -195,6 +204,8 @@ def compare(metrics: pd.DataFrame, **kwargs):
 
 def show(model: Model, fmt: str = "text") -> str:
     """The tree as J48-style ``text``, Graphviz ``dot`` or a ``json`` summary."""
+    from treecert.tree import render
+
     tree, schema = model.tree, model.schema
     if fmt == "text":
         return render.to_text(tree, schema)
@@ -219,4 +230,6 @@ def model_json(model: Model) -> str:
 
 
 def load_model_json(text: str, source: str = "<model>") -> Model:
+    from treecert.tree.model import Model
+
     return Model.from_json(json.loads(text), source=source)

@@ -14,7 +14,17 @@ import sys
 
 import typer
 
-from treecert.cli import calibrate, compare, evaluate, merge, predict, prune, show, train
+from treecert.cli import (
+    calibrate,
+    compare,
+    evaluate,
+    merge,
+    plain_values,
+    predict,
+    prune,
+    show,
+    train,
+)
 from treecert.errors import TreecertError
 from treecert.transductive.budget import memory_formula
 
@@ -72,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     from treecert.data.fileio import remove_temporaries
 
     command = typer.main.get_command(app)
+    plain_values.install(command)
     previous = {}
     for name in _STOPPING:
         signum = getattr(signal, name, None)

@@ -12,7 +12,6 @@ from treecert.cli.common import _read_loss, _state, _warn_all, say
 from treecert.cli.progress import _RowProgress
 from treecert.data.fileio import atomic_writer, check_not_input, write_frame
 from treecert.errors import ConfigError
-from treecert.tree.model import read_model
 
 
 def predict(
@@ -63,6 +62,7 @@ def predict(
     """
     from treecert.data.stream import SchemaReader
     from treecert.parallel import backend, parse_shard, shard_bounds
+    from treecert.tree.model import read_model
 
     _state["quiet"] = quiet
     check_not_input(output, [model_path, data])
