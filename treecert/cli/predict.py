@@ -38,7 +38,7 @@ def predict(
     scheduler: options.SchedulerOpt = None,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", metavar="BYTES",
-                          help="CSV text read per chunk (memory is a small multiple of it).")
+                          help="Input text read per chunk (memory is a small multiple of it).")
     ] = 1 << 20,
     quiet: options.Quiet = False,
 ) -> None:
@@ -48,11 +48,10 @@ def predict(
     certainty, and lower_<label>/upper_<label> for methods that give bounds. With --loss,
     predicted is the class of minimum expected loss and expected_loss is that loss.
 
-    CSV input (files, .csv.gz, stdin) is streamed: read in chunks of --chunk-size bytes
-    (1 MB) and written as it goes, so memory stays at the model plus about 30 times the
-    chunk size (~140 MB in all for a small model), whatever the file size. ARFF files are
-    read whole, then scored in chunks of 50,000 rows. The output is still written
-    atomically. --shard I/N scores rows
+    Input (CSV files, .csv.gz, stdin; ARFF files, dense or sparse) is streamed: read in
+    chunks of --chunk-size bytes (1 MB) and written as it goes, so memory stays at the
+    model plus about 30 times the chunk size (~140 MB in all for a small model), whatever
+    the file size. The output is still written atomically. --shard I/N scores rows
     [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers; every shard has the
     header, so the header once plus the shards' other lines in order is the whole output.
 
@@ -73,7 +72,7 @@ def predict(
     loss_matrix = _read_loss(loss, model.schema.classes)
     reader = SchemaReader(data, model.schema, id_column=id_column, chunk_bytes=chunk_size)
     rows, total = None, None
-    if part is not None or reader.format == "arff":
+    if part is not None:
         total = reader.count_rows()
     if part is not None:
         rows = shard_bounds(total, *part)
