@@ -58,14 +58,6 @@ def _arff(lines: list[str], newline: str) -> str:
     return (HEADER + "\n".join(lines) + "\n").replace("\n", newline)
 
 
-@pytest.fixture(scope="module")
-def weather_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("m") / "weather.json"
-    assert main(["train", str(SAMPLE_DATA / "weather.numeric.arff"), "-o", str(path),
-                 "--leaf", "laplace", "--min-leaf", "1", "-q"]) == 0
-    return path
-
-
 def _streamed(path, schema, chunk_bytes):
     """The chunks of the streamed reader put back together: (X, y, weights, extra, warnings,
     row offsets)."""
