@@ -16,11 +16,15 @@ file. Each file is deleted as soon as it is scored (check ``df -h /tmp`` first: 
 largest file is on disk once at a time).
 
     nice -n 10 python benchmarks/scale_stream.py --rows --arff-mb 500 50 --sparse-mb 50 5
+
+``--root DIR`` runs the treecert of another checkout (e.g. ``git archive 28f08e5 | tar -x
+-C DIR``), for the figures before a change.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -91,7 +95,10 @@ def main() -> None:
                     help="and sparse ARFF files of these sizes (MB)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--method", default="laplace")
+    ap.add_argument("--root", type=Path, help="run the treecert of this checkout")
     args = ap.parse_args()
+    if args.root:
+        os.chdir(args.root)  # `python -m treecert` imports the package of the current directory
     work = Path(tempfile.mkdtemp(prefix="treecert-scale-"))
     train = work / "train.csv"
     write_synthetic(train, 5_000, seed=1)
