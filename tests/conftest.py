@@ -118,6 +118,17 @@ def assert_engines_agree(engine, X, labels, drop=None):
         np.testing.assert_array_equal(fast, naive)
 
 
+@pytest.fixture(scope="module")
+def weather_model(tmp_path_factory):
+    """A Laplace model of weather.numeric.arff (the streaming tests' model)."""
+    from treecert.cli.main import main
+
+    path = tmp_path_factory.mktemp("m") / "weather.json"
+    assert main(["train", str(SAMPLE_DATA / "weather.numeric.arff"), "-o", str(path),
+                 "--leaf", "laplace", "--min-leaf", "1", "-q"]) == 0
+    return path
+
+
 def run_cli(args, capsys):
     """``treecert ARGS`` through the real entry point: (exit code, stdout, stderr)."""
     from treecert.cli.main import main

@@ -34,14 +34,6 @@ def in_memory(model_path, data, method=None, id_column=None) -> str:
     return buf.getvalue()
 
 
-@pytest.fixture(scope="module")
-def weather_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("m") / "weather.json"
-    assert main(["train", str(SAMPLE_DATA / "weather.numeric.arff"), "-o", str(path),
-                 "--leaf", "laplace", "--min-leaf", "1", "-q"]) == 0
-    return path
-
-
 def _weather_csv(rows: list[tuple], path) -> None:
     lines = ["id,outlook,temperature,humidity,windy,play"]
     for r in rows:

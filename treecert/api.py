@@ -7,16 +7,16 @@ calls them, and writes the results.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.evaluation.frames import predictions_frame
-from treecert.tree import render
-from treecert.tree.classifier import DecisionTree
-from treecert.tree.model import Model, data_sha256
+
+if TYPE_CHECKING:  # imported where used: `import treecert.api` stays cheap for the CLI
+    import numpy as np
+    import pandas as pd
+
+    from treecert.data.schema import Dataset
+    from treecert.tree.model import Model
 
 
 def train(
@@ -36,6 +36,10 @@ def train(
     embed_data: bool = True,
 ) -> Model:
     """Grow a tree on ``data`` and wrap it as a :class:`Model` (training data embedded)."""
+    from treecert.data.schema import Dataset
+    from treecert.tree.classifier import DecisionTree
+    from treecert.tree.model import Model
+
     estimator = DecisionTree(
         criterion=criterion, min_leaf=min_leaf, max_depth=max_depth, min_gain=min_gain,
         cp=cp, binary_splits=binary_splits, threshold=threshold, collapse=collapse,
@@ -82,6 +86,8 @@ def predict_with(runner, model: Model, data: Dataset, *, id_column: str | None =
     A predictor made with ``explain=True`` adds the columns of
     :mod:`treecert.evaluation.explain` (leaf, leaf_share, leaf_size, path) and the
     method's per-label components."""
+    from treecert.evaluation.frames import predictions_frame
+
     pred = runner.predict(data)
     columns = pred.columns
     if runner.explain:
@@ -137,8 +143,11 @@ def prune(
     records the pruning in ``Model.pruning`` (method, options, sizes before and after, the
     loss matrix, ccp's α sequence and choice, and any earlier pruning as ``previous``).
     """
+    from treecert.data.schema import Dataset
     from treecert.pruning.common import PruneOptions, check_training_data
     from treecert.pruning.prune import prune_tree
+    from treecert.tree.classifier import DecisionTree
+    from treecert.tree.model import Model, data_sha256
 
     options = PruneOptions(method=method, cf=cf, subtree_raising=subtree_raising,
                            kl_threshold=kl_threshold, holdout=holdout, cv=cv, one_se=one_se,
@@ -215,6 +224,8 @@ def show(model: Model, fmt: str = "text") -> str:
     (``frequency``, ``laplace`` or ``m_estimate`` with its parameter), which is what a leaf
     method predicts for an instance that reaches that leaf alone.
     """
+    from treecert.tree import render
+
     tree, schema = model.tree, model.schema
     est = model.estimator
     if fmt in ("text", "dot"):
@@ -243,4 +254,6 @@ def model_json(model: Model) -> str:
 
 
 def load_model_json(text: str, source: str = "<model>") -> Model:
+    from treecert.tree.model import Model
+
     return Model.from_json(json.loads(text), source=source)

@@ -12,4 +12,9 @@ imports it (except ``python -m treecert``).
 - :mod:`~treecert.cli.common`, :mod:`~treecert.cli.progress`,
   :mod:`~treecert.cli.experiment`: messages and input loading, progress bars, and what
   evaluate, compare and merge share.
+- :mod:`~treecert.cli.plain_values`: option values converted without pydantic (start-up).
+
+Start-up is paid by every shell call, so importing the app (:mod:`~treecert.cli.main`) and
+``--help`` load typer and nothing heavy: numpy, pandas, rich and the layers below are imported
+inside the commands that use them (``tests/test_startup.py``).
 """

@@ -11,7 +11,6 @@ from treecert.cli import options
 from treecert.cli.common import _load_matching, _state, say
 from treecert.data.fileio import check_not_input, write_text
 from treecert.errors import ConfigError
-from treecert.tree.model import read_model
 
 
 def calibrate(
@@ -56,6 +55,7 @@ def calibrate(
     -o credit-g.cal.json
     """
     from treecert.methods.calibrate import describe
+    from treecert.tree.model import read_model
 
     _state["quiet"] = quiet
     if not output:

@@ -7,18 +7,32 @@ takes.
 
 from __future__ import annotations
 
-from rich.console import Console
+from functools import cache
 
 from treecert.errors import ConfigError
 
-_stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 _state = {"quiet": False}
+
+
+@cache
+def stderr_console():
+    """The rich console on stderr, made on first use: importing rich costs a tenth of a
+    CPU-second, which ``--help`` and a quiet ``predict`` need not pay."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def __getattr__(name: str):
+    if name == "_stderr":  # the old name, for ``from treecert.cli.common import _stderr``
+        return stderr_console()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def say(message: str) -> None:
     """A message for the person at the terminal (stderr; silenced by --quiet)."""
     if not _state["quiet"]:
-        _stderr.print(message, markup=False)
+        stderr_console().print(message, markup=False)
 
 
 def _warn_all(warnings: list[str]) -> None:

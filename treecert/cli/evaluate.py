@@ -9,7 +9,7 @@ import typer
 
 from treecert import api
 from treecert.cli import options
-from treecert.cli.common import _load_training, _state, _stderr, _tree_params, _warn_all, say
+from treecert.cli.common import _load_training, _state, _tree_params, _warn_all, say
 from treecert.cli.experiment import (
     _check_units_options,
     _dataset_name,
@@ -26,6 +26,8 @@ def _metrics_table(metrics, title: str) -> None:
     if _state["quiet"]:
         return
     from rich.table import Table
+
+    from treecert.cli.common import _stderr
 
     skip = {"dataset", "method", "repeats", "n_test"}
     cols = [c for c in metrics.columns if c not in skip]

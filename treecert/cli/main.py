@@ -11,10 +11,21 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import typing
 
 import typer
 
-from treecert.cli import calibrate, compare, evaluate, merge, predict, prune, show, train
+from treecert.cli import (
+    calibrate,
+    compare,
+    evaluate,
+    merge,
+    plain_values,
+    predict,
+    prune,
+    show,
+    train,
+)
 from treecert.errors import TreecertError
 from treecert.transductive.budget import memory_formula
 
@@ -27,16 +38,17 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-app.command()(train.train)
 for _command in (predict.predict, evaluate.evaluate):  # one home for the engine's bound
     _command.__doc__ = _command.__doc__.replace("ENGINE_MEMORY", memory_formula())
-app.command()(predict.predict)
-app.command()(evaluate.evaluate)
-app.command()(compare.compare)
-app.command("prune")(prune.prune_command)
-app.command()(calibrate.calibrate)
-app.command()(show.show)
-app.command()(merge.merge)
+for _name, _command in [("train", train.train), ("predict", predict.predict),
+                        ("evaluate", evaluate.evaluate), ("compare", compare.compare),
+                        ("prune", prune.prune_command), ("calibrate", calibrate.calibrate),
+                        ("show", show.show), ("merge", merge.merge)]:
+    # The command modules' annotations are strings (``from __future__ import annotations``),
+    # which typer evaluates twice per command on every call; evaluated once here, they cost
+    # half (about 0.013 CPU-s of a 0.18 s ``--help``).
+    _command.__annotations__ = typing.get_type_hints(_command, include_extras=True)
+    app.command(_name)(_command)
 
 
 class Interrupted(BaseException):
@@ -72,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     from treecert.data.fileio import remove_temporaries
 
     command = typer.main.get_command(app)
+    plain_values.install(command)
     previous = {}
     for name in _STOPPING:
         signum = getattr(signal, name, None)

@@ -16,12 +16,11 @@ from treecert.cli.common import _state, say
 from treecert.cli.experiment import _write_comparison, _write_evaluation
 from treecert.data.fileio import atomic_writer, check_not_input, directory_lock
 from treecert.errors import ConfigError
-from treecert.evaluation import units
 
 
 def _merge_runs(parts: list[str], output: str) -> None:
     """Final files of an evaluate or compare run from its shards' recorded units."""
-    from treecert.evaluation import runs
+    from treecert.evaluation import runs, units
     from treecert.evaluation.units import UnitStore
 
     roots = [Path(p) / "units" for p in parts]

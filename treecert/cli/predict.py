@@ -12,7 +12,6 @@ from treecert.cli.common import _read_loss, _state, _warn_all, say
 from treecert.cli.progress import _RowProgress
 from treecert.data.fileio import atomic_writer, check_not_input, write_frame
 from treecert.errors import ConfigError
-from treecert.tree.model import read_model
 
 
 def predict(
@@ -39,7 +38,7 @@ def predict(
     scheduler: options.SchedulerOpt = None,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", metavar="BYTES",
-                          help="CSV text read per chunk (memory is a small multiple of it).")
+                          help="Input text read per chunk (memory is a small multiple of it).")
     ] = 1 << 20,
     explain: Annotated[
         bool, typer.Option("--explain", help="Add why-columns: leaf, leaf_share, leaf_size, "
@@ -60,11 +59,10 @@ def predict(
     class c in the tree grown with the row labelled a (Eq. 1 averages them over a); kk adds
     kk_q_<c>, venn venn_if_<a>_p_<c>.
 
-    CSV input (files, .csv.gz, stdin) is streamed: read in chunks of --chunk-size bytes
-    (1 MB) and written as it goes, so memory stays at the model plus about 30 times the
-    chunk size (~140 MB in all for a small model), whatever the file size. ARFF files are
-    read whole, then scored in chunks of 50,000 rows. The output is still written
-    atomically. --shard I/N scores rows
+    Input (CSV files, .csv.gz, stdin; ARFF files, dense or sparse) is streamed: read in
+    chunks of --chunk-size bytes (1 MB) and written as it goes, so memory stays at the
+    model plus about 30 times the chunk size (~140 MB in all for a small model), whatever
+    the file size. The output is still written atomically. --shard I/N scores rows
     [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers; every shard has the
     header, so the header once plus the shards' other lines in order is the whole output.
 
@@ -74,6 +72,7 @@ def predict(
     """
     from treecert.data.stream import SchemaReader
     from treecert.parallel import backend, parse_shard, shard_bounds
+    from treecert.tree.model import read_model
 
     _state["quiet"] = quiet
     check_not_input(output, [model_path, data])
@@ -84,7 +83,7 @@ def predict(
     loss_matrix = _read_loss(loss, model.schema.classes)
     reader = SchemaReader(data, model.schema, id_column=id_column, chunk_bytes=chunk_size)
     rows, total = None, None
-    if part is not None or reader.format == "arff":
+    if part is not None:
         total = reader.count_rows()
     if part is not None:
         rows = shard_bounds(total, *part)

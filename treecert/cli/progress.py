@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from treecert.cli.common import _state, _stderr
+from treecert.cli.common import _state, stderr_console
 
 
 class _RowProgress:
@@ -29,7 +29,7 @@ class _RowProgress:
 
             self.progress = Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=_stderr,
+                TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=stderr_console(),
                 transient=True)
             self.task = self.progress.add_task(description, total=total, rate="")
 

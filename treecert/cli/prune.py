@@ -15,7 +15,6 @@ from treecert.cli import options
 from treecert.cli.common import _load_matching, _read_loss, _state, say
 from treecert.data.fileio import atomic_writer, check_not_input, write_text
 from treecert.errors import ConfigError
-from treecert.tree.model import read_model
 
 
 def _prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed) -> dict:
@@ -90,6 +89,8 @@ def prune_command(
     Example: treecert prune credit-g.json --method ccp --loss sample_data/credit-g.loss.yaml
     -o credit-g.ccp.json
     """
+    from treecert.tree.model import read_model
+
     _state["quiet"] = quiet
     check_not_input(output, [model_path] + ([train] if train else []))
     for flag, given in (("--table", table), ("--plot", plot is not None)):

@@ -9,7 +9,6 @@ import typer
 from treecert import api
 from treecert.cli import options
 from treecert.data.fileio import check_not_input, write_text
-from treecert.tree.model import read_model
 
 
 def show(
@@ -21,6 +20,8 @@ def show(
 
     Example: treecert show iris.json --format dot | dot -Tpng > iris.png
     """
+    from treecert.tree.model import read_model
+
     check_not_input(output, [model_path])
     text = api.show(read_model(model_path), fmt)
     write_text(output, text)

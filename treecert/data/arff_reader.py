@@ -97,21 +97,40 @@ def _tokenize(line: str, where: str, *, missing: bool = True) -> list[Token]:
 # --------------------------------------------------------------------------- ARFF header
 def _parse_arff(text: str, source: str, *, fast: bool = True) -> _Table:
     """Parse a whole ARFF text; ``fast=False`` forces the exact tokenizer (for tests)."""
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _unix_newlines(text)
     _check_text(text, source)
     relation, attrs, offset, data_line = _parse_arff_header(text, source)
-    data = text[offset:]
+    return _arff_table(text[offset:], data_line + 1, relation, attrs, source, fast=fast)
+
+
+def _unix_newlines(text: str) -> str:
+    """Weka ends a line at CR LF, CR or LF; the parsers below split at LF."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _arff_table(data: str, first_line: int, relation: str, attrs: list[Attribute],
+                source: str, *, fast: bool = True) -> _Table:
+    """The rows of (part of) a data section, whose first line is line ``first_line`` of
+    the file: the whole section of :func:`_parse_arff`, or one block of the streamed
+    reader (:mod:`treecert.data.stream`), which cuts the section at line ends — an ARFF
+    row never spans lines — so both read the same rows."""
     parsed = _arff_rows_fast(data, attrs) if fast else None
     if parsed is None:
-        parsed = _arff_rows_slow(data, data_line + 1, attrs, source)
+        parsed = _arff_rows_slow(data, first_line, attrs, source)
     values, weights = parsed
     columns = [_Column(a, v) for a, v in zip(attrs, values, strict=True)]
     return _Table(source, relation, columns, weights, is_csv=False)
 
 
-def _parse_arff_header(text: str, source: str) -> tuple[str, list[Attribute], int, int]:
-    """Return the relation, the attributes, the offset after ``@data`` and its line."""
+def _parse_arff_header(text: str, source: str, *, complete: bool = True
+                       ) -> tuple[str, list[Attribute], int, int] | None:
+    """Return the relation, the attributes, the offset after ``@data`` and its line.
+
+    ``complete=False``: ``text`` is the start of a file (whole lines) being read; None if
+    it ends before the ``@data`` line (read more and call again).
+    """
     relation: str | None = None
     attrs: list[Attribute] = []
     pos, lineno, size = 0, 0, len(text)
@@ -151,6 +170,8 @@ def _parse_arff_header(text: str, source: str) -> tuple[str, list[Attribute], in
                 f"{where}: expected '@attribute' or '@data', found {line.strip()[:40]!r}.",
                 "Comment lines start with %.",
             )
+    if not complete:
+        return None
     raise DataError(
         f"{source}, line {lineno}: the file ends without an '@data' line.",
         "The @attribute lines must be followed by a line '@data' and the data rows.",

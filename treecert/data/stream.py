@@ -9,12 +9,18 @@ messages name the same lines. So the rows, values and messages are those of
 is summed over the chunks. Memory is about ``chunk_bytes`` of text and the pandas/numpy
 arrays of one block (a few times the block), whatever the file size.
 
-ARFF files are read whole (the ARFF header and Weka's sparse/quoted rows make splitting a
-file unsafe) and then handed out in row chunks, which still bounds the work per chunk.
+An ARFF file is read the same way: its header (``@relation`` … ``@data``) once, by
+:func:`treecert.data.arff_reader._parse_arff_header`, then blocks of whole lines of the
+data section, each parsed by :func:`treecert.data.arff_reader._arff_table` — the function
+that parses the data section of a whole file — with its line numbers, and aligned like a
+CSV block. An ARFF row, dense or sparse ``{i v, ...}``, never spans lines (a quote is
+closed on its line or is an error), so cutting at line ends splits no row; Weka's CR and
+CR LF line ends become LF before the cut, as they do for a whole file.
 
-A record boundary is a newline preceded by an even number of ``"``: a newline inside a
-quoted field is not one. A block in which no such newline is found (a stray quote) grows
-until the end of the file: then the file is parsed in one piece, as before.
+A CSV record boundary is a newline preceded by an even number of ``"``: a newline inside a
+quoted field is not one. A block in which no such newline is found (a stray quote, or one
+line longer than the file's other lines together) grows until it ends: at worst the file is
+parsed in one piece, as a whole file is.
 """
 
 from __future__ import annotations
@@ -30,25 +36,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import numpy as np
-
-from treecert.data.alignment import (
-    align_to_schema,
-    load_for_schema,
-    schema_str_columns,
-    unseen_warning,
-)
+from treecert.data.alignment import align_to_schema, schema_str_columns, unseen_warning
+from treecert.data.arff_reader import _arff_table, _parse_arff_header, _unix_newlines
 from treecert.data.csv_reader import _parse_csv, csv_header
 from treecert.data.schema import Dataset, Schema
 from treecert.data.sources import data_format
-from treecert.data.table import _Column, _Table
+from treecert.data.table import _check_text, _Column, _Table
 from treecert.errors import ConfigError, DataError
 
 DEFAULT_CHUNK_BYTES = 1 << 20
-"""About 1 MiB of CSV text per chunk (~15,000 rows of ten numbers)."""
-
-DEFAULT_CHUNK_ROWS = 50_000
-"""Rows per chunk of an ARFF file (which is read whole)."""
+"""About 1 MiB of text per chunk (~15,000 rows of ten numbers)."""
 
 
 @dataclass
@@ -82,6 +79,11 @@ def _safe_cut(buf: str) -> int:
     return pos + 1
 
 
+def _line_cut(buf: str) -> int:
+    """Index just after the last newline in ``buf`` (ARFF: every line end ends a row)."""
+    return buf.rfind("\n") + 1
+
+
 class SchemaReader:
     """Data for ``schema`` from ``path`` ('-' = CSV on stdin), chunk by chunk.
 
@@ -92,20 +94,17 @@ class SchemaReader:
     """
 
     def __init__(self, path: str | Path, schema: Schema, *, fmt: str | None = None,
-                 id_column: str | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+                 id_column: str | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> None:
         self.path = str(path)
         self.schema = schema
         self.id_column = id_column
         self.chunk_bytes = max(1, chunk_bytes)
-        self.chunk_rows = max(1, chunk_rows)
         self.warnings: list[str] = []
         self.stdin = self.path == "-"
         self.source = "<stdin>" if self.stdin else self.path
         self.format = data_format(self.path, fmt)
         self._encoding: str | None = "utf-8-sig" if self.stdin else None
         self._block_rows: list[int] | None = None
-        self._whole: Dataset | None = None
 
     # ------------------------------------------------------------------ input
     def _open(self) -> tuple[IO[bytes], IO[bytes]]:
@@ -179,11 +178,38 @@ class SchemaReader:
                             f"{exc.start} of a block).",
                             "Convert it to UTF-8, or give it as a file.") from None
 
-    # ------------------------------------------------------------------ CSV blocks
-    def _csv_blocks(self) -> Iterator[tuple[str, int, str, float]]:
-        """(header text, lines before the block, block of whole records, fraction read)."""
+    def _arff_text(self) -> Iterator[tuple[str, float]]:
+        """:meth:`_text` with Weka's line ends (CR LF, CR) made LF, as for a whole file
+        (:func:`~treecert.data.arff_reader._unix_newlines`); a CR ending a piece waits for
+        the next one, which may start with its LF."""
+        held = ""
+        for text, fraction in self._text():
+            text = held + text
+            held = "\r" if text.endswith("\r") else ""
+            yield _unix_newlines(text[:len(text) - len(held)]), fraction
+        if held:
+            yield "\n", 1.0
+
+    def _header(self, text: str, done: bool):
+        """(header, lines it takes) at the start of ``text`` (whole lines), or None if the
+        text ends before it does. CSV: the header row's text; ARFF: (relation, attributes,
+        line of ``@data``)."""
+        if self.format == "csv":
+            lines = csv_header(text, self.source)[1]  # the header lines _parse_csv skips
+            return "\n".join(text.split("\n", lines)[:lines]) + "\n", lines
+        _check_text(text, self.source)
+        found = _parse_arff_header(text, self.source, complete=done)
+        if found is None:
+            return None
+        relation, attrs, _, data_line = found
+        return (relation, attrs, data_line), data_line
+
+    # ------------------------------------------------------------------ blocks
+    def _blocks(self) -> Iterator[tuple[object, int, str, float]]:
+        """(header, lines before the block, block of whole records, fraction read)."""
         buf, header, lines_before = "", None, 0
-        pieces = self._text()
+        arff = self.format == "arff"
+        pieces, cut_at = (self._arff_text(), _line_cut) if arff else (self._text(), _safe_cut)
         done = False
         while not done:
             try:
@@ -192,17 +218,18 @@ class SchemaReader:
                 done, text, fraction = True, "", 1.0
             buf += text
             if header is None:
-                cut = len(buf) if done else _safe_cut(buf)
+                cut = len(buf) if done else cut_at(buf)
                 if not buf[:cut].strip():
                     if done:
                         break
                     continue
-                # Exactly the header text _parse_csv skips: its first header lines.
-                lines = csv_header(buf[:cut], self.source)[1]
+                found = self._header(buf[:cut], done)
+                if found is None:
+                    continue
+                header, lines = found
                 parts = buf.split("\n", lines)
-                header = "\n".join(parts[:lines]) + "\n"
                 buf = parts[lines] if len(parts) > lines else ""
-            cut = len(buf) if done else _safe_cut(buf)
+            cut = len(buf) if done else cut_at(buf)
             if cut:
                 block, buf = buf[:cut], buf[cut:]
                 yield header, lines_before, block, fraction
@@ -215,15 +242,21 @@ class SchemaReader:
         """(rows, table or None if not parsed, fraction) for every block; ``skip(k)`` says
         that block k (whose row count :meth:`count_rows` recorded) need not be parsed."""
         str_columns = schema_str_columns(self.schema)
-        for k, (header, lines_before, block, fraction) in enumerate(self._csv_blocks()):
+        for k, (header, lines_before, block, fraction) in enumerate(self._blocks()):
             if skip is not None and skip(k):
                 yield self._block_rows[k], None, fraction
                 continue
             if not block.strip():
                 yield 0, None, fraction
                 continue
-            table = _parse_csv(header + block, self.source, str_columns,
-                               line_offset=lines_before)
+            if self.format == "arff":
+                relation, attrs, data_line = header
+                _check_text(block, self.source, data_line + lines_before)
+                table = _arff_table(block, data_line + 1 + lines_before, relation, attrs,
+                                    self.source)
+            else:
+                table = _parse_csv(header + block, self.source, str_columns,
+                                   line_offset=lines_before)
             yield table.weights.size, table, fraction
 
     # ------------------------------------------------------------------ public
@@ -232,33 +265,20 @@ class SchemaReader:
         if self.stdin:
             raise ConfigError("--shard needs a data file, not stdin: each shard reads the "
                               "file to count its rows.")
-        if self.format == "arff":
-            return self._arff().n_samples
         counts = [rows for rows, _, _ in self._tables()]
         self._block_rows = counts
         total = sum(counts)
         if total == 0:
-            raise DataError(f"{self.source}: no data rows after the header row.",
-                            "Add at least one instance.")
+            raise self._no_rows()
         return total
 
-    def _arff(self) -> Dataset:
-        if self._whole is None:
-            self._whole = load_for_schema(self.path, self.schema, fmt=self.format,
-                                          id_column=self.id_column)
-        return self._whole
+    def _no_rows(self) -> DataError:
+        where = "after '@data'" if self.format == "arff" else "after the header row"
+        return DataError(f"{self.source}: no data rows {where}.", "Add at least one instance.")
 
     def chunks(self, rows: tuple[int, int] | None = None) -> Iterator[Chunk]:
         """The data in chunks, in file order; only rows [lo, hi) when ``rows`` is given."""
         lo, hi = rows if rows is not None else (0, None)
-        if self.format == "arff":
-            data = self._arff()
-            self.warnings = list(data.warnings)
-            end = data.n_samples if hi is None else min(hi, data.n_samples)
-            for a in range(lo, end, self.chunk_rows):
-                b = min(a + self.chunk_rows, end)
-                yield Chunk(a, data.subset(np.arange(a, b)), b / max(1, end))
-            return
         unseen: dict[str, Counter[str]] = {}
         offset, any_rows = 0, False
         counts, skip = self._block_rows, None
@@ -281,8 +301,7 @@ class SchemaReader:
             if hi is not None and offset >= hi:
                 break
         if not any_rows and counts is None:
-            raise DataError(f"{self.source}: no data rows after the header row.",
-                            "Add at least one instance.")
+            raise self._no_rows()
         self.warnings = unseen_warning(self.source, self.schema.feature_names, unseen)
 
 

@@ -1,0 +1,92 @@
+"""Start-up cost of the command line (issue 15): CPU time of short ``treecert`` calls.
+
+    python benchmarks/startup.py --repeat 7 [--before DIR]
+
+Each command runs as a child process from the repository root (interpreter start, imports,
+work and exit); its CPU time is user + system time of the child (``wait4``), the median of
+``--repeat`` runs after one warm-up run. Python's bytecode cache is on (in a temporary
+``PYTHONPYCACHEPREFIX``, as in an installed package), whatever ``PYTHONDONTWRITEBYTECODE``
+says. The same run measures ``python -c pass`` and bare imports of typer, numpy and pandas,
+so the figures can be read against what no CLI built on them can go below. With
+``--before DIR`` (another checkout, e.g. ``git archive 28f08e5 | tar -x -C DIR``) every
+treecert command is also run from there, alternating with this one, in a column of its own.
+The machine load (``os.getloadavg``) is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data"
+
+
+def cpu_seconds(cmd: list[str], env: dict[str, str], root: Path = ROOT) -> float:
+    """User + system CPU seconds of one run of ``cmd`` in ``root`` (output discarded)."""
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n"
+                         f"{proc.stderr.read().decode()}")
+    proc.stderr.close()
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--before", type=Path, help="another checkout to measure alongside")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="treecert-startup-"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    py = sys.executable
+    model, five = work / "iris.json", work / "five_rows.csv"
+    subprocess.run([py, "-m", "treecert", "train", str(SAMPLE / "iris.arff"), "-o",
+                    str(model), "-q"], cwd=ROOT, env=env, check=True)
+    five.write_text("".join((SAMPLE / "iris.csv").read_text().splitlines(True)[:6]))
+    commands = {
+        "python -c pass": [py, "-c", "pass"],
+        "python -c 'import typer'": [py, "-c", "import typer"],
+        "python -c 'import numpy'": [py, "-c", "import numpy"],
+        "python -c 'import pandas'": [py, "-c", "import pandas"],
+        "treecert --help": [py, "-m", "treecert", "--help"],
+        "treecert predict --help": [py, "-m", "treecert", "predict", "--help"],
+        "treecert show iris.json": [py, "-m", "treecert", "show", str(model)],
+        "treecert predict iris.json five_rows.csv (laplace)": [
+            py, "-m", "treecert", "predict", str(model), str(five), "--method", "laplace"],
+        "treecert predict iris.json five_rows.csv (model's frequency)": [
+            py, "-m", "treecert", "predict", str(model), str(five)],
+    }
+    roots = [ROOT] + ([args.before.resolve()] if args.before else [])
+    print(f"load before: {os.getloadavg()}")
+    head = " | ".join(f"CPU s {'now' if r == ROOT else 'before'} (median; min-max)"
+                      for r in roots)
+    print(f"\n| command | {head} |")
+    print("|---|" + "---:|" * len(roots))
+    for name, cmd in commands.items():
+        where = roots if "treecert" in name else [ROOT]
+        runs: dict[Path, list[float]] = {r: [] for r in where}
+        for r in where:
+            cpu_seconds(cmd, env, r)  # warm-up: writes the bytecode cache
+        for _ in range(args.repeat):
+            for r in where:
+                runs[r].append(cpu_seconds(cmd, env, r))
+        cells = [f"{statistics.median(runs[r]):.3f} ({min(runs[r]):.2f}-{max(runs[r]):.2f})"
+                 if r in runs else "" for r in roots]
+        print(f"| `{name}` | {' | '.join(cells)} |", flush=True)
+    print(f"\nload after: {os.getloadavg()}")
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
