@@ -14,7 +14,17 @@ import sys
 
 import typer
 
-from treecert.cli import calibrate, compare, evaluate, merge, predict, prune, show, train
+from treecert.cli import (
+    calibrate,
+    compare,
+    evaluate,
+    merge,
+    options,
+    predict,
+    prune,
+    show,
+    train,
+)
 from treecert.errors import TreecertError
 from treecert.transductive.budget import memory_formula
 
@@ -27,16 +37,17 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-app.command()(train.train)
+app.callback()(options.top)
+app.command(cls=options.HelpCommand)(train.train)
 for _command in (predict.predict, evaluate.evaluate):  # one home for the engine's bound
     _command.__doc__ = _command.__doc__.replace("ENGINE_MEMORY", memory_formula())
-app.command()(predict.predict)
-app.command()(evaluate.evaluate)
-app.command()(compare.compare)
-app.command("prune")(prune.prune_command)
-app.command()(calibrate.calibrate)
-app.command()(show.show)
-app.command()(merge.merge)
+app.command(cls=options.HelpCommand)(predict.predict)
+app.command(cls=options.HelpCommand)(evaluate.evaluate)
+app.command(cls=options.HelpCommand)(compare.compare)
+app.command("prune", cls=options.HelpCommand)(prune.prune_command)
+app.command(cls=options.HelpCommand)(calibrate.calibrate)
+app.command(cls=options.HelpCommand)(show.show)
+app.command(cls=options.HelpCommand)(merge.merge)
 
 
 class Interrupted(BaseException):

@@ -81,8 +81,8 @@ def to_dot(tree: Tree, schema: Schema) -> str:
     for i in range(tree.n_nodes):
         counts = ", ".join(f"{c:g}" for c in tree.counts[i])
         if tree.feature[i] < 0:
-            label = f"{_leaf_text(tree, schema, i)}\\n[{counts}]"
-            out.append(f'  n{i} [label="{_dot_escape(label)}", style=rounded];')
+            label = f"{_dot_escape(_leaf_text(tree, schema, i))}\\n[{counts}]"  # a DOT line break
+            out.append(f'  n{i} [label="{label}", style=rounded];')
         else:
             name = schema.attributes[tree.feature[i]].name
             out.append(f'  n{i} [label="{_dot_escape(name)}\\n[{counts}]"];')
