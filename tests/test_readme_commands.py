@@ -7,6 +7,11 @@ start's test command (it installs a virtual environment and runs this suite), th
 ``pip install`` steps of the others (the checkout is what is tested), and blocks whose
 external program (Graphviz ``dot``) is absent. The SLURM script runs as the job array
 would, one task after another with ``SLURM_ARRAY_TASK_ID`` set.
+
+The cluster examples (the SLURM array on credit-g with tpce, its merge, and the local Dask
+cluster) cost more than the rest of the README together (about 50 CPU-seconds, plus
+starting a Dask scheduler and workers on fixed ports); they run when
+``TREECERT_README_SLOW=1`` is set and are skipped otherwise, saying so.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ README = REPO / "README.md"
 
 #: External programs some examples pipe into; a block using one is skipped when it is absent.
 EXTERNAL = ("dot",)
+#: What marks the cluster examples, run only with TREECERT_README_SLOW=1 (module docstring).
+SLOW = ("$SLURM_ARRAY_TASK_ID", "results/credit-g-array", "dask scheduler")
 
 
 def readme_blocks() -> list[tuple[str, str]]:
@@ -108,6 +115,8 @@ def test_readme_block_runs(label, script, workdir):
     for program in EXTERNAL:
         if re.search(rf"\|\s*{program}\b", script) and shutil.which(program) is None:
             pytest.skip(f"needs {program!r} (Graphviz), not installed")
+    if any(mark in script for mark in SLOW) and os.environ.get("TREECERT_README_SLOW") != "1":
+        pytest.skip("a cluster example (about 50 CPU-s); set TREECERT_README_SLOW=1 to run it")
     script = _without_install(script)
     if "$SLURM_ARRAY_TASK_ID" in script:
         tasks = [f"SLURM_ARRAY_TASK_ID={i}\n{script}" for i in range(4)]
