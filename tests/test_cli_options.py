@@ -116,6 +116,12 @@ def test_j48_is_the_four_flags(capsys, tmp_path):
     # J48's own options combine with the preset (-C 0.1); a contradiction is refused
     assert run(["train", data, "-o", one, "--j48", "--cf", "0.1", "-q"], capsys)[0] == 0
     assert json.loads(one.read_text())["pruning"]["options"]["cf"] == 0.1
+    # J48 -U -M 2 -A, the settings of docs/j48-parity.md
+    assert run(["train", data, "-o", one, "--j48", "--prune", "none", "--leaf", "laplace",
+                "-q"], capsys)[0] == 0
+    assert run(["train", data, "-o", four, "--criterion", "gain_ratio", "--threshold", "lower",
+                "--collapse", "--leaf", "laplace", "-q"], capsys)[0] == 0
+    assert one.read_bytes() == four.read_bytes()
     code, _, err = run(["train", data, "-o", one, "--j48", "--criterion", "gini"], capsys)
     assert code == 2
     assert err.strip() == ("Error: --j48 sets --criterion gain_ratio, but --criterion gini was "

@@ -129,9 +129,9 @@ J48 = Annotated[
                                "--threshold lower --collapse and ebp pruning with cf 0.25 "
                                "(evaluate/compare: prune=ebp,cf=0.25 added to every method "
                                "that prunes, unless its spec sets prune). J48's own options "
-                               "(--min-leaf -M, --binary-splits -B, --cf -C, --no-raise -S) "
-                               "still apply; a conflicting --criterion, --threshold or "
-                               "--prune is an error."),
+                               "still apply (--min-leaf -M, --binary-splits -B, --cf -C, "
+                               "--no-raise -S, --prune none -U); a conflicting --criterion "
+                               "or --threshold is an error."),
 ]
 Seed = Annotated[int, typer.Option(help="Seed of every random choice (folds, bootstraps).")]
 Jobs = Annotated[int, typer.Option("--jobs", "-j", help="Parallel workers (-1 = all cores).")]
@@ -270,9 +270,9 @@ J48_PRUNING = {"prune": "ebp", "cf": 0.25}
 
 def j48_settings(ctx: typer.Context, values: dict) -> dict:
     """``values`` (option name -> value) with --j48's settings in. An option the user gave
-    (``ctx`` tells) keeps its value: J48's own options (--cf is J48 -C) combine with the
-    preset, and a --criterion, --threshold or --prune that contradicts it is an error, not
-    overridden."""
+    (``ctx`` tells) keeps its value where J48 has that option too (--cf is J48 -C, --prune
+    none is -U); a --criterion or --threshold that contradicts the preset is an error,
+    since J48 has no such choice and overriding either silently would hide it."""
     out = dict(values)
     for name, value in {**J48_TREE, **J48_PRUNING}.items():
         if name not in values:
@@ -280,7 +280,7 @@ def j48_settings(ctx: typer.Context, values: dict) -> dict:
         source = ctx.get_parameter_source(name)
         if source is None or source.name != "COMMANDLINE":
             out[name] = value
-        elif values[name] != value and name != "cf":
+        elif values[name] != value and name in ("criterion", "threshold"):
             flag = "--" + name.replace("_", "-")
             raise ConfigError(f"--j48 sets {flag} {value}, but {flag} {values[name]} was "
                               "given.", f"Drop {flag} or --j48.")
