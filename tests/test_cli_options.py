@@ -226,6 +226,12 @@ def test_predict_arff_is_weka_readable_and_reads_back(capsys, tmp_path):
         np.testing.assert_array_equal(back.X[:, names.index(f"distribution_{c}")],
                                       frame[f"p_{c}"])
     np.testing.assert_array_equal(back.X[:, names.index("certainty")], frame["certainty"])
+    parts = [tmp_path / f"part-{i}.arff" for i in range(2)]
+    for i, part in enumerate(parts):
+        assert run(["predict", model, SAMPLE_DATA / "iris.arff", "--format", "arff",
+                    "--shard", f"{i}/2", "-o", part, "-q"], capsys)[0] == 0
+    assert run(["merge", *parts, "-o", tmp_path / "merged.arff", "-q"], capsys)[0] == 0
+    assert (tmp_path / "merged.arff").read_text() == text
     code, out, _ = run(["predict", model, SAMPLE_DATA / "iris_new.csv", "--id", "id",
                         "--format", "arff"], capsys)
     assert code == 0

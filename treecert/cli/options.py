@@ -23,8 +23,8 @@ CriterionName = Literal["info_gain", "gain_ratio", "gini"]  # tree.split_search.
 ThresholdRule = Literal["midpoint", "lower"]  # tree.split_search.THRESHOLD_RULES
 LeafName = Literal["frequency", "laplace", "m_estimate"]  # tree.leaf_estimates.LEAF_ESTIMATES
 PruneName = Literal["none", "ccp", "ebp", "laplace_loss", "kl", "rep"]  # pruning.common
-BinsName = Literal["equal_width", "mdl"]  # evaluation.experiment.BINS
-IntervalAuc = Literal["exact", "endpoints"]  # evaluation.experiment.INTERVAL_AUC
+BinsName = Literal["equal_width", "mdl"]  # as evaluation.reliability checks
+IntervalAuc = Literal["exact", "endpoints"]  # as evaluation.experiment checks
 PredictFormat = Literal["csv", "arff"]
 ShowFormat = Literal["text", "dot", "json"]  # api.show
 
