@@ -16,6 +16,7 @@ starting a Dask scheduler and workers on fixed ports); they run when
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -90,18 +92,21 @@ def workdir(tmp_path_factory):
 
 def _run(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
     """Run ``script`` with bash -e in its own process group; whatever it left running in
-    the background (a Dask scheduler and workers) is stopped afterwards."""
-    proc = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=300)
-    finally:
+    the background (a Dask scheduler and workers) is stopped afterwards. Output goes to
+    files, not pipes: a background process keeps a pipe open, and reading it to the end
+    would wait for that process."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd,
+                                env=env, stdout=out, stderr=err, text=True,
+                                start_new_session=True)
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+            code = proc.wait(timeout=900)  # a guard against a hang, not a budget
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(proc.args, code, out.read(), err.read())
 
 
 BLOCKS = readme_blocks()
