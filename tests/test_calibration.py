@@ -211,7 +211,6 @@ def test_calibrate_venn_without_data_is_the_transductive_machine(model_path, tmp
          "training data."),
         (["{d}", "--cv", "3", "-o", "{t}/x.json"],
          "Error: give calibration DATA or --cv, not both."),
-        (["{d}"], "Error: calibrate needs an output file (-o CALIBRATED.json)."),
         (["{d}", "--positive", "yes", "-o", "{t}/x.json"],
          "Error: --positive applies to empirical_bayes, not to 'binning'."),
         (["--method", "venn:taxonomy=tree", "-o", "{t}/x.json"],

@@ -303,7 +303,8 @@ def test_numeric_class_is_rejected_unless_made_nominal() -> None:
     )
     ds = load_dataset(fixture("numeric_class.arff"), nominal=["performance", "cache"])
     assert ds.schema.classes == ("198", "269")
-    assert ds.schema.attributes[0] == Attribute("cache", "nominal", ("32", "256"))
+    assert ds.schema.attributes[0] == Attribute("cache", "nominal", ("32", "256"),
+                                                nominal_from="numeric")
     np.testing.assert_array_equal(ds.X[:, 0], [1, 0])
 
 

@@ -486,7 +486,7 @@ def test_prune_command(weather_model, tmp_path, capsys):
     assert out.splitlines()[0] == "alpha,cp,leaves,risk,rel_error,cv_loss,xerror,xstd"
     assert "chosen by 3-fold cross-validation" in err
     assert json.loads(out_path.read_text())["pruning"]["method"] == "ccp"
-    code, _, err = run(["prune", weather_model, "--method", "kl", "--threshold", "0.5", "-o",
+    code, _, err = run(["prune", weather_model, "--method", "kl", "--kl-threshold", "0.5", "-o",
                         out_path, "--loss", LOSS_DIR / "weather.yaml"], capsys)
     assert code == 0
     assert err.splitlines()[0] == ("Warning: pruning method kl does not use the loss matrix; "

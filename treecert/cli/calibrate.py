@@ -10,19 +10,18 @@ from treecert import api
 from treecert.cli import options
 from treecert.cli.common import _load_matching, _state, say
 from treecert.data.fileio import check_not_input, write_text
-from treecert.errors import ConfigError
 
 
 def calibrate(
     model_path: options.ModelArg,
+    output: Annotated[
+        str, typer.Option("-o", "--output", help="Calibrated model file to write (JSON).")
+    ],
     data: Annotated[
         str | None,
         typer.Argument(
             help="Held-out calibration data: ARFF or CSV with the class ('-' = CSV on stdin)."),
     ] = None,
-    output: Annotated[
-        str, typer.Option("-o", "--output", help="Calibrated model file to write (JSON).")
-    ] = "",
     method: Annotated[
         str, typer.Option("--method", help="binning, venn, empirical_bayes or "
                                            "calibrated_bagging, with options "
@@ -58,8 +57,6 @@ def calibrate(
     from treecert.tree.model import read_model
 
     _state["quiet"] = quiet
-    if not output:
-        raise ConfigError("calibrate needs an output file (-o CALIBRATED.json).")
     check_not_input(output, [model_path] + ([data] if data else []))
     model = read_model(model_path)
     dataset = None

@@ -54,16 +54,17 @@ def _load_matching(path: str, schema, labelled: str | None = None):
 
 
 def _load_training(path: str, class_name: str | None, nominal: str | None, ignore: str | None):
-    """Training data, its warnings shown, refused up front if no tree can be learnt from it
-    (rather than in the first fold of a long evaluation)."""
-    from treecert.data.loading import check_trainable, load_dataset
+    """Training data, its warnings shown, attributes without a known value left out (as
+    J48 does), refused up front if no tree can be learnt from it (rather than in the first
+    fold of a long evaluation)."""
+    from treecert.data.loading import check_trainable, drop_empty_attributes, load_dataset
 
-    data = load_dataset(
+    data = drop_empty_attributes(load_dataset(
         path,
         class_name=class_name,
         nominal=_split_names(nominal),
         ignore=_split_names(ignore),
-    )
+    ))
     _warn_all(data.warnings)
     check_trainable(data)
     return data

@@ -9,21 +9,25 @@ import typer
 
 from treecert import api
 from treecert.cli import options
-from treecert.cli.common import _load_training, _state, _tree_params, say
+from treecert.cli.common import _state, say
 from treecert.cli.experiment import (
     _check_units_options,
     _dataset_name,
+    _load_evaluation_data,
     _output_lock,
     _protocol,
+    _run_settings,
     _write_comparison,
 )
 from treecert.cli.progress import _RowProgress
 from treecert.data.fileio import make_directory, write_text
-from treecert.errors import ConfigError
+from treecert.errors import ConfigError, TreecertError
 
 
-@options.insert(options.RUN_OPTIONS, options.TREE_OPTIONS, before="quiet")
+@options.insert(options.DATA_OPTIONS, options.RUN_OPTIONS, options.TREE_OPTIONS,
+                before="quiet")
 def compare(
+    ctx: typer.Context,
     results: Annotated[
         list[str] | None,
         typer.Argument(help="evaluate output directories or metrics CSV files."),
@@ -32,14 +36,17 @@ def compare(
         list[str] | None, typer.Option("--data", help="Run evaluate on this dataset first.")
     ] = None,
     data_dir: Annotated[
-        str | None, typer.Option(help="Run evaluate on every .arff/.csv file here.")
+        str | None,
+        typer.Option(help="Run evaluate on every .arff/.csv file here (files that are not "
+                          "training data, e.g. without a class, are skipped with a warning)."),
     ] = None,
     method: Annotated[
-        list[str] | None, typer.Option("--method", help="Method spec (with --data/--data-dir).")
+        list[str] | None,
+        typer.Option("--method", metavar="NAME[:key=value,...]",
+                     help="Method spec (with --data/--data-dir), repeatable; NAME one of "
+                          "{METHODS}."),
     ] = None,
-    metric: Annotated[
-        list[str] | None, typer.Option("--metric", help="Metrics to compare (repeatable).")
-    ] = None,
+    metric: options.Metrics = None,
     output: Annotated[
         str | None, typer.Option("-o", "--output", help="Directory for CSV/JSON results.")
     ] = None,
@@ -51,8 +58,9 @@ def compare(
     seed: options.Seed = 1,
     plots: Annotated[bool, typer.Option("--plots", help="Scatter plots into the -o dir.")] = False,
     quiet: options.Quiet = False,
-    *, no_timing, jobs, shard, resume, scheduler,  # options.RUN_OPTIONS
-    **tree,  # options.TREE_OPTIONS; both groups inserted before --quiet
+    *, class_name, nominal, ignore, loss, repeat, bins, interval_auc, j48,  # DATA_OPTIONS
+    no_timing, jobs, shard, resume, scheduler,  # options.RUN_OPTIONS
+    **tree,  # options.TREE_OPTIONS; the three groups inserted before --quiet
 ) -> None:
     """Compare methods over datasets: wins/ties/losses, Wilcoxon p, averages, ranks.
 
@@ -66,8 +74,6 @@ def compare(
     from treecert.evaluation.runs import open_run, shard_keys
 
     _state["quiet"] = quiet
-    if plots and output is None:
-        raise ConfigError("--plots needs an output directory (-o DIR).")
     paths = list(data or [])
     if data_dir is not None:
         d = Path(data_dir)
@@ -86,45 +92,51 @@ def compare(
         if paths:
             from treecert.parallel import backend
 
-            params = _tree_params(**tree)
-            params["seed"] = seed
+            method, params = _run_settings(ctx, method, tree, seed, j48)
             runs = []
+            loaded = []
             for path in paths:
-                dataset = _load_training(path, None, None, None)
-                protocol = _protocol(path, dataset, folds, False, 1, None, None, seed, None)
-                ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
-                if use_folds_files and ff.exists():
-                    protocol = _protocol(path, dataset, folds, False, 1, str(ff), None,
-                                         seed, None)
+                try:
+                    dataset, loss_matrix = _load_evaluation_data(path, class_name, nominal,
+                                                                 ignore, loss)
+                    ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
+                    protocol = _protocol(path, dataset, folds, False, repeat,
+                                         str(ff) if use_folds_files and ff.exists() else None,
+                                         None, seed, None)
+                except TreecertError as exc:
+                    exc = _naming(exc, path)
+                    if path in (data or []):
+                        raise exc from None
+                    say(f"Warning: skipping {exc}")  # --data-dir: not every file is data
+                    continue
+                loaded.append((path, dataset, loss_matrix, protocol))
+            paths = [p for p, *_ in loaded]
+            for path, dataset, loss_matrix, protocol in loaded:
                 store, keys = None, None
                 if output is not None:
-                    from treecert.evaluation.experiment import (
-                        DEFAULT_BINS,
-                        DEFAULT_INTERVAL_AUC,
-                    )
-
                     root = make_directory(Path(output) / "units")
                     store, keys = open_run(root / _unit_dir(len(runs), path), dataset, method,
-                                           protocol, params, _dataset_name(path), None,
-                                           DEFAULT_BINS, DEFAULT_INTERVAL_AUC, not no_timing,
+                                           protocol, params, _dataset_name(path), loss_matrix,
+                                           bins, interval_auc, not no_timing,
                                            fresh=not (resume or part))
-                runs.append((path, dataset, protocol, store, keys))
+                runs.append((path, dataset, loss_matrix, protocol, store, keys))
             if output is not None:
                 doc = {"datasets": [_unit_dir(i, p) for i, p in enumerate(paths)],
                        "metrics": list(metric) if metric else None, "tol": tol}
                 write_text(Path(output) / "units" / "compare.json", json.dumps(doc) + "\n")
             # --shard: a contiguous 1/N of every dataset's units, in dataset order
-            everything = [(i, k) for i, run in enumerate(runs) for k in (run[4] or [])]
+            everything = [(i, k) for i, run in enumerate(runs) for k in (run[-1] or [])]
             mine = None if part is None else set(shard_keys(everything, part))
             total = len(everything) if output is not None else None
             offset = 0
             with backend(scheduler), _RowProgress("evaluating", total, unit="units") as bar:
-                for i, (path, dataset, protocol, store, keys) in enumerate(runs):
+                for i, (path, dataset, loss_matrix, protocol, store, keys) in enumerate(runs):
                     only = None if mine is None else [k for k in keys if (i, k) in mine]
                     if only == []:
                         continue
                     say(f"evaluating {path}")
                     res = api.evaluate(dataset, method, protocol=protocol, tree_params=params,
+                                       loss=loss_matrix, bins=bins, interval_auc=interval_auc,
                                        jobs=jobs, dataset_name=_dataset_name(path),
                                        timing=not no_timing, store=store, only=only,
                                        progress=lambda d, t, o=offset: bar.set(o + d,
@@ -142,6 +154,14 @@ def compare(
                               "--data/--data-dir with --method.")
         _write_comparison(frames, None if output is None else Path(output),
                           list(metric) if metric else None, tol, plots)
+
+
+def _naming(exc: TreecertError, path: str) -> TreecertError:
+    """``exc`` with the file it is about named in front, if its message does not name it."""
+    if path not in str(exc):
+        exc.message = f"{path}: {exc.message}"
+        exc.args = (exc.message, *exc.args[1:])
+    return exc
 
 
 def _unit_dir(index: int, path: str) -> str:

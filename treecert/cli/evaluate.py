@@ -9,25 +9,24 @@ import typer
 
 from treecert import api
 from treecert.cli import options
-from treecert.cli.common import _load_training, _state, _tree_params, _warn_all, say
+from treecert.cli.common import _state, say, stderr_console
 from treecert.cli.experiment import (
     _check_units_options,
     _dataset_name,
+    _load_evaluation_data,
     _output_lock,
     _protocol,
+    _run_settings,
     _write_evaluation,
 )
 from treecert.cli.progress import _RowProgress
 from treecert.data.fileio import atomic_writer
-from treecert.errors import ConfigError
 
 
 def _metrics_table(metrics, title: str) -> None:
     if _state["quiet"]:
         return
     from rich.table import Table
-
-    from treecert.cli.common import _stderr
 
     skip = {"dataset", "method", "repeats", "n_test"}
     cols = [c for c in metrics.columns if c not in skip]
@@ -37,24 +36,21 @@ def _metrics_table(metrics, title: str) -> None:
         table.add_column(str(name), justify="right", overflow="fold")
     for c in cols:
         table.add_row(c, *(f"{v:.4f}" if v == v else "n/a" for v in metrics[c]))
-    _stderr.print(table)
+    stderr_console().print(table)
 
 
-@options.insert(options.RUN_OPTIONS, options.TREE_OPTIONS, before="nominal")
+@options.insert(options.DATA_OPTIONS, options.RUN_OPTIONS, options.TREE_OPTIONS,
+                before="quiet")
 def evaluate(
+    ctx: typer.Context,
     data: Annotated[str, typer.Argument(help="Data: ARFF or CSV.")],
-    method: Annotated[
-        list[str], typer.Option("--method", help="Method spec, repeatable: NAME or "
-                                                  "'NAME:key=value,...'.")
-    ],
+    method: options.MethodSpecs,
     output: Annotated[
         str | None, typer.Option("-o", "--output", help="Directory for predictions.csv, "
                                                         "metrics.csv/.json and plots.")
     ] = None,
-    class_name: options.ClassOpt = None,
     folds: options.Folds = 10,
     loo: Annotated[bool, typer.Option("--loo", help="Leave-one-out.")] = False,
-    repeat: Annotated[int, typer.Option(help="Repeated CV with seeds seed, seed+1, ...")] = 1,
     folds_file: Annotated[
         str | None, typer.Option(help="One fold id per data row (e.g. NAME.folds.csv).")
     ] = None,
@@ -62,26 +58,14 @@ def evaluate(
         str | None, typer.Option(help="Train on DATA, test on this file.")
     ] = None,
     seed: options.Seed = 1,
-    loss: Annotated[
-        str | None, typer.Option(help="Loss matrix YAML: adds expected_loss.")
-    ] = None,
-    bins: Annotated[
-        str, typer.Option(help="ERC bins: equal_width (10) or mdl (Fayyad-Irani).")
-    ] = "equal_width",
     bias_variance: Annotated[
         int, typer.Option(help="Bias-variance decomposition over R bootstrap samples.")
     ] = 0,
     plots: Annotated[bool, typer.Option("--plots", help="PNG plots into the -o dir.")] = False,
-    interval_auc: Annotated[
-        str, typer.Option(help="Methods with bounds: exact AUC range (auc_low/auc_high), or "
-                               "endpoints to add the EB paper's AUC of the lower and upper "
-                               "vectors.")
-    ] = "exact",
-    nominal: options.Nominal = None,
-    ignore: options.Ignore = None,
     quiet: options.Quiet = False,
-    *, no_timing, jobs, shard, resume, scheduler,  # options.RUN_OPTIONS
-    **tree,  # options.TREE_OPTIONS; both groups inserted before --nominal
+    *, class_name, nominal, ignore, loss, repeat, bins, interval_auc, j48,  # DATA_OPTIONS
+    no_timing, jobs, shard, resume, scheduler,  # options.RUN_OPTIONS
+    **tree,  # options.TREE_OPTIONS; the three groups inserted before --quiet
 ) -> None:
     """Cross-validate methods and report Brier, log-loss, AUC, AUC reliability, ERC.
 
@@ -95,22 +79,12 @@ def evaluate(
     """
     from treecert.evaluation import runs
     from treecert.parallel import backend
-    from treecert.pruning.loss import read_loss
 
     _state["quiet"] = quiet
-    if plots and output is None:
-        raise ConfigError("--plots needs an output directory (-o DIR).")
-    if bins not in ("equal_width", "mdl"):
-        raise ConfigError(f"unknown --bins '{bins}'.", "Choose equal_width or mdl.")
     part = _check_units_options(shard, resume, output, plots, bias_variance)
-    dataset = _load_training(data, class_name, nominal, ignore)
+    method, params = _run_settings(ctx, method, tree, seed, j48)
+    dataset, loss_matrix = _load_evaluation_data(data, class_name, nominal, ignore, loss)
     protocol = _protocol(data, dataset, folds, loo, repeat, folds_file, test, seed, class_name)
-    loss_matrix = None
-    if loss is not None:
-        loss_matrix, warns = read_loss(loss, dataset.schema.classes)
-        _warn_all(warns)
-    params = _tree_params(**tree)
-    params["seed"] = seed
     name = _dataset_name(data)
     store, only = None, None
     with _output_lock(output, part):

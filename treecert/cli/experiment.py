@@ -32,7 +32,32 @@ def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, cl
     if test is not None:
         return Protocol(kind="test", seed=seed,
                         test=_load_matching(test, dataset.schema, labelled="test"))
-    return Protocol(kind="cv", n_folds=folds, repeats=repeat, seed=seed)
+    protocol = Protocol(kind="cv", n_folds=folds, repeats=repeat, seed=seed)
+    protocol.splits(dataset)  # too few rows for the folds: said now, naming no fold
+    return protocol
+
+
+def _run_settings(ctx, methods: list[str], tree: dict, seed: int, j48: bool):
+    """The method specs and the tree parameters of an evaluate/compare run, with --j48's
+    settings put in (J48's pruning into every method spec that prunes)."""
+    from treecert.cli import options
+    from treecert.cli.common import _tree_params
+
+    if j48:
+        tree = options.j48_settings(ctx, tree)
+        methods = [options.j48_spec(m) for m in methods]
+    params = _tree_params(**tree)
+    params["seed"] = seed
+    return list(methods), params
+
+
+def _load_evaluation_data(path: str, class_name, nominal, ignore, loss):
+    """A dataset to evaluate on, read with the data options, and its loss matrix (None
+    without --loss; the file is read against each dataset's classes)."""
+    from treecert.cli.common import _load_training, _read_loss
+
+    dataset = _load_training(path, class_name, nominal, ignore)
+    return dataset, _read_loss(loss, dataset.schema.classes)
 
 
 def _read_text(path: str) -> str:
@@ -69,7 +94,8 @@ def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
 
 
 def _check_units_options(shard, resume, output, plots, bias_variance=0):
-    """The --shard part (or None) after checking it, --resume and -o fit together."""
+    """The --shard part (or None) after checking that it, --resume, --plots and -o fit
+    together, and that --plots can be drawn (before any work is done)."""
     from treecert.parallel import parse_shard
 
     if output == "-":  # not a directory name: the metrics go to stdout without -o
@@ -79,6 +105,8 @@ def _check_units_options(shard, resume, output, plots, bias_variance=0):
         raise OutputError(f"{output}: exists and is not a directory.",
                           "-o names a directory for the results; give a new or existing "
                           "directory.")
+    if plots and output is None:
+        raise ConfigError("--plots needs an output directory (-o DIR).")
     part = parse_shard(shard)
     if (part is not None or resume) and output is None:
         raise ConfigError(f"{'--shard' if part is not None else '--resume'} needs an output "
@@ -92,6 +120,10 @@ def _check_units_options(shard, resume, output, plots, bias_variance=0):
         require_matplotlib()  # now, not after the whole cross-validation
     if part is not None and bias_variance:
         raise ConfigError("--bias-variance needs the whole run, not a shard.")
+    if plots:  # before any work: not "needs matplotlib" after a whole cross-validation
+        from treecert.evaluation.plots import _pyplot
+
+        _pyplot()
     return part
 
 

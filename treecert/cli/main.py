@@ -20,6 +20,7 @@ from treecert.cli import (
     compare,
     evaluate,
     merge,
+    options,
     plain_values,
     predict,
     prune,
@@ -38,6 +39,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+app.callback()(options.top)
 for _command in (predict.predict, evaluate.evaluate):  # one home for the engine's bound
     _command.__doc__ = _command.__doc__.replace("ENGINE_MEMORY", memory_formula())
 for _name, _command in [("train", train.train), ("predict", predict.predict),
@@ -48,7 +50,7 @@ for _name, _command in [("train", train.train), ("predict", predict.predict),
     # which typer evaluates twice per command on every call; evaluated once here, they cost
     # half (about 0.013 CPU-s of a 0.18 s ``--help``).
     _command.__annotations__ = typing.get_type_hints(_command, include_extras=True)
-    app.command(_name)(_command)
+    app.command(_name, cls=options.HelpCommand)(_command)
 
 
 class Interrupted(BaseException):

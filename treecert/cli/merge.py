@@ -49,21 +49,32 @@ def _merge_runs(parts: list[str], output: str) -> None:
         _write_comparison(frames, out, doc["metrics"], doc["tol"], plots=False)
 
 
+def _header(fh) -> str:
+    """A shard's header: its first line (CSV), or an ARFF file's lines up to ``@data``
+    (``predict --format arff``)."""
+    first = fh.readline()
+    if first.lower().startswith("@relation"):
+        while (line := fh.readline()) and line.strip().lower() != "@data":
+            first += line
+        first += line
+    return first
+
+
 def merge(
     parts: Annotated[
         list[str],
-        typer.Argument(help="Shard outputs in order: predict CSV files, or evaluate/compare "
-                            "output directories."),
+        typer.Argument(help="Shard outputs in order: predict CSV or ARFF files, or "
+                            "evaluate/compare output directories."),
     ],
     output: Annotated[
-        str, typer.Option("-o", "--output", help="CSV file ('-' = stdout) for predict shards; "
+        str, typer.Option("-o", "--output", help="File ('-' = stdout) for predict shards; "
                                                  "directory for evaluate/compare shards.")
     ] = "-",
     quiet: options.Quiet = False,
 ) -> None:
     """Put the outputs of a --shard job array back together.
 
-    predict shards (CSV files, given in shard order): checks that the headers agree and
+    predict shards (CSV or ARFF files, given in shard order): checks that the headers agree and
     writes the header once and every file's rows after it; the result is byte-identical to
     an unsharded run. evaluate/compare shard directories: reads the per-unit results they
     recorded, checks that they are of one run and complete, and writes the files an
@@ -93,7 +104,7 @@ def merge(
             except OSError as exc:
                 raise ConfigError(f"{part}: cannot read ({exc.strerror}).") from None
             with fh:
-                first = fh.readline()
+                first = _header(fh)
                 if not first:
                     raise ConfigError(f"{part}: empty file; not a predict shard output.")
                 if header is None:

@@ -9,9 +9,83 @@ that the decorator :func:`insert` writes into a command's signature at a given p
 from __future__ import annotations
 
 import inspect
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
+from typer.core import TyperCommand
+
+from treecert.errors import ConfigError
+
+# The values of every enumerated option, shown as choices in --help and checked by the
+# command line parser. Each equals the library's own constant (tests/test_cli_options.py
+# checks it); they are spelt out here so that building the command line imports no numpy.
+CriterionName = Literal["info_gain", "gain_ratio", "gini"]  # tree.split_search.CRITERIA
+ThresholdRule = Literal["midpoint", "lower"]  # tree.split_search.THRESHOLD_RULES
+LeafName = Literal["frequency", "laplace", "m_estimate"]  # tree.leaf_estimates.LEAF_ESTIMATES
+PruneName = Literal["none", "ccp", "ebp", "laplace_loss", "kl", "rep"]  # pruning.common
+BinsName = Literal["equal_width", "mdl"]  # as evaluation.reliability checks
+IntervalAuc = Literal["exact", "endpoints"]  # as evaluation.experiment checks
+PredictFormat = Literal["csv", "arff"]
+ShowFormat = Literal["text", "dot", "json"]  # api.show
+#: The registered certainty methods and metrics, named in --help (methods.METHODS,
+#: evaluation.stats.METRIC_DIRECTION; importing those would cost numpy and scipy).
+METHOD_NAMES = ("frequency", "laplace", "m_estimate", "tpce", "tpce_batch", "kk", "bagging",
+                "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging")
+METRIC_NAMES = ("accuracy", "auc", "auc_reliability", "auc_low", "auc_high", "brier",
+                "brier_norm", "log_loss", "erc_deviation", "ece", "expected_loss", "brier_low",
+                "brier_high", "log_loss_low", "log_loss_high", "leaves", "fit_seconds",
+                "predict_seconds")
+
+
+class HelpCommand(TyperCommand):
+    """A command whose option help may name the registries' entries: ``{METHODS}`` and
+    ``{METRICS}`` are replaced by the method and metric names when the help is shown."""
+
+    def format_help(self, ctx, formatter) -> None:
+        names = {"{METHODS}": ", ".join(METHOD_NAMES), "{METRICS}": ", ".join(METRIC_NAMES)}
+        for param in self.get_params(ctx):
+            help_text = getattr(param, "help", None) or ""
+            if "{METHODS}" in help_text or "{METRICS}" in help_text:
+                for key, value in names.items():
+                    help_text = help_text.replace(key, value)
+                param.help = help_text
+        super().format_help(ctx, formatter)
+
+
+def show_version(value: bool) -> None:
+    """``treecert --version``: print the version and stop (an eager option's callback)."""
+    if value:
+        from treecert._version import __version__
+
+        print(f"treecert {__version__}")
+        raise typer.Exit()
+
+
+def leaf_name(value: str) -> str:
+    """The canonical leaf estimate for ``--leaf``; ``m-estimate``, the old spelling, is
+    accepted with a warning (one spelling per name: the method is ``m_estimate``)."""
+    from typing import get_args
+
+    if value == "m-estimate":
+        from treecert.cli.common import say
+
+        say("Warning: --leaf m-estimate is deprecated; write m_estimate (the method's name "
+            "everywhere else).")
+        return "m_estimate"
+    if value not in get_args(LeafName):
+        raise ConfigError(f"unknown --leaf '{value}'.",
+                          f"Choose one of: {', '.join(get_args(LeafName))}.")
+    return value
+
+
+Version = Annotated[
+    bool, typer.Option("--version", callback=show_version, is_eager=True,
+                       help="Print the version and exit.")
+]
+
+
+def top(version: Version = False) -> None:
+    """Decision trees that tell you how far to trust each prediction."""
 
 ModelArg = Annotated[str, typer.Argument(metavar="MODEL", help="Model file (JSON).")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")]
@@ -20,7 +94,8 @@ ClassOpt = Annotated[
 ]
 
 Criterion = Annotated[
-    str, typer.Option(help="info_gain (papers, Clus), gain_ratio (J48) or gini (CART).")
+    CriterionName, typer.Option(help="info_gain (papers, Clus), gain_ratio (J48) or gini "
+                                     "(CART).")
 ]
 MinLeaf = Annotated[float, typer.Option(help="Minimum weight per branch (J48 -M).")]
 MaxDepth = Annotated[int | None, typer.Option(help="Maximum depth (root = 0).")]
@@ -30,18 +105,54 @@ BinarySplits = Annotated[
     bool, typer.Option("--binary-splits", help="Nominal tests one value vs rest (J48 -B).")
 ]
 Threshold = Annotated[
-    str, typer.Option(help="midpoint (sklearn, rpart) or lower (observed value, C4.5).")
+    ThresholdRule, typer.Option(help="Numeric split thresholds: midpoint (sklearn, rpart) or "
+                                     "lower (observed value, C4.5).")
 ]
 Collapse = Annotated[bool, typer.Option("--collapse", help="J48's collapse of useless subtrees.")]
 Nominal = Annotated[
     str | None, typer.Option(help="CSV: columns to read as nominal, comma-separated.")
 ]
 Ignore = Annotated[str | None, typer.Option(help="Attributes to leave out, comma-separated.")]
+MethodSpecs = Annotated[
+    list[str],
+    typer.Option("--method", metavar="NAME[:key=value,...]",
+                 help="Certainty method, repeatable; NAME one of {METHODS}."),
+]
+Metrics = Annotated[
+    list[str] | None,
+    typer.Option("--metric", help="Metric to compare, repeatable (default: accuracy, brier, "
+                                  "log_loss, auc, auc_reliability, erc_deviation); one of "
+                                  "{METRICS}."),
+]
+J48 = Annotated[
+    bool,
+    typer.Option("--j48", help="Weka J48's tree in one flag: --criterion gain_ratio "
+                               "--threshold lower --collapse and ebp pruning with cf 0.25 "
+                               "(evaluate/compare: prune=ebp,cf=0.25 added to every method "
+                               "that prunes, unless its spec sets prune). J48's own options "
+                               "still apply (--min-leaf -M, --binary-splits -B, --cf -C, "
+                               "--no-raise -S, --prune none -U); a conflicting --criterion "
+                               "or --threshold is an error."),
+]
 Seed = Annotated[int, typer.Option(help="Seed of every random choice (folds, bootstraps).")]
 Jobs = Annotated[int, typer.Option("--jobs", "-j", help="Parallel workers (-1 = all cores).")]
 LossOpt = Annotated[
     str | None,
     typer.Option("--loss", help="Loss matrix YAML (rows = true class, columns = predicted)."),
+]
+EvalLoss = Annotated[
+    str | None,
+    typer.Option("--loss", help="Loss matrix YAML (rows = true class, columns = predicted): "
+                                "adds expected_loss; the methods' prune= options prune for "
+                                "it."),
+]
+Repeat = Annotated[int, typer.Option(help="Repeated CV with seeds seed, seed+1, ...")]
+Bins = Annotated[BinsName, typer.Option(help="ERC bins: equal_width (10) or mdl "
+                                             "(Fayyad-Irani).")]
+IntervalAucOpt = Annotated[
+    IntervalAuc,
+    typer.Option(help="Methods with bounds: exact AUC range (auc_low/auc_high), or endpoints "
+                      "to add the EB paper's AUC of the lower and upper vectors."),
 ]
 CfOpt = Annotated[
     float | None, typer.Option("--cf", help="ebp: confidence factor (J48 -C; default 0.25).")
@@ -58,6 +169,13 @@ CvOpt = Annotated[
     int | None, typer.Option("--cv", help="ccp: choose alpha by K-fold CV (rpart's way).")
 ]
 OneSe = Annotated[bool, typer.Option("--one-se", help="ccp: the 1-SE rule.")]
+Leaf = Annotated[
+    str, typer.Option(metavar="<frequency|laplace|m_estimate>",
+                      help="Leaf estimate (J48 -A is laplace).")
+]
+PruneMethod = Annotated[
+    PruneName, typer.Option(help="Post-pruning (see 'treecert prune --help').")
+]
 Folds = Annotated[int, typer.Option(help="Stratified k-fold CV.")]
 NoTiming = Annotated[
     bool, typer.Option("--no-timing", help="Leave out timings (byte-identical metrics).")
@@ -99,6 +217,18 @@ TREE_OPTIONS = (
 )
 """How the tree grows: train, evaluate and compare."""
 
+DATA_OPTIONS = (
+    _option("class_name", ClassOpt, None),
+    _option("nominal", Nominal, None),
+    _option("ignore", Ignore, None),
+    _option("loss", EvalLoss, None),
+    _option("repeat", Repeat, 1),
+    _option("bins", Bins, "equal_width"),
+    _option("interval_auc", IntervalAucOpt, "exact"),
+    _option("j48", J48, False),
+)
+"""How the data are read and scored, and --j48: evaluate and compare (each dataset alike)."""
+
 RUN_OPTIONS = (
     _option("no_timing", NoTiming, False),
     _option("jobs", Jobs, 1),
@@ -130,3 +260,41 @@ def insert(*groups: tuple[inspect.Parameter, ...], before: str):
         return command
 
     return decorate
+
+
+#: What --j48 sets: J48's defaults (Weka 3.8 ``J48 -C 0.25 -M 2``) in treecert's terms,
+#: from docs/j48-parity.md: gain ratio, the observed value below the cut as threshold,
+#: collapse (J48 collapses even unpruned trees), error-based pruning with cf 0.25.
+J48_TREE = {"criterion": "gain_ratio", "threshold": "lower", "collapse": True}
+J48_PRUNING = {"prune": "ebp", "cf": 0.25}
+
+
+def j48_settings(ctx: typer.Context, values: dict) -> dict:
+    """``values`` (option name -> value) with --j48's settings in. An option the user gave
+    (``ctx`` tells) keeps its value where J48 has that option too (--cf is J48 -C, --prune
+    none is -U); a --criterion or --threshold that contradicts the preset is an error,
+    since J48 has no such choice and overriding either silently would hide it."""
+    out = dict(values)
+    for name, value in {**J48_TREE, **J48_PRUNING}.items():
+        if name not in values:
+            continue
+        source = ctx.get_parameter_source(name)
+        if source is None or source.name != "COMMANDLINE":
+            out[name] = value
+        elif values[name] != value and name in ("criterion", "threshold"):
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(f"--j48 sets {flag} {value}, but {flag} {values[name]} was "
+                              "given.", f"Drop {flag} or --j48.")
+    return out
+
+
+def j48_spec(spec: str) -> str:
+    """A method spec with J48's pruning (``prune=ebp,cf=0.25``) added if the method prunes
+    and the spec does not choose its own pruning (its options override the run's)."""
+    from treecert.methods import METHODS, parse_method_spec
+
+    parsed = parse_method_spec(spec, METHODS)
+    if "prune" not in METHODS[parsed.name].options or "prune" in parsed.options:
+        return spec
+    extra = ",".join(f"{k}={v}" for k, v in J48_PRUNING.items())
+    return f"{spec}{',' if ':' in spec else ':'}{extra}"

@@ -1,4 +1,5 @@
-"""Option values of the plain types (str, int, float, list[str]) converted without pydantic.
+"""Option values of the plain types (str, int, float, list[str], Literal choices) converted
+without pydantic.
 
 Typer 0.2x converts every option value, defaults included, through a pydantic
 ``TypeAdapter``: importing pydantic and building one adapter per option costs about 0.17
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 _INT = re.compile(r"-?[0-9]{1,18}")
 _FLOAT = re.compile(r"-?(?:[0-9]{1,30}(?:\.[0-9]{0,30})?|\.[0-9]{1,30})(?:[eE][-+]?[0-9]{1,2})?")
@@ -45,6 +46,9 @@ def _plain(annotation, value):
     elif annotation == list[str]:
         if kind in (list, tuple) and all(type(v) is str for v in value):
             return list(value)
+    elif get_origin(annotation) is Literal:  # a choice: one of its own values, as given
+        if kind is str and value in get_args(annotation):
+            return value
     return NotImplemented
 
 
@@ -73,8 +77,10 @@ def install(command) -> None:
         for param in [*sub.params, *([help_option] if help_option is not None else [])]:
             desc = getattr(param, "type_descriptor", None)
             if (desc is None or getattr(param, "_runtime_param", ...) is not None
-                    or desc.annotation not in (bool, str, int, float, list[str])
-                    or desc.parameter_info.parser is not None or desc.is_choice
+                    or not (desc.annotation in (bool, str, int, float, list[str])
+                            or get_origin(desc.annotation) is Literal)
+                    or desc.parameter_info.parser is not None
+                    or (desc.is_choice and get_origin(desc.annotation) is not Literal)
                     or desc.is_path or desc.is_file or desc.is_ranged):
                 continue
             param._runtime_param = PlainRuntimeParam(

@@ -18,15 +18,23 @@ def predict(
     model_path: options.ModelArg,
     data: Annotated[str, typer.Argument(help="Data to score: ARFF or CSV ('-' = CSV on stdin).")],
     output: Annotated[
-        str, typer.Option("-o", "--output", help="CSV to write ('-' = stdout).")
+        str, typer.Option("-o", "--output", help="File to write ('-' = stdout).")
     ] = "-",
+    fmt: Annotated[
+        options.PredictFormat,
+        typer.Option("--format", help="csv, or arff for Weka: the data with "
+                                      "distribution_<label> per class, certainty and the "
+                                      "predicted class as 'classification' (Weka's "
+                                      "AddClassification)."),
+    ] = "csv",
     id_column: Annotated[
         str | None, typer.Option("--id", help="Column to copy through as an identifier.")
     ] = None,
     method: Annotated[
         str | None,
-        typer.Option(help="Certainty method, e.g. laplace or 'laplace:alpha=0.5' "
-                          "(default: the model's own)."),
+        typer.Option(metavar="NAME[:key=value,...]",
+                     help="Certainty method, e.g. laplace or 'laplace:alpha=0.5' (default: "
+                          "the model's own); NAME one of {METHODS}."),
     ] = None,
     loss: Annotated[
         str | None,
@@ -88,6 +96,7 @@ def predict(
     if part is not None:
         rows = shard_bounds(total, *part)
         total = rows[1] - rows[0]
+    write = _arff_writer(id_column) if fmt == "arff" else _csv_writer
     with backend(scheduler):
         runner = api.predictor(model, method=method, loss=loss_matrix, jobs=jobs,
                                 explain=explain)
@@ -97,13 +106,31 @@ def predict(
                 with bar.chunk(chunk):
                     frame = api.predict_with(runner, model, chunk.data, id_column=id_column,
                                              loss=loss_matrix, row_offset=chunk.row_offset)
-                write_frame(frame, fh, header=written == 0)
+                write(frame, chunk.data, fh, written == 0)
                 written += len(frame)
             if written == 0:  # an empty shard: the header alone, from the first row's frame
                 first = next(iter(reader.chunks((0, 1))))
                 frame = api.predict_with(runner, model, first.data, id_column=id_column,
                                          loss=loss_matrix)
-                write_frame(frame.iloc[:0], fh)
+                write(frame.iloc[:0], first.data.subset(slice(0, 0)), fh, True)
     _warn_all(reader.warnings)
     if output != "-":
         say(f"Wrote {written} predictions to {output}")
+
+
+def _csv_writer(frame, data, fh, header: bool) -> None:
+    write_frame(frame, fh, header=header)
+
+
+def _arff_writer(id_column):
+    """Writes chunks as one ARFF file: the header (from the first chunk's layout), then
+    every chunk's rows (:func:`treecert.data.arff_writer.predictions_dataset`)."""
+    from treecert.data.arff_writer import arff_header, arff_rows, predictions_dataset
+
+    def write(frame, data, fh, header: bool) -> None:
+        rows = predictions_dataset(data, frame, id_column)
+        if header:
+            fh.write(arff_header(rows.schema))
+        fh.write(arff_rows(rows))
+
+    return write

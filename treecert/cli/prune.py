@@ -41,15 +41,13 @@ def _loss_unused_warning(method: str, loss: str | None) -> None:
 def prune_command(
     model_path: options.ModelArg,
     output: Annotated[str, typer.Option("-o", "--output", help="Pruned model file to write.")],
-    method: Annotated[
-        str, typer.Option("--method", help="none, ccp, ebp, laplace_loss, kl or rep.")
-    ],
+    method: Annotated[options.PruneName, typer.Option("--method", help="Pruning method.")],
     loss: options.LossOpt = None,
     cf: options.CfOpt = None,
     no_raise: options.NoRaise = False,
     kl_threshold: Annotated[
         float | None,
-        typer.Option("--threshold", "--kl-threshold",
+        typer.Option("--kl-threshold",
                      help="kl: prune below this weighted KL divergence (default 0.01)."),
     ] = None,
     holdout: options.HoldoutOpt = None,

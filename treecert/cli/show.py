@@ -13,10 +13,14 @@ from treecert.data.fileio import check_not_input, write_text
 
 def show(
     model_path: options.ModelArg,
-    fmt: Annotated[str, typer.Option("--format", help="text, dot or json.")] = "text",
+    fmt: Annotated[options.ShowFormat, typer.Option("--format", help="J48-style text, Graphviz "
+                                                                     "DOT or a JSON summary.")
+    ] = "text",
     output: Annotated[str, typer.Option("-o", "--output", help="File ('-' = stdout).")] = "-",
 ) -> None:
     """Print a model's tree: J48-style text, Graphviz DOT or a JSON summary.
+
+    DOT is drawn by Graphviz's dot (https://graphviz.org; Debian package graphviz).
 
     Example: treecert show iris.json --format dot | dot -Tpng > iris.png
     """

@@ -15,12 +15,11 @@ from treecert.data.fileio import check_not_input, write_text
 
 @options.insert(options.TREE_OPTIONS, before="leaf")
 def train(
+    ctx: typer.Context,
     data: Annotated[str, typer.Argument(help="Training data: ARFF or CSV ('-' = CSV on stdin).")],
     output: Annotated[str, typer.Option("-o", "--output", help="Model file to write (JSON).")],
     class_name: options.ClassOpt = None,
-    leaf: Annotated[
-        str, typer.Option(help="Leaf estimate: frequency, laplace or m-estimate.")
-    ] = "frequency",
+    leaf: options.Leaf = "frequency",
     alpha: Annotated[float, typer.Option(help="Laplace pseudo-count (J48 -A: 1).")] = 1.0,
     m: Annotated[float, typer.Option("--m", help="m of the m-estimate.")] = 2.0,
     nominal: options.Nominal = None,
@@ -29,10 +28,7 @@ def train(
         bool,
         typer.Option("--no-embed-data", help="Do not store the training data in the model."),
     ] = False,
-    prune: Annotated[
-        str, typer.Option(help="Post-pruning: none, ccp, ebp, laplace_loss, kl or rep "
-                               "(see 'treecert prune --help').")
-    ] = "none",
+    prune: options.PruneMethod = "none",
     loss: options.LossOpt = None,
     cf: options.CfOpt = None,
     no_raise: options.NoRaise = False,
@@ -43,16 +39,23 @@ def train(
     cv: options.CvOpt = None,
     one_se: options.OneSe = False,
     seed: options.Seed = 1,
+    j48: options.J48 = False,
     quiet: options.Quiet = False,
     **tree,  # options.TREE_OPTIONS, inserted before --leaf
 ) -> None:
     """Grow a tree and save it as a JSON model.
 
-    Unpruned by default; --prune M prunes it as 'treecert prune' does.
+    Unpruned by default; --prune M prunes it as 'treecert prune' does. --j48 grows and
+    prunes as Weka's J48 does by default.
 
     Example: treecert train sample_data/iris.arff -o iris.json --leaf laplace
     """
     _state["quiet"] = quiet
+    leaf = options.leaf_name(leaf)
+    if j48:
+        settings = options.j48_settings(ctx, {**tree, "prune": prune, "cf": cf})
+        prune, cf = settings.pop("prune"), settings.pop("cf")
+        tree = settings
     check_not_input(output, [data])
     dataset = _load_training(data, class_name, nominal, ignore)
     loss_matrix = _read_loss(loss, dataset.schema.classes)
@@ -61,7 +64,7 @@ def train(
     )
     pruned = ""
     _loss_unused_warning(prune, loss)
-    if prune.strip().lower() != "none":
+    if prune != "none":
         model = api.prune(model, prune, loss=loss_matrix, data=dataset,
                           **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se,
                                           seed))

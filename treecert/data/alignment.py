@@ -164,7 +164,8 @@ def _test_attribute(
     if attr.kind == "string":
         return np.full(col.values.size, np.nan)
     if attr.kind == "nominal":
-        if file_kind in ("numeric", "date") and not table.is_csv:
+        if file_kind in ("numeric", "date") and not table.is_csv \
+                and file_kind != attr.nominal_from:  # --nominal's conversion, as in training
             raise mismatch(f"is {file_kind} here but nominal in the model")
         labels = _labels(col)
         lookup = {v: float(k) for k, v in enumerate(attr.values)}
@@ -217,7 +218,7 @@ def _is_number(v: str) -> bool:
 def _test_classes(schema: Schema, col: _Column, table: _Table, row_offset: int = 0
                   ) -> np.ndarray:
     cls = schema.class_attribute
-    if not table.is_csv and col.attr.kind not in ("nominal", "string"):
+    if not table.is_csv and col.attr.kind not in ("nominal", "string", cls.nominal_from):
         raise SchemaMismatchError(
             f"{table.source}: class column {cls.name!r} is {col.attr.kind} here but "
             f"nominal in the model ({_listing(cls.values)})."

@@ -15,10 +15,10 @@ from typing import IO
 import numpy as np
 
 from treecert.data.dates import DEFAULT_DATE_FORMAT, _format_date
-from treecert.data.schema import Dataset
+from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.data.table import _fmt_num
 
-__all__ = ["write_arff"]
+__all__ = ["arff_header", "arff_rows", "predictions_dataset", "write_arff"]
 
 
 def _quote(s: str) -> str:
@@ -49,7 +49,22 @@ def write_arff(dataset: Dataset, path_or_file: str | Path | IO[str]) -> None:
     ``Utils.quote``, so :func:`~treecert.data.loading.load_dataset` reads back the same
     ``X``, ``y``, weights (written ``{w}`` when not 1) and schema.
     """
-    schema = dataset.schema
+    text = arff_header(dataset.schema) + arff_rows(dataset)
+    if isinstance(path_or_file, str | Path):
+        target = Path(path_or_file)
+        if target.name.endswith(".gz"):
+            with gzip.open(target, "wt", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        else:
+            target.write_text(text, encoding="utf-8", newline="\n")
+    else:
+        path_or_file.write(text)
+
+
+def arff_header(schema: Schema) -> str:
+    """The ``@relation``, ``@attribute`` (class last) and ``@data`` lines; with
+    :func:`arff_rows` of one or more datasets of this schema, a whole ARFF file (written
+    in pieces by streamed ``predict``)."""
     lines = [f"@relation {_quote(schema.relation)}", ""]
     for a in (*schema.attributes, schema.class_attribute):
         if a.kind == "nominal":
@@ -59,7 +74,12 @@ def write_arff(dataset: Dataset, path_or_file: str | Path | IO[str]) -> None:
         else:
             decl = a.kind
         lines.append(f"@attribute {_quote(a.name)} {decl}")
-    lines += ["", "@data"]
+    return "\n".join([*lines, "", "@data"]) + "\n"
+
+
+def arff_rows(dataset: Dataset) -> str:
+    """The data lines of ``dataset``, one per row (class last, ``{w}`` when not 1)."""
+    schema = dataset.schema
     n = dataset.n_samples
     columns: list[list[str]] = []
     for j, a in enumerate(schema.attributes):
@@ -81,13 +101,49 @@ def write_arff(dataset: Dataset, path_or_file: str | Path | IO[str]) -> None:
     rows = [",".join(r) for r in zip(*columns, strict=True)] if columns else []
     for i in np.flatnonzero(dataset.weights != 1.0):
         rows[i] += ",{" + _fmt_num(float(dataset.weights[i])) + "}"
-    text = "\n".join(lines + rows) + "\n"
-    if isinstance(path_or_file, str | Path):
-        target = Path(path_or_file)
-        if target.name.endswith(".gz"):
-            with gzip.open(target, "wt", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-        else:
-            target.write_text(text, encoding="utf-8", newline="\n")
-    else:
-        path_or_file.write(text)
+    return "".join(r + "\n" for r in rows)
+
+
+def predictions_dataset(data: Dataset, frame, id_column: str | None = None) -> Dataset:
+    """``predict``'s rows as a Dataset for :func:`arff_rows`, laid out like Weka's
+    ``AddClassification -classification -distribution`` output: the data's attributes (and
+    its class, when the file has it), ``distribution_<label>`` per class, treecert's other
+    numeric columns (``certainty``, bounds, ...), and the predicted class as the class
+    attribute ``classification`` — last, so that Weka takes it as the class.
+
+    Parameters
+    ----------
+    data : Dataset
+        The scored rows, aligned to the model's schema.
+    frame : pandas.DataFrame
+        Their predictions (:func:`treecert.evaluation.frames.predictions_frame`): ``row``,
+        the id column, ``actual``, ``predicted``, ``p_<label>``, then numeric columns.
+    id_column : str, optional
+        An identifier column of ``frame``, written as a string attribute first.
+    """
+    schema = data.schema
+    classes = schema.classes
+    attrs, xs, extra = [], [], {}
+    if id_column is not None:
+        attrs.append(Attribute(id_column, "string"))
+        xs.append(np.full(data.n_samples, np.nan))
+        extra[id_column] = frame[id_column].to_numpy(dtype=object)
+    attrs += schema.attributes
+    xs += list(data.X.T)
+    if data.has_class:
+        attrs.append(schema.class_attribute)
+        xs.append(np.where(data.y >= 0, data.y, np.nan).astype(np.float64))
+    skip = {"row", "actual", "predicted", id_column, *(f"p_{c}" for c in classes)}
+    for c in classes:
+        attrs.append(Attribute(f"distribution_{c}", "numeric"))
+        xs.append(frame[f"p_{c}"].to_numpy(dtype=np.float64))
+    for name in frame.columns:
+        if name not in skip and frame[name].dtype.kind in "fiub":
+            attrs.append(Attribute(name, "numeric"))
+            xs.append(frame[name].to_numpy(dtype=np.float64))
+    code = {c: k for k, c in enumerate(classes)}
+    y = np.array([code[p] for p in frame["predicted"]], dtype=np.int64)
+    out = Schema(tuple(attrs), Attribute("classification", "nominal", classes),
+                 relation=schema.relation)
+    X = np.column_stack(xs) if xs else np.empty((data.n_samples, 0))
+    return Dataset(out, X, y, data.weights, extra, source=data.source)

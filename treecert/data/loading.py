@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from treecert.data.sources import _read_table
 from treecert.data.table import _Column, _fmt_num, _listing, _Table
 from treecert.errors import DataError, describe
 
-__all__ = ["check_trainable", "load_dataset"]
+__all__ = ["check_trainable", "drop_empty_attributes", "load_dataset"]
 
 
 def load_dataset(
@@ -114,10 +115,37 @@ def load_dataset(
                    source=src, has_class=True)
 
 
+def drop_empty_attributes(dataset: Dataset) -> Dataset:
+    """``dataset`` without the attributes that have no known value in the rows with a
+    class, with one line in its ``warnings`` naming them: J48 trains on such files (Weka's
+    supermarket.arff) and never splits on those attributes, so the command line does the
+    same. String attributes are kept (:func:`check_trainable` names them), and so is
+    everything when no row has a class (:func:`check_trainable` says so)."""
+    labelled = dataset.y >= 0
+    attrs = dataset.schema.attributes
+    if not labelled.any():
+        return dataset
+    empty = [j for j, a in enumerate(attrs)
+             if a.kind != "string" and np.isnan(dataset.X[labelled, j]).all()]
+    if not empty:
+        return dataset
+    one = len(empty) == 1
+    warning = (f"{dataset.source}: {'attribute' if one else 'attributes'} "
+               f"{_listing([repr(attrs[j].name) for j in empty])} "
+               f"{'has' if one else 'have'} no known values (all {int(labelled.sum())} "
+               "missing); left out, as J48 does.")
+    keep = [j for j in range(len(attrs)) if j not in set(empty)]
+    schema = replace(dataset.schema, attributes=tuple(attrs[j] for j in keep))
+    return replace(dataset, schema=schema, X=dataset.X[:, keep],
+                   warnings=[*dataset.warnings, warning])
+
+
 def _class_codes(col: _Column, table: _Table, forced: bool) -> tuple[Attribute, np.ndarray]:
     a = col.attr
     if table.is_csv or (forced and a.kind == "string"):
         attr, codes = _nominal_first_seen(a.name, col.values)
+        if forced and a.kind == "string":
+            attr = replace(attr, nominal_from="string")
     elif a.kind == "nominal":
         attr, codes = a, col.values
     elif forced and a.kind == "numeric":
@@ -135,14 +163,18 @@ def _class_codes(col: _Column, table: _Table, forced: bool) -> tuple[Attribute, 
 def _train_attribute(col: _Column, table: _Table, forced: bool) -> tuple[Attribute, np.ndarray]:
     a, v = col.attr, col.values
     if table.is_csv:
-        numbers = None if forced else _csv_numbers(v)
-        if numbers is not None:
+        numbers = _csv_numbers(v)
+        if numbers is not None and not forced:
             return Attribute(a.name, "numeric"), numbers
-        return _nominal_first_seen(a.name, v)
+        attr, x = _nominal_first_seen(a.name, v)
+        if numbers is not None:  # an ARFF test file may declare it numeric
+            attr = replace(attr, nominal_from="numeric")
+        return attr, x
     if forced and a.kind == "numeric":
         return _numeric_to_nominal(a.name, v)
     if forced and a.kind == "string":
-        return _nominal_first_seen(a.name, v)
+        attr, x = _nominal_first_seen(a.name, v)
+        return replace(attr, nominal_from="string"), x
     if forced and a.kind == "date":
         raise DataError(f"{table.source}: date attribute {a.name!r} cannot be made nominal.")
     if a.kind == "string":
@@ -166,7 +198,8 @@ def _numeric_to_nominal(name: str, x: np.ndarray) -> tuple[Attribute, np.ndarray
     distinct = np.unique(x[~np.isnan(x)])
     codes = np.searchsorted(distinct, x).astype(np.float64)
     codes[np.isnan(x)] = np.nan
-    return Attribute(name, "nominal", tuple(_fmt_num(v) for v in distinct.tolist())), codes
+    return Attribute(name, "nominal", tuple(_fmt_num(v) for v in distinct.tolist()),
+                     nominal_from="numeric"), codes
 
 
 def check_trainable(dataset: Dataset) -> None:

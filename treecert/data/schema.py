@@ -24,12 +24,17 @@ class Attribute:
     ``date`` attributes are stored as numbers (seconds since the Unix epoch, UTC) and are
     split on like numeric ones; ``date_format`` keeps the ARFF format for display.
     ``string`` attributes cannot be learned from and are rejected for training.
+    ``nominal_from`` is the kind a file declared for a nominal attribute that ``--nominal``
+    converted (``"numeric"``: Weka's NumericToNominal, values written as numbers;
+    ``"string"``): kept in the model so that a test file declaring it the same way is
+    converted the same way at predict time rather than refused.
     """
 
     name: str
     kind: AttributeKind
     values: tuple[str, ...] = ()
     date_format: str | None = None
+    nominal_from: str | None = None
 
     @property
     def is_nominal(self) -> bool:
@@ -46,6 +51,8 @@ class Attribute:
             out["values"] = list(self.values)
         if self.date_format is not None:
             out["date_format"] = self.date_format
+        if self.nominal_from is not None:
+            out["nominal_from"] = self.nominal_from
         return out
 
     @classmethod
@@ -55,6 +62,7 @@ class Attribute:
             kind=obj["kind"],
             values=tuple(obj.get("values", ())),
             date_format=obj.get("date_format"),
+            nominal_from=obj.get("nominal_from"),
         )
 
 

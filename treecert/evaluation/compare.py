@@ -97,7 +97,13 @@ def _fmt_p(p: float) -> str:
 def to_markdown(comp: Comparison) -> str:
     """Markdown: W/T/L + p per pair and metric, averages, ranks, then per-dataset tables."""
     out = ["## Wins / ties / losses (two-sided Wilcoxon signed-rank p)", ""]
-    out.append(f"Ties: |difference| <= {comp.tol:g}. Counts are for method A.")
+    metrics = list(dict.fromkeys(comp.pairs["metric"])) if len(comp.pairs) else []
+    better = {hib: [m for m in metrics if stats.higher_is_better(m) is hib]
+              for hib in (True, False)}
+    said = [f"{'higher' if hib else 'lower'} for {', '.join(ms)}"
+            for hib, ms in better.items() if ms]
+    out.append(f"Ties: |difference| <= {comp.tol:g}. Counts are for method A: A wins where "
+               f"it is better ({'; '.join(said) or 'no metric'}).")
     out.append("")
     out.append("| metric | method A | method B | A wins | ties | B wins | p-value |")
     out.append("|---|---|---|---:|---:|---:|---:|")

@@ -286,7 +286,7 @@ def check_document(doc: object, source: str) -> dict:
 
 
 def _check_attribute(obj: object, where: str) -> Attribute:
-    a = _object(obj, where, ("name", "kind"), ("values", "date_format"))
+    a = _object(obj, where, ("name", "kind"), ("values", "date_format", "nominal_from"))
     name = _text(a["name"], f"{where}.name")
     kind = a["kind"]
     if kind not in _KINDS:
@@ -304,7 +304,12 @@ def _check_attribute(obj: object, where: str) -> Attribute:
     date_format = a.get("date_format")
     if date_format is not None:
         _text(date_format, f"{where}.date_format")
-    return Attribute(name, kind, tuple(values), date_format)
+    nominal_from = a.get("nominal_from")  # --nominal's conversion; absent in older files
+    if nominal_from is not None and (kind != "nominal"
+                                     or nominal_from not in ("numeric", "string")):
+        raise _Invalid(f"{where}.nominal_from", f"must be numeric or string for a nominal "
+                       f"attribute, not {describe(nominal_from)}")
+    return Attribute(name, kind, tuple(values), date_format, nominal_from)
 
 
 def _check_schema(obj: object) -> Schema:
