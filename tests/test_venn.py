@@ -102,12 +102,12 @@ def test_venn_rows_in_small_batches_are_the_same(monkeypatch):
     np.testing.assert_array_equal(whole.lower, apart.lower)
 
 
-def test_missing_values_fall_back_to_the_engine():
+def test_missing_values_grow_whole_trees_in_a_batch():
     train = make_dataset({"v": [1.0, 2.0, None, 4.0, 5.0, 6.0]},
                          ["A", "A", "B", "B", "B", "A"], classes=("A", "B"))
     test = make_dataset({"v": [None, 3.0]}, ["A", "B"], classes=("A", "B"))
     fast = make_method("venn:min_leaf=1").fit(train)
-    assert fast.batch_ is None  # training data with missing values: one (x, j) at a time
+    assert fast.batch_ is not None and not fast.batch_.walks  # batched whole trees
     naive = make_method("venn:min_leaf=1,engine=naive").fit(train)
     np.testing.assert_array_equal(fast.predict(test).proba, naive.predict(test).proba)
 

@@ -311,27 +311,28 @@ class VennMethod(HoldsSharedEngine, Method):
         return bag_venn_matrices([F], d.y.astype(np.int64), d.weights.astype(float), K)[0]
 
     def _tree_matrices(self, X: np.ndarray) -> np.ndarray:
-        """Venn matrices of rows of X: the batch machine for rows without missing values
-        (when it applies), the engine one (x, j) at a time for the others."""
+        """Venn matrices of rows of X from the batch machine; with the leaf taxonomy, rows
+        it does not walk (unknown values here or in the training data) take the engine's
+        exact paths. ``engine=naive``: one (x, j) at a time."""
         K = self.engine_.n_classes
         out = np.empty((X.shape[0], K, K))
-        fast = np.zeros(X.shape[0], dtype=bool)
-        if self.batch_ is not None:
-            fast = ~np.isnan(X).any(axis=1)
+        batch = self.batch_
+        if batch is None:
+            for i in range(X.shape[0]):
+                out[i] = self._tree_matrix(X[i])
+            return out
+        kw = self._leaf_kwargs()
+        fast = np.ones(X.shape[0], dtype=bool)
+        if self.opts["taxonomy"] == "leaf":
+            fast = ~np.isnan(X).any(axis=1) & batch.walks
         if fast.any():
-            kw = self._leaf_kwargs()
-            out[fast] = self.batch_.venn_matrices(
-                X[fast], self.opts["taxonomy"], kw["kind"], kw["alpha"], kw["m"],
-                type_columns(K))
+            out[fast] = batch.venn_matrices(X[fast], self.opts["taxonomy"], kw["kind"],
+                                            kw["alpha"], kw["m"], type_columns(K))
         rest = np.flatnonzero(~fast)
-        if rest.size and self.opts["taxonomy"] == "leaf" and self.opts["engine"] == "fast":
-            # x's leaves' frequencies mixed by x's shares: the engine's estimates with α = 0
+        if rest.size:  # x's leaves' frequencies mixed by x's shares: estimates with α = 0
             rows = self.engine_.estimates(np.repeat(X[rest], K, axis=0),
                                           np.tile(np.arange(K), rest.size), alpha=0.0)
             out[rest] = rows.reshape(rest.size, K, K)
-            rest = rest[:0]
-        for i in rest:
-            out[i] = self._tree_matrix(X[i])
         return out
 
     def matrices(self, data: Dataset) -> np.ndarray:
@@ -370,6 +371,6 @@ class VennMethod(HoldsSharedEngine, Method):
             return self.base_.size
         if self.opts["base"] == "naive_bayes":
             return None
-        if self.batch_ is not None:  # the same tree, already grown
+        if self.batch_ is not None and self.batch_.walks:  # the same tree, already grown
             return float(self.batch_.base_sub.tree.n_leaves)
         return float(self.engine_.base[0].n_leaves)
