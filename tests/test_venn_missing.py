@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from treecert.data.loading import load_dataset
 from treecert.methods import make_method
-from treecert.transductive.venn_forest import forecasts, grow_forest
+from treecert.transductive.venn_forest import Forecasts, grow_forest
 
 EXAMPLES = int(os.environ.get("TREECERT_VENN_EXAMPLES", "12"))
 
@@ -76,8 +76,8 @@ def test_forest_forecasts_equal_each_trees_predict_proba(data, criterion, binary
     finder, rank = batch._augmented(Xq, labels)
     forest = grow_forest(finder, batch._roots(J, np.full(J, -1)), rank)
     job, row = np.repeat(np.arange(J), n + 1), np.tile(np.arange(n + 1), J)
-    F, _ = forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind, 1.0, 2.0)
-    F = F.reshape(J, n + 1, K)
+    F = Forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind, 1.0, 2.0)
+    F = F.take(np.arange(J * (n + 1))).reshape(J, n + 1, K)
     for i in range(J):
         Xa = np.vstack([train.X, Xq[i]])
         tree = engine.tree_with(Xq[i], int(labels[i]), engine="naive")

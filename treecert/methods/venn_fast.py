@@ -26,7 +26,7 @@ import numpy as np
 
 from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.batch_engine import BatchEngine
-from treecert.transductive.venn_forest import forecasts, grow_forest
+from treecert.transductive.venn_forest import Forecasts, grow_forest
 from treecert.tree.leaf_estimates import leaf_proba
 
 #: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
@@ -83,7 +83,7 @@ class TreeVennBatch(BatchEngine):
     def _whole_tree_matrices(self, Q, kind, alpha, m, columns) -> np.ndarray:
         """Venn matrices from whole trees on D ∪ {(x, j)} (unknown values in D or x):
         grown together (:func:`grow_forest`), every example forecast in each
-        (:func:`forecasts`); a job's examples reaching one leaf whole form one atom when
+        (:class:`Forecasts`); a job's examples reaching one leaf whole form one atom when
         the weights are integers (their class sums are then exact in any order), every
         other example its own, and x its own, last."""
         n, K = self.n, self.K
@@ -100,8 +100,9 @@ class TreeVennBatch(BatchEngine):
             forest = grow_forest(finder, self._roots(J, np.full(J, -1)), rank)
             job = np.repeat(np.arange(J), n + 1)
             row = np.tile(np.arange(n + 1), J)
-            F, leaf = forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind,
-                                alpha, m)
+            F = Forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind, alpha,
+                          m)
+            leaf = F.leaf
             N = forest.counts.shape[0]
             span = N + n + 1  # per job: its leaves, then one slot per example, x last
             slot = np.where((leaf >= 0) & (row < n) & self.integral, leaf, N + row)
@@ -115,7 +116,7 @@ class TreeVennBatch(BatchEngine):
                                  minlength=A * K).reshape(A, K)
             n_inst = np.bincount(inv, minlength=A).astype(float)
             atom_ptr = np.searchsorted(uniq // span, np.arange(J + 1))
-            out[lo:hi] = venn_rows_atoms(F[first], counts, n_inst, atom_ptr, atom_ptr[1:] - 1,
+            out[lo:hi] = venn_rows_atoms(F.take(first), counts, n_inst, atom_ptr, atom_ptr[1:] - 1,
                                          columns).reshape(hi - lo, K, K)
         return out
 

@@ -15,7 +15,7 @@ of a level once: the trees form one DAG, where a node without x is shared by eve
 tree holds it (the K labels of one x, and every x that takes the same branch at the same
 tests, share all the subtrees hanging off their paths).
 
-:func:`forecasts` then routes every (job, example) pair down its job's tree as
+:class:`Forecasts` then routes every (job, example) pair down its job's tree as
 :meth:`treecert.tree.arrays.TreeArrays.apply_weighted` routes a row, and mixes the leaf
 estimates as :meth:`~treecert.tree.arrays.Tree.predict_proba` does. Exactness (bit for bit
 with growing each tree and calling ``predict_proba``, ``tests/test_venn_missing.py``): every
@@ -226,25 +226,61 @@ def route_pairs(forest: Forest, X: np.ndarray, pair_row: np.ndarray,
     return np.concatenate(out_p), np.concatenate(out_l), np.concatenate(out_w)
 
 
-def forecasts(forest: Forest, X: np.ndarray, pair_row: np.ndarray, pair_job: np.ndarray,
-              kind: str, alpha: float, m: float) -> tuple[np.ndarray, np.ndarray]:
-    """Forecast (P, K) of every pair (row ``pair_row[k]`` of ``X`` by job ``pair_job[k]``'s
-    tree) as ``predict_proba(kind)`` of that tree gives it, and the one leaf each pair
-    reaches whole (-1: a mixture): pairs of a job at the same such leaf share a forecast."""
-    P, K = pair_row.size, forest.counts.shape[1]
-    pr, leaf, weight = route_pairs(forest, X, pair_row, pair_job)
-    prior = None
-    if kind == "m_estimate":  # the prior is the class frequency at the job's root
-        root = forest.counts[pair_job[pr]]
-        prior = root / root.sum(axis=1, keepdims=True)
-    per = leaf_proba(forest.est[leaf], kind, alpha=alpha, m=m, prior=prior)
-    out = np.zeros((P, K))
-    hits = np.bincount(pr, minlength=P)
-    one = (hits == 1)[pr]
-    out[pr[one]] = weight[one, None] * per[one]
-    if not one.all():
-        np.add.at(out, pr[~one], weight[~one, None] * per[~one])
-    # a single leaf is reached with weight 1 (fractions t / (0 + t) on the way)
-    at = np.full(P, -1, dtype=np.int64)
-    at[pr[one]] = np.where(weight[one] == 1.0, leaf[one], -1)
-    return out / out.sum(axis=1, keepdims=True), at
+class Forecasts:
+    """Every pair's forecast (row ``pair_row[k]`` of ``X`` by job ``pair_job[k]``'s tree) as
+    ``predict_proba(kind)`` of that tree gives it, read on demand (:meth:`take`): a pair
+    reaching one leaf whole — most pairs — reads its leaf's normalised estimate, so the
+    (pairs, K) array is never built. ``leaf`` (P,): that leaf, -1 for a mixture; the pairs
+    of a job at one such leaf share their forecast."""
+
+    def __init__(self, forest: Forest, X: np.ndarray, pair_row: np.ndarray,
+                 pair_job: np.ndarray, kind: str, alpha: float, m: float) -> None:
+        P, K = pair_row.size, forest.counts.shape[1]
+        self.forest, self.pair_job, self.kind, self.alpha, self.m = forest, pair_job, kind, \
+            alpha, m
+        pr, leaf, weight = route_pairs(forest, X, pair_row, pair_job)
+        # a lone leaf is reached with weight 1 (fractions t / (0 + t) on the way): the
+        # pair's forecast is the leaf's normalised estimate, the bits of mixing one term
+        one = (np.bincount(pr, minlength=P) == 1)[pr] & (weight == 1.0)
+        self.leaf = np.full(P, -1, dtype=np.int64)
+        self.leaf[pr[one]] = leaf[one]
+        self.per_node = (None if kind == "m_estimate"
+                         else _normalised(leaf_proba(forest.est, kind, alpha=alpha, m=m)))
+        self.mixed = np.flatnonzero(np.bincount(pr[~one], minlength=P) > 0)
+        where = np.searchsorted(self.mixed, pr[~one])
+        terms = weight[~one, None] * self._estimates(leaf[~one], pair_job[pr[~one]])
+        mix = np.empty((self.mixed.size, K))
+        for k in range(K):  # each pair's terms added from 0 in routing order (np.add.at's)
+            mix[:, k] = np.bincount(where, weights=terms[:, k], minlength=self.mixed.size)
+        self.mix = _normalised(mix)
+
+    def _estimates(self, leaf: np.ndarray, job: np.ndarray) -> np.ndarray:
+        """Leaf estimates; m_estimate's prior is the class frequency at the job's root."""
+        forest = self.forest
+        prior = None
+        if self.kind == "m_estimate":
+            root = forest.counts[job]
+            prior = root / root.sum(axis=1, keepdims=True)
+        return leaf_proba(forest.est[leaf], self.kind, alpha=self.alpha, m=self.m, prior=prior)
+
+    def take(self, pairs: np.ndarray) -> np.ndarray:
+        """Forecasts (len(pairs), K) of the given pairs."""
+        out = np.full((pairs.size, self.forest.counts.shape[1]), np.nan)  # no leaf: 0 / 0
+        leaf = self.leaf[pairs]
+        lone = leaf >= 0
+        if self.per_node is not None:
+            out[lone] = self.per_node[leaf[lone]]
+        else:
+            out[lone] = _normalised(self._estimates(leaf[lone], self.pair_job[pairs[lone]]))
+        at = np.searchsorted(self.mixed, pairs[~lone])
+        hit = at < self.mixed.size
+        hit[hit] = self.mixed[at[hit]] == pairs[~lone][hit]
+        rest = np.flatnonzero(~lone)
+        out[rest[hit]] = self.mix[at[hit]]
+        return out
+
+
+def _normalised(p: np.ndarray) -> np.ndarray:
+    """Rows over their sums, as ``predict_proba`` normalises."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return p / p.sum(axis=1, keepdims=True)
