@@ -39,13 +39,13 @@ Departures from the paper, and why
 
 Cost: the Naive Bayes machine is incremental (counts and normal sums updated by one
 instance; only the per-attribute precision, which depends on x, is recomputed). The tree
-machine (``venn_fast``) grows the trees of a whole batch of (x, j) at once on the batched
-transductive engine (complete training data, any criterion), and discretises all their
-forecasts in one segmented MDL per column. With ``taxonomy=leaf`` every other row takes the
-engine's exact batched paths too. Known gap: with ``taxonomy=forecast``, rows with unknown
-values and training data with unknown values take ``tree_with``, one (x, j) at a time,
-which copies the untouched subtrees of the tree grown on D and regrows the rest — every
-forecast of a fractional example needs the whole tree. All give the same bits.
+machine (``venn_fast``) grows the trees of a whole batch of (x, j) at once and discretises
+all their forecasts in one segmented MDL per column. On complete data it walks the batched
+transductive engine (certified tests, memoised hanging subtrees). With unknown values (in
+the training data or in x) every forecast of a fractional example needs the whole tree, so
+the trees of the batch are grown whole, together, as one DAG in which each distinct node is
+grown once (:mod:`treecert.transductive.venn_forest`); with ``taxonomy=leaf`` such rows take
+the engine's exact batched paths. All give the same bits as ``engine=naive``.
 
 Inductive variant: ``treecert calibrate MODEL DATA --method venn`` stores the model's
 forecasts on DATA (or out-of-fold forecasts with ``--cv``); prediction then uses those

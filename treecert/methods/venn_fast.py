@@ -32,9 +32,11 @@ from treecert.tree.leaf_estimates import leaf_proba
 #: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
 #: atoms' count and forecast arrays (~32 MB each) whatever the number of test rows.
 _ATOMS_PER_BATCH = 1 << 22
-#: Test rows × K jobs × (n + 1) examples × K classes per batch of whole trees (unknown
-#: values): bounds the forecast arrays (~32 MB) and the trees' level entries.
-_PAIRS_PER_BATCH = 1 << 22
+#: Test rows × K jobs × (n + 1) examples per batch of whole trees (unknown values): bounds
+#: the (job, example) pairs' arrays and a tree level's entries (~1.2 pairs each for C4.5's
+#: fractions), and with K classes more the mixed forecasts (at most 2^23 pairs × classes,
+#: 64 MB); the trees of one batch share their common nodes.
+_PAIRS_PER_BATCH = 1 << 20
 
 
 class TreeVennBatch(BatchEngine):
@@ -88,7 +90,7 @@ class TreeVennBatch(BatchEngine):
         other example its own, and x its own, last."""
         n, K = self.n, self.K
         B = Q.shape[0]
-        per = max(1, _PAIRS_PER_BATCH // ((n + 1) * K * K))
+        per = max(1, min(_PAIRS_PER_BATCH, (_PAIRS_PER_BATCH << 3) // K) // ((n + 1) * K))
         out = np.empty((B, K, K))
         y_pair = np.concatenate([self.y, [0]])
         w_pair = np.concatenate([self.w, [1.0]])
