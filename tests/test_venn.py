@@ -90,13 +90,17 @@ def test_batched_machine_equals_reference_on_diabetes():
         np.testing.assert_array_equal(a.proba, b.proba)
 
 
-def test_venn_rows_in_small_batches_are_the_same(monkeypatch):
+@pytest.mark.parametrize(("name", "budget"), [("diabetes", "_ATOMS_PER_BATCH"),
+                                              ("vote", "_PAIRS_PER_BATCH")])
+def test_venn_rows_in_small_batches_are_the_same(monkeypatch, name, budget):
+    """One test row per batch: the walked trees on complete data (diabetes), the whole
+    trees with unknown values (vote)."""
     import treecert.methods.venn_fast as venn_fast
 
-    data = load_dataset(SAMPLE_DATA / "diabetes.arff")
-    train, test = data.subset(np.arange(60, 300)), data.subset(np.arange(7))
+    data = load_dataset(SAMPLE_DATA / f"{name}.arff")
+    train, test = data.subset(np.arange(60, 240)), data.subset(np.arange(7))
     whole = make_method("venn").fit(train).predict(test)
-    monkeypatch.setattr(venn_fast, "_ATOMS_PER_BATCH", 1)  # one test row per batch
+    monkeypatch.setattr(venn_fast, budget, 1)
     apart = make_method("venn").fit(train).predict(test)
     np.testing.assert_array_equal(whole.proba, apart.proba)
     np.testing.assert_array_equal(whole.lower, apart.lower)

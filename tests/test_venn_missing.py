@@ -89,15 +89,3 @@ def test_soybean_rows_equal_the_reference():
     data = load_dataset(SAMPLE_DATA / "soybean.arff")
     train, test = data.subset(np.arange(2, 150)), data.subset(np.array([0, 1]))
     _assert_same("venn:min_leaf=2", train, test)
-
-
-def test_vote_rows_in_small_batches_are_the_same(monkeypatch):
-    import treecert.methods.venn_fast as venn_fast
-
-    data = load_dataset(SAMPLE_DATA / "vote.arff")
-    train, test = data.subset(np.arange(20, 200)), data.subset(np.arange(6))
-    whole = make_method("venn").fit(train).predict(test)
-    monkeypatch.setattr(venn_fast, "_PAIRS_PER_BATCH", 1)  # one test row per batch
-    apart = make_method("venn").fit(train).predict(test)
-    np.testing.assert_array_equal(whole.proba, apart.proba)
-    np.testing.assert_array_equal(whole.upper, apart.upper)

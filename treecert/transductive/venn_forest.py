@@ -24,7 +24,8 @@ rule and test are the same; a branch fraction is the child's total weight over i
 siblings', summed in branch order from zero, as ``branch_fraction`` sums them — per *edge*
 here, since a shared node has several parents; an empty node (never shared) borrows its
 parent's counts, as ``estimate_counts`` does; and each pair's leaves are listed in the
-order ``apply_weighted`` lists a row's (the routing below is its loop, run on pairs), so
+order ``apply_weighted`` lists a row's (its routing, :func:`~treecert.tree.arrays.route_weighted`,
+run on pairs), so
 ``np.add.at`` adds the same terms in the same order.
 """
 
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from treecert.transductive.node_search import _segments, counts_and_stops, evaluate_nodes
+from treecert.tree.arrays import route_weighted
 from treecert.tree.grow import route_batch
 from treecert.tree.leaf_estimates import leaf_proba
 
@@ -180,50 +182,9 @@ def route_pairs(forest: Forest, X: np.ndarray, pair_row: np.ndarray,
     """``apply_weighted`` for pairs: pair k is row ``pair_row[k]`` of ``X`` routed down the
     tree rooted at ``pair_root[k]``. Returns ``(pair, leaf, weight)`` in the order
     ``apply_weighted`` lists each row's leaves."""
-    pair = np.arange(pair_row.size)
-    node = pair_root.astype(np.int64)
-    weight = np.ones(pair.size)
-    f_all, thr = forest.feature, forest.threshold
-    out_p, out_l, out_w = [], [], []
-    while pair.size:
-        f = f_all[node]
-        leaf = f < 0
-        if leaf.any():
-            out_p.append(pair[leaf])
-            out_l.append(node[leaf])
-            out_w.append(weight[leaf])
-            keep = ~leaf
-            pair, node, weight, f = pair[keep], node[keep], weight[keep], f[keep]
-        if not pair.size:
-            break
-        vals = X[pair_row[pair], f]
-        missing = np.isnan(vals)
-        t = thr[node]
-        numeric = ~np.isnan(t)
-        branch = np.zeros(pair.size, dtype=np.int64)
-        branch[numeric] = vals[numeric] > t[numeric]
-        nom = ~numeric & ~missing
-        if nom.any():
-            branch[nom] = forest.vb[forest.vb_ptr[node[nom]] + vals[nom].astype(np.int64)]
-        known = ~missing
-        nxt_p = [pair[known]]
-        nxt_n = [forest.kids[forest.kid_ptr[node[known]] + branch[known]]]
-        nxt_w = [weight[known]]
-        if missing.any():
-            m_node = node[missing]
-            n_kids = forest.kid_ptr[m_node + 1] - forest.kid_ptr[m_node]
-            start = np.repeat(forest.kid_ptr[m_node], n_kids)
-            edge = start + np.arange(n_kids.sum()) - np.repeat(np.cumsum(n_kids) - n_kids,
-                                                                n_kids)
-            nxt_p.append(np.repeat(pair[missing], n_kids))
-            nxt_n.append(forest.kids[edge])
-            nxt_w.append(np.repeat(weight[missing], n_kids) * forest.frac[edge])
-        pair, node, weight = (np.concatenate(a) for a in (nxt_p, nxt_n, nxt_w))
-        pos = weight > 0
-        pair, node, weight = pair[pos], node[pos], weight[pos]
-    if not out_p:
-        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
-    return np.concatenate(out_p), np.concatenate(out_l), np.concatenate(out_w)
+    return route_weighted(X, pair_row, pair_root, forest.frac, forest.feature,
+                          forest.threshold, forest.kid_ptr, forest.kids, forest.vb_ptr,
+                          forest.vb)
 
 
 class Forecasts:
