@@ -9,6 +9,7 @@ at-a-time reference, bit for bit.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 from conftest import SAMPLE_DATA, random_datasets
@@ -19,6 +20,7 @@ from treecert.data.loading import load_dataset
 from treecert.methods import make_method
 from treecert.transductive.venn_forest import Forecasts, grow_forest
 
+TEST_DATA = Path(__file__).parent / "data"
 EXAMPLES = int(os.environ.get("TREECERT_VENN_EXAMPLES", "12"))
 
 
@@ -89,3 +91,21 @@ def test_soybean_rows_equal_the_reference():
     data = load_dataset(SAMPLE_DATA / "soybean.arff")
     train, test = data.subset(np.arange(2, 150)), data.subset(np.array([0, 1]))
     _assert_same("venn:min_leaf=2", train, test)
+
+
+def test_cli_evaluate_venn_on_data_with_unknown_values(tmp_path, capsys):
+    """``treecert evaluate labor.arff --method venn`` (a third of its values unknown) through
+    the real entry point, on the batched machine: every row predicted, inside its interval."""
+    import pandas as pd
+    from conftest import run_cli
+
+    code, _, err = run_cli(["evaluate", TEST_DATA / "labor.arff", "--method", "venn",
+                            "--folds-file", TEST_DATA / "labor.folds.csv", "-o", tmp_path],
+                           capsys)
+    assert code == 0, err
+    pred = pd.read_csv(tmp_path / "predictions.csv")
+    assert len(pred) == 57
+    for c in ("bad", "good"):
+        assert (pred[f"lower_{c}"] <= pred[f"p_{c}"]).all()
+        assert (pred[f"p_{c}"] <= pred[f"upper_{c}"]).all()
+    np.testing.assert_allclose(pred.p_bad + pred.p_good, 1.0)
