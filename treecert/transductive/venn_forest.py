@@ -113,14 +113,17 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         c_lens = np.bincount(e_key, minlength=G * width)[slot]
         c_seg = np.zeros(slot.size + 1, dtype=np.int64)
         np.cumsum(c_lens, out=c_seg[1:])
-        # one node per distinct (rows, weights); an empty child stays its parent's own
+        # one node per distinct (rows, weights); a child without weight stays its parent's
+        # own (its estimate reads the parent's counts)
+        weighty = np.bincount(np.repeat(np.arange(slot.size), c_lens), weights=c_w > 0,
+                              minlength=slot.size) > 0
         child = np.empty(slot.size, dtype=np.int64)
         seen: dict[bytes, int] = {}
         keep = []
         nxt = base + G
         for c in range(slot.size):
             lo, hi = c_seg[c], c_seg[c + 1]
-            if hi > lo:
+            if weighty[c]:
                 key = c_rows[lo:hi].tobytes() + c_w[lo:hi].tobytes()
                 got = seen.get(key)
                 if got is not None:
