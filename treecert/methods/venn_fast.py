@@ -90,7 +90,8 @@ class TreeVennBatch(BatchEngine):
         other example its own, and x its own, last."""
         n, K = self.n, self.K
         B = Q.shape[0]
-        per = max(1, min(_PAIRS_PER_BATCH, (_PAIRS_PER_BATCH << 3) // K) // ((n + 1) * K))
+        pairs = min(_PAIRS_PER_BATCH, 8 * _PAIRS_PER_BATCH // K)  # and pairs × K <= 2^23
+        per = max(1, pairs // ((n + 1) * K))
         out = np.empty((B, K, K))
         y_pair = np.concatenate([self.y, [0]])
         w_pair = np.concatenate([self.w, [1.0]])
