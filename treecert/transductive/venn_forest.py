@@ -190,6 +190,11 @@ def route_pairs(forest: Forest, X: np.ndarray, pair_row: np.ndarray,
                           forest.vb)
 
 
+#: Pairs routed per call: an unknown value sends a pair down every branch, so a call's
+#: entries can be many times its pairs (soybean: ~10× at the widest level).
+_ROUTE_PAIRS = 1 << 16
+
+
 class Forecasts:
     """Every pair's forecast (row ``pair_row[k]`` of ``X`` by job ``pair_job[k]``'s tree) as
     ``predict_proba(kind)`` of that tree gives it, read on demand (:meth:`take`): a pair
@@ -202,20 +207,36 @@ class Forecasts:
         P, K = pair_row.size, forest.counts.shape[1]
         self.forest, self.pair_job, self.kind, self.alpha, self.m = forest, pair_job, kind, \
             alpha, m
-        pr, leaf, weight = route_pairs(forest, X, pair_row, pair_job)
+        step = _ROUTE_PAIRS  # in parts: unknown values fan the pairs out
+        parts = [route_pairs(forest, X, pair_row[a:a + step], pair_job[a:a + step])
+                 for a in range(0, P, step)]
+        pr = np.concatenate([np.empty(0, np.int64)]
+                            + [part[0] + i * step for i, part in enumerate(parts)])
+        leaf = np.concatenate([np.empty(0, np.int64)] + [part[1] for part in parts])
+        weight = np.concatenate([np.empty(0)] + [part[2] for part in parts])
         # a lone leaf is reached with weight 1 (fractions t / (0 + t) on the way): the
         # pair's forecast is the leaf's normalised estimate, the bits of mixing one term
         one = (np.bincount(pr, minlength=P) == 1)[pr] & (weight == 1.0)
         self.leaf = np.full(P, -1, dtype=np.int64)
         self.leaf[pr[one]] = leaf[one]
-        self.per_node = (None if kind == "m_estimate"
-                         else _normalised(leaf_proba(forest.est, kind, alpha=alpha, m=m)))
-        self.mixed = np.flatnonzero(np.bincount(pr[~one], minlength=P) > 0)
-        where = np.searchsorted(self.mixed, pr[~one])
-        terms = weight[~one, None] * self._estimates(leaf[~one], pair_job[pr[~one]])
+        mix_e = ~one
+        self.mixed = np.flatnonzero(np.bincount(pr[mix_e], minlength=P) > 0)
+        where = np.searchsorted(self.mixed, pr[mix_e])
+        if kind == "m_estimate":  # the estimates of the (job, leaf) pairs met
+            key = pair_job[pr[mix_e]] * forest.counts.shape[0] + leaf[mix_e]
+            uniq, idx = np.unique(key, return_inverse=True)
+            table = self._estimates(uniq % forest.counts.shape[0],
+                                    uniq // forest.counts.shape[0])
+            self.per_node = None
+        else:
+            table = leaf_proba(forest.est, kind, alpha=alpha, m=m)
+            idx = leaf[mix_e]
+            self.per_node = _normalised(table)
+        w_e = weight[mix_e]
         mix = np.empty((self.mixed.size, K))
         for k in range(K):  # each pair's terms added from 0 in routing order (np.add.at's)
-            mix[:, k] = np.bincount(where, weights=terms[:, k], minlength=self.mixed.size)
+            mix[:, k] = np.bincount(where, weights=w_e * table[idx.ravel(), k],
+                                    minlength=self.mixed.size)
         self.mix = _normalised(mix)
 
     def _estimates(self, leaf: np.ndarray, job: np.ndarray) -> np.ndarray:
