@@ -90,24 +90,28 @@ def test_batched_machine_equals_reference_on_diabetes():
         np.testing.assert_array_equal(a.proba, b.proba)
 
 
-def test_venn_rows_in_small_batches_are_the_same(monkeypatch):
+@pytest.mark.parametrize(("name", "budget"), [("diabetes", "_ATOMS_PER_BATCH"),
+                                              ("vote", "_PAIRS_PER_BATCH")])
+def test_venn_rows_in_small_batches_are_the_same(monkeypatch, name, budget):
+    """One test row per batch: the walked trees on complete data (diabetes), the whole
+    trees with unknown values (vote)."""
     import treecert.methods.venn_fast as venn_fast
 
-    data = load_dataset(SAMPLE_DATA / "diabetes.arff")
-    train, test = data.subset(np.arange(60, 300)), data.subset(np.arange(7))
+    data = load_dataset(SAMPLE_DATA / f"{name}.arff")
+    train, test = data.subset(np.arange(60, 240)), data.subset(np.arange(7))
     whole = make_method("venn").fit(train).predict(test)
-    monkeypatch.setattr(venn_fast, "_ATOMS_PER_BATCH", 1)  # one test row per batch
+    monkeypatch.setattr(venn_fast, budget, 1)
     apart = make_method("venn").fit(train).predict(test)
     np.testing.assert_array_equal(whole.proba, apart.proba)
     np.testing.assert_array_equal(whole.lower, apart.lower)
 
 
-def test_missing_values_fall_back_to_the_engine():
+def test_missing_values_grow_whole_trees_in_a_batch():
     train = make_dataset({"v": [1.0, 2.0, None, 4.0, 5.0, 6.0]},
                          ["A", "A", "B", "B", "B", "A"], classes=("A", "B"))
     test = make_dataset({"v": [None, 3.0]}, ["A", "B"], classes=("A", "B"))
     fast = make_method("venn:min_leaf=1").fit(train)
-    assert fast.batch_ is None  # training data with missing values: one (x, j) at a time
+    assert fast.batch_ is not None and not fast.batch_.walks  # batched whole trees
     naive = make_method("venn:min_leaf=1,engine=naive").fit(train)
     np.testing.assert_array_equal(fast.predict(test).proba, naive.predict(test).proba)
 

@@ -39,13 +39,13 @@ Departures from the paper, and why
 
 Cost: the Naive Bayes machine is incremental (counts and normal sums updated by one
 instance; only the per-attribute precision, which depends on x, is recomputed). The tree
-machine (``venn_fast``) grows the trees of a whole batch of (x, j) at once on the batched
-transductive engine (complete training data, any criterion), and discretises all their
-forecasts in one segmented MDL per column. With ``taxonomy=leaf`` every other row takes the
-engine's exact batched paths too. Known gap: with ``taxonomy=forecast``, rows with unknown
-values and training data with unknown values take ``tree_with``, one (x, j) at a time,
-which copies the untouched subtrees of the tree grown on D and regrows the rest — every
-forecast of a fractional example needs the whole tree. All give the same bits.
+machine (``venn_fast``) grows the trees of a whole batch of (x, j) at once and discretises
+all their forecasts in one segmented MDL per column. On complete data it walks the batched
+transductive engine (certified tests, memoised hanging subtrees). With unknown values (in
+the training data or in x) every forecast of a fractional example needs the whole tree, so
+the trees of the batch are grown whole, together, as one DAG in which each distinct node is
+grown once (:mod:`treecert.transductive.venn_forest`); with ``taxonomy=leaf`` such rows take
+the engine's exact batched paths. All give the same bits as ``engine=naive``.
 
 Inductive variant: ``treecert calibrate MODEL DATA --method venn`` stores the model's
 forecasts on DATA (or out-of-fold forecasts with ``--cv``); prediction then uses those
@@ -317,27 +317,28 @@ class VennMethod(HoldsSharedEngine, Method):
         return bag_venn_matrices([F], d.y.astype(np.int64), d.weights.astype(float), K)[0]
 
     def _tree_matrices(self, X: np.ndarray) -> np.ndarray:
-        """Venn matrices of rows of X: the batch machine for rows without missing values
-        (when it applies), the engine one (x, j) at a time for the others."""
+        """Venn matrices of rows of X from the batch machine; with the leaf taxonomy, rows
+        it does not walk (unknown values here or in the training data) take the engine's
+        exact paths. ``engine=naive``: one (x, j) at a time."""
         K = self.engine_.n_classes
         out = np.empty((X.shape[0], K, K))
-        fast = np.zeros(X.shape[0], dtype=bool)
-        if self.batch_ is not None:
-            fast = ~np.isnan(X).any(axis=1)
+        batch = self.batch_
+        if batch is None:
+            for i in range(X.shape[0]):
+                out[i] = self._tree_matrix(X[i])
+            return out
+        kw = self._leaf_kwargs()
+        fast = np.ones(X.shape[0], dtype=bool)
+        if self.opts["taxonomy"] == "leaf":
+            fast = ~np.isnan(X).any(axis=1) & batch.walks
         if fast.any():
-            kw = self._leaf_kwargs()
-            out[fast] = self.batch_.venn_matrices(
-                X[fast], self.opts["taxonomy"], kw["kind"], kw["alpha"], kw["m"],
-                type_columns(K))
+            out[fast] = batch.venn_matrices(X[fast], self.opts["taxonomy"], kw["kind"],
+                                            kw["alpha"], kw["m"], type_columns(K))
         rest = np.flatnonzero(~fast)
-        if rest.size and self.opts["taxonomy"] == "leaf" and self.opts["engine"] == "fast":
-            # x's leaves' frequencies mixed by x's shares: the engine's estimates with α = 0
+        if rest.size:  # x's leaves' frequencies mixed by x's shares: estimates with α = 0
             rows = self.engine_.estimates(np.repeat(X[rest], K, axis=0),
                                           np.tile(np.arange(K), rest.size), alpha=0.0)
             out[rest] = rows.reshape(rest.size, K, K)
-            rest = rest[:0]
-        for i in rest:
-            out[i] = self._tree_matrix(X[i])
         return out
 
     def matrices(self, data: Dataset) -> np.ndarray:
@@ -378,6 +379,6 @@ class VennMethod(HoldsSharedEngine, Method):
             return self.base_.size
         if self.opts["base"] == "naive_bayes":
             return None
-        if self.batch_ is not None:  # the same tree, already grown
+        if self.batch_ is not None and self.batch_.walks:  # the same tree, already grown
             return float(self.batch_.base_sub.tree.n_leaves)
         return float(self.engine_.base[0].n_leaves)

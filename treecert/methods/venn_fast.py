@@ -12,8 +12,12 @@ leaves and x's leaf are the groups of examples ("atoms") sharing a forecast, and
 the whole batch are discretised together (:func:`~treecert.methods.venn_types.venn_rows_atoms`).
 
 Results equal the one-(x, j)-at-a-time reference bit for bit (``tests/test_venn.py``).
-It needs complete training data (:meth:`TreeVennBatch.supports`); elsewhere the caller
-grows the trees one (x, j) at a time (:mod:`treecert.methods.venn`).
+With unknown values — in D or in x — an example's forecast mixes every leaf it reaches, so
+the forecast taxonomy needs whole trees: :mod:`treecert.transductive.venn_forest` grows the
+trees of a batch of (x, j) together as one DAG (a node's (rows, weights) grown once however
+many trees hold it) and routes every example down every tree at once; the Venn rows are
+discretised as above. That too equals the reference bit for bit
+(``tests/test_venn_missing.py``).
 """
 
 from __future__ import annotations
@@ -22,29 +26,43 @@ import numpy as np
 
 from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.batch_engine import BatchEngine
+from treecert.transductive.venn_forest import Forecasts, grow_forest
 from treecert.tree.leaf_estimates import leaf_proba
 
 #: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
 #: atoms' count and forecast arrays (~32 MB each) whatever the number of test rows.
 _ATOMS_PER_BATCH = 1 << 22
+#: Test rows × K jobs × (n + 1) examples per batch of whole trees (unknown values): bounds
+#: the (job, example) pairs' arrays and a tree level's entries (~1.2 pairs each for C4.5's
+#: fractions), and with K classes more the mixed forecasts (at most 2^23 pairs × classes,
+#: 64 MB); the trees of one batch share their common nodes.
+_PAIRS_PER_BATCH = 1 << 20
 
 
 class TreeVennBatch(BatchEngine):
     """Venn matrices of a batch of test objects from the trees on D ∪ {(x, j)}."""
 
-    @staticmethod
-    def supports(data, learner) -> bool:
-        """The Venn rows walk the base tree and grow whole hanging subtrees: complete data
-        (certified tests with information gain or Gini, exact searches at every node of x's
-        paths with gain ratio)."""
-        return BatchEngine.supports(data, learner) and not np.isnan(data.X).any()
+    @property
+    def walks(self) -> bool:
+        """Whether complete rows walk the base tree (complete training data); elsewhere the
+        forecast taxonomy grows whole trees and the leaf taxonomy takes the engine's exact
+        paths."""
+        return self.base_sub is not None
 
     # -------------------------------------------------------------- Venn rows
     def venn_matrices(self, Q: np.ndarray, taxonomy: str, kind: str, alpha: float,
                       m: float, columns: list[int]) -> np.ndarray:
-        """Venn matrices (B, K, K) of the rows of ``Q``."""
+        """Venn matrices (B, K, K) of the rows of ``Q`` (the leaf taxonomy: complete rows on
+        complete training data only)."""
         K = self.K
         B = Q.shape[0]
+        whole = np.isnan(Q).any(axis=1) | (not self.walks)
+        if taxonomy == "forecast" and whole.any():
+            out = np.empty((B, K, K))
+            out[whole] = self._whole_tree_matrices(Q[whole], kind, alpha, m, columns)
+            if not whole.all():
+                out[~whole] = self.venn_matrices(Q[~whole], taxonomy, kind, alpha, m, columns)
+            return out
         if taxonomy == "leaf":  # x's leaf's frequencies, normalised as the engine's
             jobs = self.grow_batch(np.repeat(Q, K, axis=0), np.tile(np.arange(K), B))
             rows = np.array([job["x_counts"] / job["x_counts"].sum() for job in jobs])
@@ -61,6 +79,47 @@ class TreeVennBatch(BatchEngine):
             job_of_atom = np.repeat(np.arange(len(jobs)), np.diff(atom_ptr))
             values = self._forecasts(counts, labels[job_of_atom], kind, alpha, m)
             out[lo:hi] = venn_rows_atoms(values, counts, n_inst, atom_ptr, x_atom,
+                                         columns).reshape(hi - lo, K, K)
+        return out
+
+    def _whole_tree_matrices(self, Q, kind, alpha, m, columns) -> np.ndarray:
+        """Venn matrices from whole trees on D ∪ {(x, j)} (unknown values in D or x):
+        grown together (:func:`grow_forest`), every example forecast in each
+        (:class:`Forecasts`); a job's examples reaching one leaf whole form one atom when
+        the weights are integers (their class sums are then exact in any order), every
+        other example its own, and x its own, last."""
+        n, K = self.n, self.K
+        B = Q.shape[0]
+        pairs = min(_PAIRS_PER_BATCH, 8 * _PAIRS_PER_BATCH // K)  # and pairs × K <= 2^23
+        per = max(1, pairs // ((n + 1) * K))
+        out = np.empty((B, K, K))
+        y_pair = np.concatenate([self.y, [0]])
+        w_pair = np.concatenate([self.w, [1.0]])
+        for lo in range(0, B, per):
+            hi = min(B, lo + per)
+            J = (hi - lo) * K
+            labels = np.tile(np.arange(K), hi - lo)
+            finder, rank = self._augmented(np.repeat(Q[lo:hi], K, axis=0), labels)
+            forest = grow_forest(finder, self._roots(J, np.full(J, -1)), rank)
+            job = np.repeat(np.arange(J), n + 1)
+            row = np.tile(np.arange(n + 1), J)
+            F = Forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind, alpha,
+                          m)
+            leaf = F.leaf
+            N = forest.counts.shape[0]
+            span = N + n + 1  # per job: its leaves, then one slot per example, x last
+            slot = np.where((leaf >= 0) & (row < n) & self.integral, leaf, N + row)
+            uniq, first, inv = np.unique(job * span + slot, return_index=True,
+                                         return_inverse=True)
+            inv = inv.ravel()
+            cls = np.tile(y_pair, J)
+            cls[row == n] = labels
+            A = uniq.size
+            counts = np.bincount(inv * K + cls, weights=np.tile(w_pair, J),
+                                 minlength=A * K).reshape(A, K)
+            n_inst = np.bincount(inv, minlength=A).astype(float)
+            atom_ptr = np.searchsorted(uniq // span, np.arange(J + 1))
+            out[lo:hi] = venn_rows_atoms(F.take(first), counts, n_inst, atom_ptr, atom_ptr[1:] - 1,
                                          columns).reshape(hi - lo, K, K)
         return out
 

@@ -151,56 +151,10 @@ class Tree(TreeArrays):
         path reach exactly one leaf.
         """
         n = X.shape[0]
-        row = np.arange(n)
-        node = np.zeros(n, dtype=np.int64)
-        weight = np.ones(n)
-        out_r, out_l, out_w = [], [], []
-        feature, thr = self.feature, self.threshold
-        frac = self.branch_fraction if n else None
-        while row.size:
-            f = feature[node]
-            leaf = f < 0
-            if leaf.any():
-                out_r.append(row[leaf])
-                out_l.append(node[leaf])
-                out_w.append(weight[leaf])
-                keep = ~leaf
-                row, node, weight, f = row[keep], node[keep], weight[keep], f[keep]
-            if not row.size:
-                break
-            vals = X[row, f]
-            missing = np.isnan(vals)
-            t = thr[node]
-            numeric = ~np.isnan(t)
-            branch = np.zeros(row.size, dtype=np.int64)
-            branch[numeric] = vals[numeric] > t[numeric]
-            nom = ~numeric & ~missing
-            if nom.any():
-                branch[nom] = self.value_branch[
-                    self.value_branch_ptr[node[nom]] + vals[nom].astype(np.int64)
-                ]
-            known = ~missing
-            nxt_row = [row[known]]
-            nxt_node = [self.children[self.children_ptr[node[known]] + branch[known]]]
-            nxt_w = [weight[known]]
-            if missing.any():
-                m_node = node[missing]
-                n_kids = self.children_ptr[m_node + 1] - self.children_ptr[m_node]
-                rep_row = np.repeat(row[missing], n_kids)
-                start = np.repeat(self.children_ptr[m_node], n_kids)
-                offset = np.arange(n_kids.sum()) - np.repeat(np.cumsum(n_kids) - n_kids, n_kids)
-                kid = self.children[start + offset]
-                nxt_row.append(rep_row)
-                nxt_node.append(kid)
-                nxt_w.append(np.repeat(weight[missing], n_kids) * frac[kid])
-            row = np.concatenate(nxt_row)
-            node = np.concatenate(nxt_node)
-            weight = np.concatenate(nxt_w)
-            w_pos = weight > 0
-            row, node, weight = row[w_pos], node[w_pos], weight[w_pos]
-        if not out_r:
-            return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
-        return np.concatenate(out_r), np.concatenate(out_l), np.concatenate(out_w)
+        frac = self.branch_fraction[self.children] if n else np.empty(0)
+        return route_weighted(X, np.arange(n), np.zeros(n, dtype=np.int64), frac,
+                              self.feature, self.threshold, self.children_ptr, self.children,
+                              self.value_branch_ptr, self.value_branch)
 
     def leaf_estimates(
         self, kind: str = "frequency", *, alpha: float = 1.0, m: float = 2.0
@@ -320,6 +274,65 @@ class Tree(TreeArrays):
             )
         if not ok:
             raise ValueError("tree arrays break the layout invariants")
+
+
+def route_weighted(X: np.ndarray, row_of: np.ndarray, start: np.ndarray,
+                   edge_frac: np.ndarray, feature: np.ndarray, threshold: np.ndarray,
+                   children_ptr: np.ndarray, children: np.ndarray,
+                   value_branch_ptr: np.ndarray, value_branch: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:meth:`TreeArrays.apply_weighted` for entries: entry k is row ``row_of[k]`` of ``X``
+    starting at node ``start[k]`` of the node arrays given (the layout of
+    :class:`TreeArrays`; a node may have several parents, so the fraction an unknown value
+    sends down each child is per edge, ``edge_frac`` aligned with ``children``). Returns
+    ``(entry, leaf, weight)``: the leaves each entry reaches, level by level; within a
+    level the known-valued moves first, then the unknown ones' expansions in branch order —
+    the order in which the mixtures of :func:`mix_leaves` add them up."""
+    row = np.arange(row_of.size)
+    node = np.asarray(start, dtype=np.int64)
+    weight = np.ones(row.size)
+    out_r, out_l, out_w = [], [], []
+    while row.size:
+        f = feature[node]
+        leaf = f < 0
+        if leaf.any():
+            out_r.append(row[leaf])
+            out_l.append(node[leaf])
+            out_w.append(weight[leaf])
+            keep = ~leaf
+            row, node, weight, f = row[keep], node[keep], weight[keep], f[keep]
+        if not row.size:
+            break
+        vals = X[row_of[row], f]
+        missing = np.isnan(vals)
+        t = threshold[node]
+        numeric = ~np.isnan(t)
+        branch = np.zeros(row.size, dtype=np.int64)
+        branch[numeric] = vals[numeric] > t[numeric]
+        nom = ~numeric & ~missing
+        if nom.any():
+            branch[nom] = value_branch[value_branch_ptr[node[nom]] + vals[nom].astype(np.int64)]
+        known = ~missing
+        nxt_row = [row[known]]
+        nxt_node = [children[children_ptr[node[known]] + branch[known]]]
+        nxt_w = [weight[known]]
+        if missing.any():
+            m_node = node[missing]
+            n_kids = children_ptr[m_node + 1] - children_ptr[m_node]
+            first = np.repeat(children_ptr[m_node], n_kids)
+            edge = first + np.arange(n_kids.sum()) - np.repeat(np.cumsum(n_kids) - n_kids,
+                                                                n_kids)
+            nxt_row.append(np.repeat(row[missing], n_kids))
+            nxt_node.append(children[edge])
+            nxt_w.append(np.repeat(weight[missing], n_kids) * edge_frac[edge])
+        row = np.concatenate(nxt_row)
+        node = np.concatenate(nxt_node)
+        weight = np.concatenate(nxt_w)
+        w_pos = weight > 0
+        row, node, weight = row[w_pos], node[w_pos], weight[w_pos]
+    if not out_r:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
+    return np.concatenate(out_r), np.concatenate(out_l), np.concatenate(out_w)
 
 
 def mix_leaves(applied: tuple[np.ndarray, np.ndarray, np.ndarray], per_node: np.ndarray,
