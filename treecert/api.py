@@ -228,13 +228,11 @@ def show(model: Model, fmt: str = "text") -> str:
 
     tree, schema = model.tree, model.schema
     est = model.estimator
-    if fmt in ("text", "dot"):
-        proba = tree.leaf_estimates(est.leaf, alpha=est.alpha, m=est.m)
-        if fmt == "dot":
-            return render.to_dot(tree, schema, proba)
-        estimate = {"laplace": f"laplace (alpha={est.alpha:g})",
-                    "m_estimate": f"m_estimate (m={est.m:g})"}.get(est.leaf, est.leaf)
-        return render.to_text(tree, schema, proba, estimate)
+    if fmt == "dot":
+        return render.to_dot(tree, schema, tree.leaf_estimates(est.leaf, alpha=est.alpha,
+                                                               m=est.m))
+    if fmt == "text":
+        return render.to_text_with_estimates(tree, schema, est.leaf, est.alpha, est.m)
     if fmt == "json":
         extra = {
             "method": model.method,

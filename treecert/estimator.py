@@ -517,14 +517,15 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
     def export_text(self) -> str:
         """The fitted tree in J48's text layout (``treecert show``), for the methods that
         predict with one tree (leaf methods, ``empirical_bayes``)."""
-        from treecert.tree.render import to_text
+        from treecert.tree.render import to_text_with_estimates
 
         self._check_fitted()
         model = getattr(self.method_, "model_", None)
         if not isinstance(model, DecisionTree):
             raise ParameterError(f"method {self.method_.spec.name!r} predicts with more than "
                                  "one tree; there is no single tree to show.")
-        return to_text(model.tree_, model.schema_)
+        return to_text_with_estimates(model.tree_, model.schema_, model.leaf, model.alpha,
+                                      model.m)
 
     # ---------------------------------------------------------------- tags
 

@@ -120,10 +120,6 @@ def _check_units_options(shard, resume, output, plots, bias_variance=0):
         require_matplotlib()  # now, not after the whole cross-validation
     if part is not None and bias_variance:
         raise ConfigError("--bias-variance needs the whole run, not a shard.")
-    if plots:  # before any work: not "needs matplotlib" after a whole cross-validation
-        from treecert.evaluation.plots import _pyplot
-
-        _pyplot()
     return part
 
 

@@ -64,6 +64,16 @@ def _proba_text(schema: Schema, proba: np.ndarray | None, node: int) -> str:
                                                          strict=True)) + "]"
 
 
+def to_text_with_estimates(tree: Tree, schema: Schema, leaf: str, alpha: float,
+                           m: float) -> str:
+    """:func:`to_text` with each leaf's probabilities under the ``leaf`` estimate — what
+    ``treecert show`` prints and the estimator's ``export_text`` returns."""
+    proba = tree.leaf_estimates(leaf, alpha=alpha, m=m)
+    estimate = {"laplace": f"laplace (alpha={alpha:g})",
+                "m_estimate": f"m_estimate (m={m:g})"}.get(leaf, leaf)
+    return to_text(tree, schema, proba, estimate)
+
+
 def to_text(tree: Tree, schema: Schema, proba: np.ndarray | None = None,
             estimate: str = "") -> str:
     """J48's printout: one line per branch, ``|   `` per depth, leaf ``class (n/errors)``,
