@@ -15,6 +15,7 @@ from treecert.cli.experiment import (
     _dataset_name,
     _output_lock,
     _protocol,
+    _unit_done,
     _write_comparison,
 )
 from treecert.cli.progress import _RowProgress
@@ -128,7 +129,8 @@ def compare(
                                        jobs=jobs, dataset_name=_dataset_name(path),
                                        timing=not no_timing, store=store, only=only,
                                        progress=lambda d, t, o=offset: bar.set(o + d,
-                                                                               total or t))
+                                                                               total or t),
+                                       on_unit=_unit_done)
                     offset += len(keys or [])
                     if res is not None:
                         frames.append(res.metrics)
