@@ -65,7 +65,7 @@ def test_evaluate_survives_a_killed_worker(tmp_path):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   protocol="tcp", host="127.0.0.1",
                                   dashboard_address="127.0.0.1:0") as cluster, \
-            distributed.Client(cluster) as client:
+            distributed.Client(cluster, set_as_default=False) as client:
         pids = set(client.run(os.getpid).values())
         client.register_plugin(_kill_first_unit(str(marker)), name="kill-first-unit")
         assert main([*EVAL, "-q", "-o", str(tmp_path / "dask"), "--scheduler",

@@ -126,7 +126,7 @@ def map_chunks(work: Callable[[int, int], T], n: int, jobs: int = 1) -> list[T]:
         return []
     workers = _workers(jobs)
     progress = _active["progress"]
-    if workers == 1:
+    if workers == 1 and _active["client"] is None:
         # Several pieces only to report progress; the concatenated result is the same.
         bounds = chunk_bounds(n, 100 if progress is not None else 1)
         out = []
@@ -148,7 +148,9 @@ def map_chunks(work: Callable[[int, int], T], n: int, jobs: int = 1) -> list[T]:
 
 def _in_dask_worker() -> bool:
     """Whether this code runs inside a task on a Dask worker (then it must not submit
-    more tasks and wait for them: with in-process workers that deadlocks)."""
+    more tasks and wait for them: with in-process workers that deadlocks; it runs its parts
+    inline). Outside, inside :func:`backend`, all work goes to the cluster, even with one
+    worker: the client may be a login node."""
     try:
         from distributed import get_worker
 
@@ -224,15 +226,13 @@ def run_unordered(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1
     workers keep it available.
     """
     args = list(args)
-    workers = _workers(jobs)
-    client = _active["client"]
-    if workers == 1 or len(args) <= 1 or (client is not None and _in_dask_worker()):
-        return ((i, fn(*a)) for i, a in enumerate(args))  # nested in a Dask task: inline
-    if client is not None:
-        return _dask_unordered(client, fn, args)
+    if _active["client"] is not None and not _in_dask_worker():
+        return _dask_unordered(_active["client"], fn, args)
+    if _workers(jobs) == 1 or len(args) <= 1 or _active["client"] is not None:
+        return ((i, fn(*a)) for i, a in enumerate(args))  # (or nested in a Dask task)
     from joblib import Parallel, delayed
 
-    return iter(Parallel(n_jobs=workers, return_as="generator_unordered")(
+    return iter(Parallel(n_jobs=_workers(jobs), return_as="generator_unordered")(
         delayed(_indexed)(fn, i, *a) for i, a in enumerate(args)))
 
 
@@ -246,7 +246,7 @@ def _dask_unordered(client, fn, args):
     futures = [client.submit(_dask_task, shared, i, *a, pure=False, priority=n - i)
                for i, a in enumerate(args)]
     try:
-        for future in as_completed(futures):
+        for future in as_completed(futures, loop=client.loop):
             yield future.result()
     finally:
         client.cancel([*futures, shared])
