@@ -104,7 +104,7 @@ def dask_run(base: list[str], out: Path, n_workers: int) -> dict:
         w1, n1 = cpu_of(workers), cpu_of(nannies)
         own1 = resource.getrusage(resource.RUSAGE_SELF)
         stream = client.get_task_stream(start=t0)
-    tasks = [t for t in stream if "_dask_task" in str(t["key"])]
+    tasks = [t for t in stream if any(s["action"] == "compute" for s in t["startstops"])]
     compute = [(t["worker"], next(s for s in t["startstops"] if s["action"] == "compute"))
                for t in tasks]
     per_worker: dict = {}
