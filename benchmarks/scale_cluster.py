@@ -29,12 +29,10 @@ import os
 import resource
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
-from scale_common import measure, write_synthetic
+from scale_common import measure, tpce_predict_setup
 
 #: Assumed per-task scheduling overhead (Dask's documentation: about 1 ms a task) and
 #: network bandwidth between client and workers (1 GbE; 10 GbE divides the transfer by 10).
@@ -138,21 +136,9 @@ def main() -> None:
     ap.add_argument("--treecert", type=Path, default=Path(__file__).resolve().parents[1],
                     help="the checkout whose treecert runs (default: this one)")
     args = ap.parse_args()
-    # Every process (the CLI runs, the Dask workers and this one, whose scheduler unpickles
-    # treecert's tasks) imports the chosen checkout's treecert.
     repo = str(args.treecert.resolve())
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH"))
-                                               if p)
-    sys.path.insert(0, repo)
-    work = Path(tempfile.mkdtemp(prefix="treecert-cluster-"))
-    train, test = work / "train.csv", work / "test.csv"
-    write_synthetic(train, args.train_rows, seed=1)
-    write_synthetic(test, args.rows, seed=2)
-    model_path = work / "model.json"
-    measure([sys.executable, "-m", "treecert", "train", str(train), "-o", str(model_path),
-             "-q"])
-    base = [sys.executable, "-m", "treecert", "predict", str(model_path), str(test),
-            "--method", "tpce", "-q"]
+    work, base = tpce_predict_setup(repo, args.rows, args.train_rows, "treecert-cluster-")
+    model_path, test = Path(base[4]), Path(base[5])
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"treecert from {repo}; {os.cpu_count()} cores; before: {uptime}", flush=True)
     local = work / "out-local.csv"
