@@ -8,17 +8,18 @@ Synthetic data as ``scale_tpce.py`` (a tree on 5,000 training rows, ``--rows`` t
 reference), then, for each worker count, a fresh ``LocalCluster`` of one-thread worker
 processes, each pinned to one core (``os.sched_setaffinity``, worker i on core i mod the
 number of cores: with more workers than cores they share cores, which the table says).
-CPU is summed over the predict process, the workers and their nannies; the scheduler runs in
+CPU is summed over the predict process and the workers; the scheduler and the nannies run in
 this process and its CPU (with the sampler's) is reported apart. Every output is checked to
 be byte-identical to the local one.
 
-The model: a run costs the client's serial part S (reading, parsing, writing, starting;
-measured), the task compute P summed over the tasks (measured from the scheduler's task
-stream, ``Client.get_task_stream``), each worker's one-off engine build B (its first task's
-time above the median), Dask's per-task overhead, and per chunk the scattered work object
-(measured: its pickled size) sent to each of w workers plus the results sent back, at an
-assumed network bandwidth; the tasks of a chunk end together, so half a task's time is lost
-per chunk. ``--treecert DIR`` runs another checkout (e.g. the commit before a change).
+The model: a run costs the client's serial part S (reading, parsing, writing, starting:
+its CPU in the 1-worker run), the compute P (the local process's CPU less S), each worker's
+one-off start B (imports and the engine build: the 1-worker run's worker CPU less P), Dask's
+per-task overhead (task counts and times from the scheduler's task stream), and per chunk
+the scattered work object (measured: its pickled size) sent to each of w workers plus the
+results sent back, at an assumed network bandwidth; the tasks of a chunk end together, so
+half a task's time is lost per chunk. ``--treecert DIR`` runs another checkout (e.g. the
+commit before a change).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def payload_bytes(model_path: Path, test: Path) -> tuple[int, int]:
 
 def dask_run(base: list[str], out: Path, n_workers: int) -> dict:
     """One predict on a fresh pinned ``LocalCluster`` of ``n_workers``: wall, CPU (client +
-    workers + nannies), scheduler CPU, and the task stream."""
+    workers), this process's CPU (scheduler, nannies, sampler), the tasks' wall times."""
     import psutil
     from distributed import Client, LocalCluster
 
@@ -88,7 +89,6 @@ def dask_run(base: list[str], out: Path, n_workers: int) -> dict:
             for i, pid in enumerate(workers):
                 for p in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
                     os.sched_setaffinity(p.pid, {cores[i % len(cores)]})
-        nannies = [psutil.Process(p).parent().pid for p in workers]
         client.get_task_stream(start=time.time())  # installs the scheduler's task stream
 
         def cpu_of(pids):
@@ -96,25 +96,19 @@ def dask_run(base: list[str], out: Path, n_workers: int) -> dict:
 
         t0 = time.time()
         own0 = resource.getrusage(resource.RUSAGE_SELF)
-        w0, n0 = cpu_of(workers), cpu_of(nannies)
+        w0 = cpu_of(workers)
         wall, cpu, mem = measure([*base, "--scheduler", cluster.scheduler_address, "-o",
-                                  str(out)], extra_pids=[*workers, *nannies])
-        w1, n1 = cpu_of(workers), cpu_of(nannies)
+                                  str(out)], extra_pids=workers)
+        w1 = cpu_of(workers)
         own1 = resource.getrusage(resource.RUSAGE_SELF)
         stream = client.get_task_stream(start=t0)
     tasks = [t for t in stream if any(s["action"] == "compute" for s in t["startstops"])]
-    compute = [(t["worker"], next(s for s in t["startstops"] if s["action"] == "compute"))
-               for t in tasks]
-    per_worker: dict = {}
-    for worker, s in sorted(compute, key=lambda c: c[1]["start"]):
-        per_worker.setdefault(worker, []).append(s["stop"] - s["start"])
-    build = [max(0.0, ts[0] - statistics.median(ts)) for ts in per_worker.values()]
+    durations = [s["stop"] - s["start"] for t in tasks for s in t["startstops"]
+                 if s["action"] == "compute"]
     return {"wall": wall, "cpu": cpu, "mem": mem, "workers_cpu": w1 - w0,
-            "nannies_cpu": n1 - n0, "client_cpu": cpu - (w1 - w0) - (n1 - n0),
+            "client_cpu": cpu - (w1 - w0),
             "scheduler": (own1.ru_utime + own1.ru_stime) - (own0.ru_utime + own0.ru_stime),
-            "tasks": len(tasks), "compute": sum(d for ts in per_worker.values() for d in ts),
-            "median_task": statistics.median(d for ts in per_worker.values() for d in ts),
-            "build": statistics.mean(build) if build else 0.0,
+            "tasks": len(tasks), "median_task": statistics.median(durations),
             "result_bytes": sum(t.get("nbytes", 0) for t in tasks)}
 
 
@@ -156,7 +150,7 @@ def main() -> None:
     print(f"\n{args.rows:,} test rows, {args.train_rows:,} training rows, {chunks} chunks; "
           f"after: {uptime}\n")
     print("| run | cores used | wall s | speed-up vs 1 worker (wall) | CPU s | CPU vs local "
-          "process | client / workers / nannies CPU s | scheduler CPU s | tasks | "
+          "process | client / workers CPU s | scheduler and nannies CPU s | tasks | "
           "median task s | peak MiB | identical |")
     print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|")
     print(f"| local process (no Dask) | 1 | {wall1:.1f} | | {cpu1:.1f} | 1.00 | | | | | "
@@ -166,26 +160,28 @@ def main() -> None:
         note = f"{min(w, ncores)}" + (" (oversubscribed)" if w > ncores else "")
         print(f"| {w} Dask worker{'s' if w > 1 else ''} | {note} | {r['wall']:.1f} | "
               f"{one['wall'] / r['wall']:.2f} | {r['cpu']:.1f} | {r['cpu'] / cpu1:.2f} | "
-              f"{r['client_cpu']:.1f} / {r['workers_cpu']:.1f} / {r['nannies_cpu']:.1f} | "
+              f"{r['client_cpu']:.1f} / {r['workers_cpu']:.1f} | "
               f"{r['scheduler']:.1f} | {r['tasks']} | {r['median_task']:.2f} | "
               f"{r['mem']:.0f} | {r['same']} |")
-    # The model, from the 1-worker run, in CPU seconds (the wall clock of a loaded machine
-    # is not the work): the client's CPU is the serial part, the worker's CPU less its
-    # engine build (its first task's excess) the parallel part.
+    # The model in CPU seconds (the wall clock of a loaded machine is not the work): the
+    # client's CPU in the 1-worker run is the serial part S, the local process's CPU less S
+    # the parallel part P, and what the worker spent beyond P its one-off start B (imports,
+    # the engine build).
     serial = one["client_cpu"]
-    one["compute"] = max(0.0, one["workers_cpu"] - one["build"])
+    compute = max(0.0, cpu1 - serial)
+    build = max(0.0, one["workers_cpu"] - compute)
     print(f"\nModel inputs (1-worker run): serial part S = {serial:.1f} CPU-s (the predict "
-          f"process), task compute P = {one['compute']:.1f} CPU-s over {one['tasks']} tasks, "
-          f"engine build per worker B = {one['build']:.1f} s, work object scattered per "
+          f"process), task compute P = {compute:.1f} CPU-s over {one['tasks']} tasks, "
+          f"start per worker B = {build:.1f} CPU-s, work object scattered per "
           f"chunk {payload / 2**20:.2f} MiB x {chunks} chunks, results "
           f"{one['result_bytes'] / 2**20:.1f} MiB; {TASK_OVERHEAD_S * 1e3:.0f} ms per task, "
           f"{BANDWIDTH_BPS / 1e6:.0f} MB/s.\n")
     print("| workers | predicted wall s | predicted speed-up | of which transfer s | "
           "measured speed-up |")
     print("|---:|---:|---:|---:|---:|")
-    t1 = model(1, serial, one["compute"], one["build"], chunks, payload, one["result_bytes"])
+    t1 = model(1, serial, compute, build, chunks, payload, one["result_bytes"])
     for w in (1, 2, 4, 8, 16, 32, 64):
-        tw = model(w, serial, one["compute"], one["build"], chunks, payload,
+        tw = model(w, serial, compute, build, chunks, payload,
                    one["result_bytes"])
         transfer = chunks * payload * w / BANDWIDTH_BPS + one["result_bytes"] / BANDWIDTH_BPS
         measured = (f"{one['wall'] / runs[w]['wall']:.2f}"
