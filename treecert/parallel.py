@@ -226,6 +226,8 @@ def run_unordered(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1
     workers keep it available.
     """
     args = list(args)
+    if not args:
+        return iter(())
     if _active["client"] is not None and not _in_dask_worker():
         return _dask_unordered(_active["client"], fn, args)
     if _workers(jobs) == 1 or len(args) <= 1 or _active["client"] is not None:
