@@ -6,7 +6,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -71,3 +74,24 @@ def measure(cmd: list[str], extra_pids=()) -> tuple[float, float, float]:
     if len(cpu) <= 1:  # one process: its exact rusage
         return wall, own, peak / 2**20
     return wall, sum(cpu.values()), peak / 2**20
+
+
+def tpce_predict_setup(repo: str, rows: int, train_rows: int, prefix: str
+                       ) -> tuple[Path, list[str]]:
+    """(work directory, predict command) of the TPCE scale benchmarks: a tree trained on
+    ``train_rows`` synthetic rows, ``rows`` test rows, ``predict --method tpce -q``.
+
+    Every process (the CLI runs, Dask workers, and the caller, whose Dask scheduler unpickles
+    treecert's tasks) imports the treecert of the checkout ``repo``, installed or not.
+    """
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH"))
+                                               if p)
+    sys.path.insert(0, repo)
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    train, test = work / "train.csv", work / "test.csv"
+    write_synthetic(train, train_rows, seed=1)
+    write_synthetic(test, rows, seed=2)
+    model = work / "model.json"
+    measure([sys.executable, "-m", "treecert", "train", str(train), "-o", str(model), "-q"])
+    return work, [sys.executable, "-m", "treecert", "predict", str(model), str(test),
+                  "--method", "tpce", "-q"]

@@ -16,11 +16,9 @@ from __future__ import annotations
 import argparse
 import filecmp
 import os
-import sys
-import tempfile
 from pathlib import Path
 
-from scale_common import measure, write_synthetic
+from scale_common import measure, tpce_predict_setup
 
 
 def main() -> None:
@@ -28,19 +26,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--train-rows", type=int, default=5_000)
     args = ap.parse_args()
-    # Every process (the CLI runs, the Dask workers and this one, whose scheduler unpickles
-    # treecert's tasks) imports this checkout's treecert, installed or not.
-    repo = str(Path(__file__).resolve().parents[1])
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p)
-    sys.path.insert(0, repo)
-    work = Path(tempfile.mkdtemp(prefix="treecert-tpce-"))
-    train, test = work / "train.csv", work / "test.csv"
-    write_synthetic(train, args.train_rows, seed=1)
-    write_synthetic(test, args.rows, seed=2)
-    model = work / "model.json"
-    measure([sys.executable, "-m", "treecert", "train", str(train), "-o", str(model), "-q"])
-    base = [sys.executable, "-m", "treecert", "predict", str(model), str(test),
-            "--method", "tpce", "-q"]
+    work, base = tpce_predict_setup(str(Path(__file__).resolve().parents[1]), args.rows,
+                                    args.train_rows, "treecert-tpce-")
     rows = []
     load = os.getloadavg()
     for label, extra in (("1 local worker", ["--jobs", "1"]),

@@ -1,19 +1,23 @@
 """Where work is fanned out: local processes (joblib) or a Dask cluster, results in order.
 
 Every parallel loop in treecert goes through :func:`map_chunks` (per-instance work of the
-transductive methods) or :func:`run_calls` (evaluate's (fold, method) units). Chunks are
-contiguous and results are put back in input order, so the output is identical for any
-number of workers and any backend.
+transductive methods) or :func:`run_unordered` (evaluate's (fold, method) units, slowest
+first, results as they finish). Chunks are contiguous and results are put back in input
+order, so the output is identical for any number of workers and any backend.
 
 :func:`backend` switches both to a Dask distributed cluster (``--scheduler ADDRESS``): the
-chunks are submitted as Dask futures; :func:`reporting` installs a callback told how many rows each
-finished chunk held, for progress bars.
+work function is scattered to every worker once and the calls are submitted as Dask futures
+(:func:`run_unordered` says why, and how a killed worker's calls are rerun);
+:func:`reporting` installs a callback told how many rows each finished chunk held, for
+progress bars.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -21,7 +25,7 @@ from treecert.errors import ConfigError
 
 T = TypeVar("T")
 
-#: The active backend: ``workers`` is the Dask cluster's thread count (0 = local joblib);
+#: The active backend: ``workers`` is the Dask cluster's worker count (0 = local joblib);
 #: ``progress`` is called with the number of rows of every finished chunk.
 _active: dict[str, Any] = {"workers": 0, "progress": None, "client": None}
 
@@ -90,7 +94,8 @@ def backend(scheduler: str | None = None) -> Iterator[None]:
                           "Check the address (e.g. tcp://127.0.0.1:8786).") from None
     previous = _active["workers"], _active["client"]
     try:
-        _active["workers"] = max(1, sum(client.nthreads().values()))
+        # One task at a time per worker (:data:`_TASK_LOCK`), however many threads it has.
+        _active["workers"] = max(1, len(client.nthreads()))
         _active["client"] = client
         yield
     finally:
@@ -121,7 +126,7 @@ def map_chunks(work: Callable[[int, int], T], n: int, jobs: int = 1) -> list[T]:
         return []
     workers = _workers(jobs)
     progress = _active["progress"]
-    if workers == 1:
+    if workers == 1 and _active["client"] is None:
         # Several pieces only to report progress; the concatenated result is the same.
         bounds = chunk_bounds(n, 100 if progress is not None else 1)
         out = []
@@ -143,7 +148,9 @@ def map_chunks(work: Callable[[int, int], T], n: int, jobs: int = 1) -> list[T]:
 
 def _in_dask_worker() -> bool:
     """Whether this code runs inside a task on a Dask worker (then it must not submit
-    more tasks and wait for them: with in-process workers that deadlocks)."""
+    more tasks and wait for them: with in-process workers that deadlocks; it runs its parts
+    inline). Outside, inside :func:`backend`, all work goes to the cluster, even with one
+    worker: the client may be a login node."""
     try:
         from distributed import get_worker
 
@@ -153,21 +160,107 @@ def _in_dask_worker() -> bool:
     return True
 
 
-def run_calls(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1) -> Iterator[T]:
-    """``fn(*a)`` for every ``a`` in ``args``, yielded in order as they finish in order:
-    inline when one worker, else joblib processes or the Dask cluster (:func:`backend`)."""
-    workers = _workers(jobs)
-    if workers == 1 or (_active["client"] is not None and _in_dask_worker()):
-        return (fn(*a) for a in args)  # nested inside a Dask task: run inline
-    client = _active["client"]
-    if client is not None:
-        # Dask futures directly: waiting on them costs no CPU, whereas joblib's Dask
-        # backend kept a core of this process busy polling (2x the CPU of the work).
-        args = list(args)
-        if not args:
-            return iter(())
-        futures = client.map(fn, *[list(col) for col in zip(*args, strict=True)], pure=False)
-        return (future.result() for future in futures)
+#: One treecert task at a time per worker process: the methods' engines are shared within
+#: a process (:meth:`BatchEngine.shared`, and the scattered work object) and are not
+#: thread-safe; a worker's extra threads would only contend for the GIL anyway.
+_TASK_LOCK = threading.Lock()
+#: Whether :func:`_tune_malloc` has run in this process.
+_MALLOC_TUNED = [False]
+
+#: glibc's ``mallopt`` parameters and the values its dynamic thresholds settle at on 64-bit
+#: Linux (``mallopt(3)``: the mmap threshold rises to at most 32 MiB, trim is twice it).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_BYTES = 32 * 2**20
+
+
+def _tune_malloc() -> None:
+    """Undo the Dask nanny's ``MALLOC_TRIM_THRESHOLD_=65536`` in this worker process.
+
+    The nanny sets it (``distributed.nanny.pre-spawn-environ``) so that workers hand freed
+    memory back to the OS; but setting it also turns off glibc's dynamic mmap threshold, so
+    every numpy temporary over 128 KiB is mmap'ed, faulted in page by page and unmapped
+    again. The transductive engines allocate such temporaries at a high rate: a 2-worker
+    cluster spent 3 s of system time per 9 s of work (a local process 0.6-1.2 s), which is
+    most of the "2 Dask workers at 0.90x one process" of BENCHMARKS.md, Scale-out. The
+    values set are the ones glibc's dynamic thresholds settle at without the variable.
+    Only where the variable is set, and only with glibc (elsewhere it has no effect).
+    """
+    if _MALLOC_TUNED[0]:
+        return
+    _MALLOC_TUNED[0] = True
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc (e.g. musl), which does not read the variable either
+        return
+    libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_BYTES)
+    libc.mallopt(_M_TRIM_THRESHOLD, 2 * _MMAP_BYTES)
+
+
+def _dask_task(fn: Callable[..., T], index: int, *args) -> tuple[int, T]:
+    """What a Dask worker runs for call ``index``: ``fn(*args)``, one at a time per process
+    (:data:`_TASK_LOCK`), with the allocator tuned (:func:`_tune_malloc`)."""
+    with _TASK_LOCK:
+        _tune_malloc()
+        return index, fn(*args)
+
+
+def _indexed(fn: Callable[..., T], index: int, *args) -> tuple[int, T]:
+    return index, fn(*args)
+
+
+def run_unordered(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1
+                  ) -> Iterator[tuple[int, T]]:
+    """``(i, fn(*args[i]))`` for every call, yielded as the calls finish.
+
+    Calls start in the order given (put the slowest first, so that no long call starts
+    last while the other workers idle): inline when one worker, else in joblib processes or
+    on the Dask cluster (:func:`backend`). On Dask, ``fn`` (with whatever it closes over:
+    the training data, the method) is scattered to every worker once instead of being sent
+    with every task; each task carries only its index and ``args``. A call whose worker dies
+    is run again on another (Dask's own rescheduling, up to
+    ``distributed.scheduler.allowed-failures`` times), and the copies of ``fn`` on the other
+    workers keep it available.
+    """
+    args = list(args)
+    if not args:
+        return iter(())
+    if _active["client"] is not None and not _in_dask_worker():
+        return _dask_unordered(_active["client"], fn, args)
+    if _workers(jobs) == 1 or len(args) <= 1 or _active["client"] is not None:
+        return ((i, fn(*a)) for i, a in enumerate(args))  # (or nested in a Dask task)
     from joblib import Parallel, delayed
 
-    return iter(Parallel(n_jobs=workers, return_as="generator")(delayed(fn)(*a) for a in args))
+    return iter(Parallel(n_jobs=_workers(jobs), return_as="generator_unordered")(
+        delayed(_indexed)(fn, i, *a) for i, a in enumerate(args)))
+
+
+def _dask_unordered(client, fn, args):
+    from distributed import as_completed
+
+    # Waiting on Dask futures costs no CPU, whereas joblib's Dask backend kept a core of
+    # this process busy polling (2x the CPU of the work).
+    shared = client.scatter(fn, broadcast=True, hash=False)
+    n = len(args)
+    futures = [client.submit(_dask_task, shared, i, *a, pure=False, priority=n - i)
+               for i, a in enumerate(args)]
+    try:
+        for future in as_completed(futures, loop=client.loop):
+            yield future.result()
+    finally:
+        client.cancel([*futures, shared])
+
+
+def run_calls(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1) -> Iterator[T]:
+    """``fn(*a)`` for every ``a`` in ``args``, yielded in input order (each as soon as it and
+    every call before it have finished); where they run: :func:`run_unordered`."""
+    done: dict[int, T] = {}
+    following = 0
+    for i, result in run_unordered(fn, args, jobs):
+        done[i] = result
+        while following in done:
+            yield done.pop(following)
+            following += 1

@@ -17,6 +17,7 @@ from treecert.cli.experiment import (
     _output_lock,
     _protocol,
     _run_settings,
+    _unit_done,
     _write_comparison,
 )
 from treecert.cli.progress import _RowProgress
@@ -140,7 +141,8 @@ def compare(
                                        jobs=jobs, dataset_name=_dataset_name(path),
                                        timing=not no_timing, store=store, only=only,
                                        progress=lambda d, t, o=offset: bar.set(o + d,
-                                                                               total or t))
+                                                                               total or t),
+                                       on_unit=_unit_done)
                     offset += len(keys or [])
                     if res is not None:
                         frames.append(res.metrics)

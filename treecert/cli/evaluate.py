@@ -17,6 +17,7 @@ from treecert.cli.experiment import (
     _output_lock,
     _protocol,
     _run_settings,
+    _unit_done,
     _write_evaluation,
 )
 from treecert.cli.progress import _RowProgress
@@ -98,7 +99,7 @@ def evaluate(
                 dataset, method, protocol=protocol, tree_params=params, loss=loss_matrix,
                 bins=bins, bias_variance=bias_variance, jobs=jobs, dataset_name=name,
                 timing=not no_timing, progress=bar.set, interval_auc=interval_auc,
-                store=store, only=only,
+                store=store, only=only, on_unit=_unit_done,
             )
         if result is None:
             say(f"Shard {shard}: recorded {len(only)} of {len(keys)} units in {output}/units; "

@@ -69,6 +69,16 @@ def _read_text(path: str) -> str:
         raise ConfigError(f"{path}: cannot read ({exc}).") from None
 
 
+def _unit_done(unit) -> None:
+    """One stderr line per finished evaluate/compare unit (a
+    :class:`~treecert.evaluation.experiment.FinishedUnit`; silenced by --quiet): a batch
+    job's log shows how far the run is and which units are slow."""
+    which = ("leave-one-out" if unit.fold < 0 else
+             f"repeat {unit.repeat} fold {unit.fold}")
+    say(f"{unit.dataset}: unit {unit.done}/{unit.total} done: {unit.method} {which} "
+        f"({unit.seconds:.2f} s)")
+
+
 def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
     import json
 

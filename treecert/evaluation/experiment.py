@@ -2,8 +2,8 @@
 
 Protocols: stratified k-fold (optionally repeated), leave-one-out, fixed fold ids from a
 file, or a separate test file. Every (repeat, fold, method) unit is independent, so units run
-in parallel (joblib) and are then put back in a fixed order: the output does not depend on
-the number of jobs.
+in parallel (joblib or Dask), the slowest first by :func:`unit_cost`, and are then put back
+in a fixed order: the output does not depend on the number of jobs or the order they finish.
 
 Stratified folds follow the recipe of the shared ``*.folds.csv`` files: a
 ``numpy.random.RandomState(seed)`` permutation, a stable sort by class, then fold ids
@@ -13,6 +13,7 @@ Repeat r uses seed ``seed + r``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from treecert.evaluation import interval_metrics, metric_table, point_metrics
 from treecert.evaluation.frames import predictions_frame
 from treecert.evaluation.units import UnitResult, UnitStore
 from treecert.methods import METHODS, MethodSpec, Prediction, make_method, parse_method_spec
-from treecert.parallel import run_calls
+from treecert.parallel import run_unordered
 
 #: ERC bins and interval AUC of evaluate/compare unless asked otherwise.
 DEFAULT_BINS = "equal_width"
@@ -98,6 +99,35 @@ def _run_loo_unit(spec: MethodSpec, m_idx: int, tree_params: dict, data: Dataset
     ]
 
 
+#: Relative CPU cost of one unit per (row x attribute x class), by method; 1 for the
+#: inductive leaf methods (laplace, frequency, ...). Measured as ``fit_seconds +
+#: predict_seconds`` of 3-fold CV on diabetes relative to laplace (BENCHMARKS.md,
+#: "Scale-out"); it only decides which units start first, never the output.
+METHOD_COST = {"tpce": 13.0, "tpce_batch": 13.0, "venn": 14.0, "kk": 4.0, "binning": 9.0,
+               "bagging": 1.5, "calibrated_bagging": 48.0, "naive_bayes": 0.03}
+
+
+def unit_cost(method: str, n_rows: int, n_attributes: int, n_classes: int) -> float:
+    """Estimated cost of a unit: rows x attributes x classes x the method's factor
+    (:data:`METHOD_COST`); evaluate starts the costliest units first, so that no long unit
+    starts last while the other workers idle."""
+    return float(n_rows) * max(1, n_attributes) * max(1, n_classes) * METHOD_COST.get(method, 1.0)
+
+
+@dataclass(frozen=True)
+class FinishedUnit:
+    """A unit that has just finished, for progress lines: which one, its wall time, and how
+    many of the run's units are done."""
+
+    dataset: str
+    method: str
+    repeat: int
+    fold: int  # -1: leave-one-out served by one engine
+    seconds: float
+    done: int
+    total: int
+
+
 @dataclass
 class EvaluationResult:
     """Per-instance predictions and per-method metrics of one dataset."""
@@ -131,6 +161,7 @@ def evaluate(
     dataset_name: str | None = None,
     timing: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    on_unit: Callable[[FinishedUnit], None] | None = None,
     interval_auc: str = DEFAULT_INTERVAL_AUC,
     store: UnitStore | None = None,
     only: list[tuple[int, int, int]] | None = None,
@@ -146,7 +177,9 @@ def evaluate(
     With ``store`` (:class:`~treecert.evaluation.units.UnitStore`) every finished unit is
     recorded and units already recorded are read back instead of run (``--resume``);
     ``only`` restricts the run to those unit keys (``--shard``), and then the result is None
-    unless every unit is in the store.
+    unless every unit is in the store. ``progress(done, total)`` and ``on_unit`` (a
+    :class:`FinishedUnit`) are called as each unit finishes; units run costliest first
+    (:func:`unit_cost`).
     """
     protocol = protocol or Protocol()
     tree_params = dict(tree_params or {})
@@ -173,25 +206,39 @@ def evaluate(
     todo = [k for k in selected if k not in finished]
 
     def call(key):
+        t0 = time.perf_counter()
         k, r, f = key
         if f < 0:  # leave-one-out served by one engine; its per-instance work uses jobs
-            return key, _run_loo_unit(specs[k], k, tree_params, data, labelled, jobs)
-        tr, te = units[key]
-        return key, _run_unit(specs[k], k, tree_params, data.subset(tr), test_data.subset(te),
-                              r, f, te)
+            res = _run_loo_unit(specs[k], k, tree_params, data, labelled, jobs)
+        else:
+            tr, te = units[key]
+            res = _run_unit(specs[k], k, tree_params, data.subset(tr),
+                            test_data.subset(te), r, f, te)
+        return key, res, time.perf_counter() - t0
+
+    def cost(key):
+        k, _, f = key
+        rows = labelled.size if f < 0 else sum(a.size for a in units[key])
+        return unit_cost(specs[k].name, rows, len(data.schema.attributes),
+                         data.schema.n_classes)
 
     done, total = len(finished), len(selected)
     if progress is not None and total:
         progress(done, total)
-    local = [k for k in todo if k[2] >= 0]
+    # costliest first; a stable sort keeps the fixed order among equals
+    local = sorted((k for k in todo if k[2] >= 0), key=cost, reverse=True)
     loo = [k for k in todo if k[2] < 0]
-    for key, res in [*run_calls(call, [(k,) for k in local], jobs), *map(call, loo)]:
+    fresh = (res for _, res in run_unordered(call, [(k,) for k in local], jobs))
+    for key, res, seconds in itertools.chain(fresh, map(call, loo)):  # as they finish
         finished[key] = res
         if store is not None:
             store.save(key, res)
         done += 1
         if progress is not None:
             progress(done, total)
+        if on_unit is not None:
+            on_unit(FinishedUnit(name, specs[key[0]].text, key[1], key[2], seconds, done,
+                                 total))
     if len(finished) < len(units):
         return None  # a shard: the other units are another job's
     results = [r for key in units for r in finished[key]]

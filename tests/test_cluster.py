@@ -1,0 +1,76 @@
+"""evaluate on a cluster: costliest units first, one progress line per unit, and a Dask
+worker killed mid-run changes nothing in the outputs."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+
+import pytest
+from conftest import SAMPLE_DATA
+from conftest import run_cli as run
+
+from treecert.cli.main import main
+from treecert.evaluation.experiment import unit_cost
+
+EVAL = ["evaluate", str(SAMPLE_DATA / "weather.numeric.arff"), "--method", "laplace",
+        "--method", "tpce", "--folds", "3", "--no-timing"]
+FILES = ("predictions.csv", "metrics.csv", "metrics.json")
+LINE = re.compile(r"^weather.numeric: unit (\d+)/6 done: (laplace|tpce) repeat 0 fold (\d) "
+                  r"\(\d+\.\d\d s\)$")
+
+
+def test_units_run_costliest_first_one_line_each(tmp_path, capsys):
+    assert unit_cost("tpce", 100, 4, 3) > unit_cost("laplace", 100, 4, 3)
+    code, _, err = run([*EVAL, "-o", tmp_path / "a"], capsys)
+    assert code == 0, err
+    lines = [m.groups() for m in map(LINE.match, err.splitlines()) if m]
+    assert [int(n) for n, _, _ in lines] == list(range(1, 7))
+    # one process: the units finish in the order they start, tpce (costlier) first, and
+    # among equals in the fixed order
+    assert [(m, int(f)) for _, m, f in lines] == [("tpce", f) for f in range(3)] + \
+        [("laplace", f) for f in range(3)]
+    code, _, err = run([*EVAL, "-q", "-o", tmp_path / "b"], capsys)
+    assert code == 0
+    assert err == ""
+
+
+def _kill_first_unit(marker: str):
+    """A Dask worker plugin: the worker process that starts the run's first treecert task
+    kills itself (SIGKILL, as the OOM killer or a lost node would), once: the marker file,
+    created exclusively, lets every later task (on any worker) run. Defined here so that it
+    is sent to the workers by value."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class KillFirstUnit(WorkerPlugin):
+        def transition(self, key, start, finish, **kwargs) -> None:
+            if finish != "executing" or "_dask_task" not in str(key):
+                return
+            try:
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return KillFirstUnit()
+
+
+def test_evaluate_survives_a_killed_worker(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    assert main([*EVAL, "-q", "-o", str(tmp_path / "local")]) == 0
+    marker = tmp_path / "killed"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  protocol="tcp", host="127.0.0.1",
+                                  dashboard_address="127.0.0.1:0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        pids = set(client.run(os.getpid).values())
+        client.register_plugin(_kill_first_unit(str(marker)), name="kill-first-unit")
+        assert main([*EVAL, "-q", "-o", str(tmp_path / "dask"), "--scheduler",
+                     cluster.scheduler_address]) == 0
+    assert int(marker.read_text()) in pids  # a worker did die mid-run
+    for name in FILES:
+        assert (tmp_path / "local" / name).read_bytes() == \
+            (tmp_path / "dask" / name).read_bytes(), name
