@@ -120,6 +120,16 @@ class RatioScores:
                 self.ok = False
             else:
                 self.t1_num, self.t1_cut = k, int(hit[0])
+        # Twins: cuts of later columns with T1's class counts and cut count. With x on the
+        # same side as in T1 their gain and ratio are T1's to the last bit (the same
+        # operations on the same numbers), and the grower settles that tie for T1's lower
+        # column, as it did in the base tree (integer weights: exact counts).
+        self.twin = np.zeros_like(self.cut_ok)
+        if self.t1_num >= 0:
+            k, c = self.t1_num, self.t1_cut
+            self.twin = ((self.L == self.L[k, c]).all(axis=2) & self.cut_ok
+                         & (self.n_cuts == self.n_cuts[k])[:, None]
+                         & (num > f1)[:, None])
         # ---- nominal columns: class counts per value
         nom = finder.nominal_idx
         self.nom = nom
@@ -167,8 +177,9 @@ class RatioScores:
             Np = N + float(d.sum())
             Ep = float(_impurity_last(P + d, False))
             EL, ER = _impurity_last(L, False), _impurity_last(P - L, False)
-            GL = (Ep - _impurity_last(L + d, False) - ER) / Np
-            GR = (Ep - EL - _impurity_last(P - L + d, False)) / Np
+            invalid = np.where(self.cut_ok, 0.0, -np.inf)
+            GL = (Ep - _impurity_last(L + d, False) - ER) / Np + invalid
+            GR = (Ep - EL - _impurity_last(P - L + d, False)) / Np + invalid
             wL = L.sum(axis=2)
             SL, SR = _si(wL + 1.0, N - wL, Np), _si(wL, N - wL + 1.0, Np)
             Ev, Evd = _impurity_last(cnt, False), _impurity_last(cnt + d, False)
@@ -212,24 +223,33 @@ class RatioScores:
         s_lo, s_hi = np.zeros((B, F + q)), np.zeros((B, F + q))
         ok = np.zeros((B, F + q), dtype=bool)
         sure = np.ones(B, dtype=bool)  # every step decided
+        tied = np.zeros((B, F + q), dtype=bool)  # candidates tying with T1 exactly
         if F:
             right = Xq[:, self.num][:, :, None] > self.thr[None]
-            g = np.where(self.cut_ok[None], np.where(right, GR, GL), -np.inf)
-            si = np.where(right, SR, SL)
+            g = np.where(right, GR, GL)  # -inf at padding cuts
             best = g.max(axis=2)
             near = g >= best[:, :, None] - 2 * _TOL
+            n_near = near.sum(axis=2)
+            jb, jf, jc = np.nonzero(near)  # few: the near-best cuts of every column
             mdl = np.log2(np.maximum(self.n_cuts, 1)) / Np  # J48's MDL correction
+            sc = _ratio(g[jb, jf, jc] - mdl[jf],
+                        np.where(right[jb, jf, jc], SR[jf, jc], SL[jf, jc]))
             gc = best - mdl
-            score = np.where(near, _ratio(g - mdl[None, :, None], si), np.nan)
             has = self.cut_ok.any(axis=1)[None, :]
             ok[:, :F] = has & (gc > 0)
             sure &= ~(has & (np.abs(gc) <= 2 * _TOL)).any(axis=1)
             g_lo[:, :F], g_hi[:, :F] = gc - 2 * _TOL, gc + _TOL
-            s_lo[:, :F] = np.nanmin(np.where(has[:, :, None], score, 0.0), axis=2) - _TOL
-            s_hi[:, :F] = np.nanmax(np.where(has[:, :, None], score, 0.0), axis=2) + _TOL
+            lo, hi = np.full((B, F), np.inf), np.full((B, F), -np.inf)
+            np.minimum.at(lo, (jb, jf), sc)
+            np.maximum.at(hi, (jb, jf), sc)
+            s_lo[:, :F] = np.where(has, lo, 0.0) - _TOL
+            s_hi[:, :F] = np.where(has, hi, 0.0) + _TOL
             if self.t1_num >= 0:  # T1's cut must be its column's only near-best cut
                 k, c = self.t1_num, self.t1_cut
-                sure &= near[:, k, c] & (near[:, k].sum(axis=1) == 1)
+                sure &= near[:, k, c] & (n_near[:, k] == 1)
+                if self.twin.any():  # columns offering only twins of T1 tie, and lose
+                    same = near & self.twin[None] & (right == right[:, k, c][:, None, None])
+                    tied[:, :F] = same.any(axis=2) & (same.sum(axis=2) == n_near)
         if q:
             u = Xq[:, self.nom].astype(np.int64)
             cols = np.arange(q)[None, :]
@@ -270,6 +290,7 @@ class RatioScores:
         # any other candidate that may enter the pool must trail T1 in gain ratio
         maybe = ok & (g_hi >= (avg_lo - 1e-3)[:, None]) & (s_hi > 1e-6) & (g_hi > min_gain)
         maybe[:, t] = False
+        maybe &= ~tied
         rival = np.where(maybe, s_hi, -np.inf).max(axis=1)
         sure &= s_lo[:, t] - rival > _TOL
         return sure
