@@ -159,7 +159,7 @@ def test_whole_tree_edits_need_the_naive_engine(method, edit):
 
 @settings(max_examples=int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "100")) // 4,
           deadline=None)
-@given(data=random_datasets(min_rows=6, max_rows=30, max_classes=9),
+@given(data=random_datasets(min_rows=9, max_rows=30, max_classes=9),
        criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
        binary=st.booleans(), min_leaf=st.sampled_from([1.0, 2.0]))
 def test_kk_loo_inductive_equals_refitting(data, criterion, binary, min_leaf):
