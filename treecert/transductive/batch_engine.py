@@ -42,13 +42,16 @@ The devices live in :mod:`treecert.transductive.certificates` (1, 2),
 :mod:`treecert.transductive.node_search` (3) and :mod:`treecert.transductive.leaf_forest`;
 this module walks x's paths with them and shares one engine per process.
 
-Where the certificates do not apply — missing values in D or in x (C4.5's fractional
-instances), ``gain_ratio`` — :meth:`BatchEngine.estimates` sends the jobs to the exact
-batched paths (:mod:`treecert.transductive.exact_paths`): every node on x's paths searched,
-a tree level of all jobs per call. The Venn rows (:mod:`treecert.methods.venn_fast`) walk the
-base tree on complete data with any criterion (exact searches at every node without the
-certificates). ``collapse`` and ``cp`` edit whole trees after growth: no transductive engine
-but the naive one follows them (:meth:`BatchEngine.supports`;
+With ``gain_ratio`` (J48's average-gain filter and MDL correction) devices 1 and 2 give
+way to their own rescoring, :class:`~treecert.transductive.ratio_scores.RatioScores`: every
+candidate of the node rescored for x's position and J48's whole selection replayed on
+intervals (complete data, integer weights, no leave-one-out swap). Where no certificate
+applies — missing values in D or in x (C4.5's fractional instances) —
+:meth:`BatchEngine.estimates` sends the jobs to the exact batched paths
+(:mod:`treecert.transductive.exact_paths`): every node on x's paths searched, a tree level
+of all jobs per call. The Venn rows (:mod:`treecert.methods.venn_fast`) walk the base tree
+on complete data with any criterion. ``collapse`` and ``cp`` edit whole trees after
+growth: no transductive engine but the naive one follows them (:meth:`BatchEngine.supports`;
 :func:`treecert.transductive.engine.check_engine_covers` says so to the user).
 
 Memory is bounded by the training data, never by the number of test rows
