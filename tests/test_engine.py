@@ -170,12 +170,15 @@ def test_kk_loo_inductive_equals_refitting(data, criterion, binary, min_leaf):
     fast = make_method(spec).fit(data)
     rows = np.arange(data.n_samples)
     P = fast.engine_.loo_inductive(rows)
-    for i in rows:
+    # rows whose removal leaves one class: the refit refuses (DataError), the engine
+    # returns the one-leaf tree's estimate
+    two = np.array([np.unique(np.delete(data.y, i)).size >= 2 for i in rows])
+    for i in rows[two]:
         rest = data.subset(np.delete(rows, i))
         tree = DecisionTree(criterion=criterion, binary_splits=binary, min_leaf=min_leaf,
                             leaf="laplace").fit(rest)
         np.testing.assert_array_equal(P[i], tree.predict_proba(data.X[i:i + 1])[0])
-    some = rows[: min(6, rows.size)]
+    some = rows[two][:6]
     got = fast.predict_loo(some)
     ref = make_method(spec + ",engine=naive").fit(data).predict_loo(some)
     np.testing.assert_array_equal(got.proba, ref.proba)
