@@ -40,6 +40,11 @@ class CountRows:
         if gini:
             self.squares = (counts * counts).sum(axis=-1)
             self.impurity = _impurity_last(counts, gini)
+        elif table is not None:  # integer counts: cast and looked up once, kept for plus
+            it, ic = self.total.astype(np.intp), counts.astype(np.intp)
+            self._int = (it, table.take(it), ic, table.take(ic))
+            self.nats = self._int[1] - self._int[3].sum(axis=-1)
+            self.impurity = self.nats / _LN2
         else:
             self.nats = self._lnf(self.total) - self._lnf(counts).sum(axis=-1)
             self.impurity = self.nats / _LN2
@@ -72,20 +77,13 @@ class CountRows:
 
     def _plus_integral(self, d: np.ndarray, nz: np.ndarray) -> np.ndarray:
         """:meth:`plus` for an integer change with integer counts: the very numbers
-        (``_lnf`` reads the table at the same integers), from the counts cast once and
-        their x ln x looked up once (the certificate tables are scored for K changes)."""
-        if not hasattr(self, "_int"):
-            it = self.total.astype(np.intp)
-            self._int = (it, self.table.take(it), {})
-        it, lnf_t, per_class = self._int
+        (``_lnf`` reads the table at the same integers), from the counts cast and looked
+        up once (the certificate tables are scored for K changes)."""
+        it, lnf_t, ic, lnf_c = self._int
         t = self.table
         nats = self.nats + (t.take(np.maximum(it + int(d.sum()), 0)) - lnf_t)
         for k in nz:
-            if k not in per_class:
-                ck = self.counts[..., k].astype(np.intp)
-                per_class[k] = (ck, t.take(ck))
-            ck, lnf_c = per_class[k]
-            nats = nats - (t.take(np.maximum(ck + int(d[k]), 0)) - lnf_c)
+            nats = nats - (t.take(np.maximum(ic[..., k] + int(d[k]), 0)) - lnf_c[..., k])
         return nats / _LN2
 
 
