@@ -18,6 +18,7 @@ from treecert.data.schema import Dataset
 from treecert.transductive import budget
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _LN2, _impurity_last
+from treecert.tree.segments import _ranges
 from treecert.tree.split_search import _EPS
 
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
@@ -206,14 +207,35 @@ class Competitors:
         ends = np.cumsum(lens) - 1  # each node's last entry
         tot = pc.sum(axis=1)
         cuts, multi, binary = [], [], []
+        n = self.data.n_samples
+        grouped = None
+
+        def by_rank(f: int) -> np.ndarray:
+            """The entries sorted by (node, rank of their row in column f): the entries
+            in the column's value order (each row's entries, from a grouping by row made
+            once per chunk), then a stable sort by node — a 16-bit radix sort when the
+            chunk has fewer than 2^15 nodes. (node, rank) pairs are unique: any sort of
+            them gives this one order."""
+            nonlocal grouped
+            if G >= 2**15:
+                key = seg * n + self._column_rank(f)[rows]
+                return np.argsort(key.astype(np.int32) if G * n < 2**31 else key)
+            if grouped is None:
+                per_row = np.bincount(rows, minlength=n)
+                grouped = (np.argsort(rows, kind="stable"), per_row,
+                           np.cumsum(per_row) - per_row)
+            by_row, per_row, first = grouped
+            in_order = np.empty(n, dtype=np.int64)
+            in_order[self._column_rank(f)] = np.arange(n)  # rows in value order
+            e = by_row[_ranges(first[in_order], per_row[in_order])]
+            return e[np.argsort(seg[e].astype(np.int16), kind="stable")]
+
         for f, attr in enumerate(self.data.schema.attributes):
             vals = X[rows, f]
             mine = feat == f
             if not attr.is_nominal:
                 # rows ascend within a node: (node, rank) is the stable (node, value) sort
-                key = seg * self.data.n_samples + self._column_rank(f)[rows]
-                order = np.argsort(key.astype(np.int32) if G * self.data.n_samples < 2**31
-                                   else key)
+                order = by_rank(f)
                 sv, sg, ys, ws = vals[order], seg[order], y[rows[order]], w[order]
                 cw = np.cumsum(ws)
                 lw = cw - np.r_[0.0, cw[ends[:-1]]][sg]  # weight left of each cut
