@@ -41,14 +41,14 @@ class CountRows:
         if gini:
             self.squares = (counts * counts).sum(axis=-1)
             self.impurity = _impurity_last(counts, gini)
-        elif table is not None:  # integer counts: cast and looked up once, kept for plus
+            return
+        if table is not None:  # integer counts: cast and looked up once, kept for plus
             it, ic = self.total.astype(np.intp), counts.astype(np.intp)
             self._int = (it, table.take(it), ic, table.take(ic))
             self.nats = self._int[1] - self._int[3].sum(axis=-1)
-            self.impurity = self.nats / _LN2
         else:
             self.nats = self._lnf(self.total) - self._lnf(counts).sum(axis=-1)
-            self.impurity = self.nats / _LN2
+        self.impurity = self.nats / _LN2
 
     def _lnf(self, x: np.ndarray, integral: bool = True) -> np.ndarray:
         """``_ln_func(x)``, read from the table for integer x (the same numbers)."""
@@ -68,23 +68,17 @@ class CountRows:
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(total > 0, total - sq / total, 0.0)
         whole = bool(np.all(d == np.round(d)))
-        if whole and self.table is not None:  # the same table entries, integers kept
-            return self._plus_integral(d, nz)
+        if whole and self.table is not None:  # the table at the same integers, cast once
+            it, lnf_t, ic, lnf_c = self._int
+            t = self.table
+            nats = self.nats + (t.take(np.maximum(it + int(d.sum()), 0)) - lnf_t)
+            for k in nz:
+                nats = nats - (t.take(np.maximum(ic[..., k] + int(d[k]), 0)) - lnf_c[..., k])
+            return nats / _LN2
         nats = self.nats + (self._lnf(total, whole) - self._lnf(self.total))
         for k in nz:
             c = self.counts[..., k]
             nats = nats - (self._lnf(c + d[k], whole) - self._lnf(c))
-        return nats / _LN2
-
-    def _plus_integral(self, d: np.ndarray, nz: np.ndarray) -> np.ndarray:
-        """:meth:`plus` for an integer change with integer counts: the very numbers
-        (``_lnf`` reads the table at the same integers), from the counts cast and looked
-        up once (the certificate tables are scored for K changes)."""
-        it, lnf_t, ic, lnf_c = self._int
-        t = self.table
-        nats = self.nats + (t.take(np.maximum(it + int(d.sum()), 0)) - lnf_t)
-        for k in nz:
-            nats = nats - (t.take(np.maximum(ic[..., k] + int(d[k]), 0)) - lnf_c[..., k])
         return nats / _LN2
 
 
@@ -211,15 +205,10 @@ class Competitors:
         grouped = None
 
         def by_rank(f: int) -> np.ndarray:
-            """The entries sorted by (node, rank of their row in column f): the entries
-            in the column's value order (each row's entries, from a grouping by row made
-            once per chunk), then a stable sort by node — a 16-bit radix sort when the
-            chunk has fewer than 2^15 nodes. (node, rank) pairs are unique: any sort of
-            them gives this one order."""
+            """Entries sorted by (node, rank of their row in column f): entries in value
+            order (grouped by row once per chunk), then a stable sort by node (a radix
+            sort for 16-bit nodes). The pairs are unique: any sort gives this order."""
             nonlocal grouped
-            if G >= 2**15:
-                key = seg * n + self._column_rank(f)[rows]
-                return np.argsort(key.astype(np.int32) if G * n < 2**31 else key)
             if grouped is None:
                 per_row = np.bincount(rows, minlength=n)
                 grouped = (np.argsort(rows, kind="stable"), per_row,
@@ -228,7 +217,8 @@ class Competitors:
             in_order = np.empty(n, dtype=np.int64)
             in_order[self._column_rank(f)] = np.arange(n)  # rows in value order
             e = by_row[_ranges(first[in_order], per_row[in_order])]
-            return e[np.argsort(seg[e].astype(np.int16), kind="stable")]
+            node = seg[e].astype(np.int16 if G < 2**15 else np.int64)
+            return e[np.argsort(node, kind="stable")]
 
         for f, attr in enumerate(self.data.schema.attributes):
             vals = X[rows, f]
