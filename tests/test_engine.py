@@ -157,7 +157,7 @@ def test_whole_tree_edits_need_the_naive_engine(method, edit):
     make_method(f"{method}:{edit},engine=naive").fit(train).predict(test)
 
 
-@settings(max_examples=int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "100")) // 4,
+@settings(max_examples=int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "100")) // 8,
           deadline=None)
 @given(data=random_datasets(min_rows=9, max_rows=30, max_classes=9),
        criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
