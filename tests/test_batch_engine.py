@@ -187,7 +187,7 @@ def test_split_searches_in_parts_equal_one_batch(monkeypatch):
                 np.asarray(b.value_branch if b.value_branch is not None else []))
 
 
-@settings(max_examples=max(10, EXAMPLES // 10), deadline=None)
+@settings(max_examples=max(8, EXAMPLES // 15), deadline=None)
 @given(
     data=random_datasets(min_rows=8, max_rows=60, max_classes=5, missing=False),
     min_leaf=st.sampled_from([1.0, 2.0, 3.0]),
