@@ -272,9 +272,8 @@ class Competitors:
                 vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
                 okv[g, vb == 0] = False
             binary.append((CountRows(cnt, gini), CountRows(pc[:, None, :] - cnt, gini), okv))
-        if cuts:
-            g, left, right = (np.concatenate(part) for part in zip(*cuts, strict=True))
-            cuts = [(g, CountRows(left, gini, self.table), CountRows(right, gini, self.table))]
+        cuts = [(g, CountRows(left, gini, self.table), CountRows(right, gini, self.table))
+                for g, left, right in cuts]  # per column: no copy into one array
         table = (cuts, multi, binary)
         self._tables.put(c, table, _nbytes(table))
         return table
