@@ -42,10 +42,10 @@ class CountRows:
             self.squares = (counts * counts).sum(axis=-1)
             self.impurity = _impurity_last(counts, gini)
             return
-        if table is not None:  # integer counts: cast and looked up once, kept for plus
-            it, ic = self.total.astype(np.intp), counts.astype(np.intp)
-            self._int = (it, table.take(it), ic, table.take(ic))
-            self.nats = self._int[1] - self._int[3].sum(axis=-1)
+        if table is not None:  # integer counts (below 2^26): cast once, kept for plus
+            it, ic = self.total.astype(np.int32), counts.astype(np.int32)
+            self._int = (it, table.take(it), ic)
+            self.nats = self._int[1] - table.take(ic).sum(axis=-1)
         else:
             self.nats = self._lnf(self.total) - self._lnf(counts).sum(axis=-1)
         self.impurity = self.nats / _LN2
@@ -69,11 +69,12 @@ class CountRows:
                 return np.where(total > 0, total - sq / total, 0.0)
         whole = bool(np.all(d == np.round(d)))
         if whole and self.table is not None:  # the table at the same integers, cast once
-            it, lnf_t, ic, lnf_c = self._int
+            it, lnf_t, ic = self._int
             t = self.table
             nats = self.nats + (t.take(np.maximum(it + int(d.sum()), 0)) - lnf_t)
             for k in nz:
-                nats = nats - (t.take(np.maximum(ic[..., k] + int(d[k]), 0)) - lnf_c[..., k])
+                c = ic[..., k]
+                nats = nats - (t.take(np.maximum(c + int(d[k]), 0)) - t.take(c))
             return nats / _LN2
         nats = self.nats + (self._lnf(total, whole) - self._lnf(self.total))
         for k in nz:
