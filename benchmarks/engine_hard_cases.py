@@ -14,7 +14,8 @@ For every case, 10-fold CV on the shared folds, in-process CPU time
 * ``sklearn``: the refit-per-label loop a user would write (``benchmarks/tpce_speed.py``) on
   the same sample.
 The fast and naive probabilities are checked bit for bit on the sample. ``--venn`` adds the
-Venn machine's and K&K's 10-fold cost against a plain tree's.
+Venn machine's and K&K's 10-fold cost against a plain tree's; ``--kk-loo`` times K&K's
+leave-one-out instead (:func:`kk_loo_row`).
 """
 
 from __future__ import annotations
@@ -110,12 +111,48 @@ def case_row(case: str, sample: int, venn: bool) -> dict:
     return row
 
 
+def kk_loo_row(case: str, sample: int) -> dict:
+    """K&K leave-one-out over every row: the engine's (inductive step routed through the
+    tree grown without the row) against refitting the inductive tree per row, as before
+    (measured on ``sample`` rows and scaled), checked bit for bit against engine=naive."""
+    name, criterion, blank = CASES[case]
+    data = load_dataset(SHARED / f"{name}.arff")
+    if blank:
+        data = _blanked(data, blank)
+    n = data.n_samples
+    spec = f"kk:criterion={criterion}"
+    t0 = time.process_time()
+    method = make_method(spec).fit(data)
+    got = method.predict_loo(np.arange(n))
+    fast_s = time.process_time() - t0
+    rows = np.linspace(0, n - 1, sample).astype(np.int64)
+    t0 = time.process_time()
+    for i in rows:  # the inductive step as it was: one refit per row
+        method.new_tree(leaf="laplace").fit(data.subset(np.delete(np.arange(n), i))) \
+            .predict_proba(data.X[i:i + 1])
+    refit_ms = 1e3 * (time.process_time() - t0) / sample
+    ref = make_method(spec + ",engine=naive").fit(data).predict_loo(rows[:5])
+    np.testing.assert_array_equal(got.certainty[rows[:5]], ref.certainty)
+    return {"case": case, "n": n, "fast_ms": 1e3 * fast_s / n, "refit_ms": refit_ms}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sample", type=int, default=2, help="naive/sklearn rows per fold")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--venn", action="store_true")
+    ap.add_argument("--kk-loo", action="store_true",
+                    help="K&K leave-one-out: engine vs refitting the inductive tree per row")
     args = ap.parse_args()
+    if args.kk_loo:
+        print("| case | n | K&K LOO ms/row (engine, all steps) | inductive refit ms/row (before,"
+              " that step alone) |")
+        print("|---|---:|---:|---:|")
+        for case in args.cases.split(","):
+            r = kk_loo_row(case, 40)
+            print(f"| {r['case']} | {r['n']} | {r['fast_ms']:.2f} | {r['refit_ms']:.2f} |",
+                  flush=True)
+        return
     print("| case | n | K | missing | criterion | fast ms/row | complete-data ms/row |"
           " naive ms/row | sklearn loop ms/row | fast/complete | naive/fast | sklearn/fast |"
           + (" tree CV s | venn/tree | kk/tree |" if args.venn else ""))

@@ -185,3 +185,45 @@ def test_split_searches_in_parts_equal_one_batch(monkeypatch):
             np.testing.assert_array_equal(
                 np.asarray(a.value_branch if a.value_branch is not None else []),
                 np.asarray(b.value_branch if b.value_branch is not None else []))
+
+
+@settings(max_examples=max(8, EXAMPLES // 15), deadline=None)
+@given(
+    data=random_datasets(min_rows=8, max_rows=60, max_classes=5, missing=False),
+    min_leaf=st.sampled_from([1.0, 2.0, 3.0]),
+    binary=st.booleans(),
+    rule=st.sampled_from(["midpoint", "lower"]),
+    max_depth=st.sampled_from([None, 3]),
+    min_gain=st.sampled_from([0.0, 0.05]),
+    copy=st.booleans(),
+)
+def test_gain_ratio_certificates_equal_whole_trees(data, min_leaf, binary, rule, max_depth,
+                                                   min_gain, copy):
+    """J48's rule (average-gain filter, MDL-corrected numeric gains) replayed on intervals
+    (:mod:`treecert.transductive.ratio_scores`): certified walks equal whole trees, also
+    with duplicated columns (exact ties) and under leave-one-out (not certified)."""
+    data = _with_tied_columns(data, copy, False)
+    learner = DecisionTree(criterion="gain_ratio", min_leaf=min_leaf, binary_splits=binary,
+                           threshold=rule, max_depth=max_depth, min_gain=min_gain)
+    train = data.subset(np.arange(data.n_samples - 4))
+    engine = TransductiveEngine(train, learner)
+    X, labels = _jobs(data, np.arange(data.n_samples - 4, data.n_samples))
+    assert_engines_agree(engine, X, labels)
+    rows = np.arange(0, train.n_samples, max(1, train.n_samples // 4))
+    X, labels = _jobs(train, rows)
+    assert_engines_agree(engine, X, labels, np.repeat(rows, train.schema.n_classes))
+
+
+def test_gain_ratio_certificates_serve_the_venn_rows():
+    """The Venn machine's walk uses the same gain-ratio certificates (certifying every
+    node here): equal to whole trees."""
+    from treecert.data.loading import load_dataset
+    from treecert.methods import make_method
+
+    data = load_dataset(SAMPLE_DATA / "credit-g.arff")  # numeric and nominal attributes
+    train, test = data.subset(np.arange(1, 240, 2)), data.subset(np.arange(0, 240, 30))
+    spec = "venn:taxonomy=leaf,criterion=gain_ratio,binary_splits=True"
+    a = make_method(spec).fit(train).predict(test)
+    b = make_method(spec + ",engine=naive").fit(train).predict(test)
+    np.testing.assert_array_equal(a.proba, b.proba)
+    np.testing.assert_array_equal(a.lower, b.lower)

@@ -13,9 +13,9 @@ with x's shares, as in ordinary C4.5 prediction. ``tpce_disagree`` is 1 when the
 do not all predict the same class for x.
 
 ``engine=fast`` serves every (x, c) of a batch together
-(:mod:`treecert.transductive.batch_engine`: on complete data with information gain or Gini,
-tests certified unchanged and exact searches only where a test may change; with missing
-values or gain ratio, exact searches of every node on x's paths); ``engine=path`` grows x's
+(:mod:`treecert.transductive.batch_engine`: on complete data, with any criterion, tests
+certified unchanged and exact searches only where a test may change; with missing values,
+exact searches of every node on x's paths); ``engine=path`` grows x's
 paths one (x, c) at a time (:mod:`treecert.transductive.engine`); ``engine=naive`` grows
 every tree in full — the reference. All three give identical output. ``collapse``/``cp``
 need whole trees, hence ``engine=naive``.

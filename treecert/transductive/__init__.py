@@ -11,10 +11,12 @@ foundation modules.
 - :mod:`~treecert.transductive.batch_engine`: the batched engine (``engine=fast``), many
   (x, c) at once — not batch TPCE, which is a method (:mod:`treecert.methods.tpce_batch`).
 - :mod:`~treecert.transductive.certificates`: the base tree's certificates and exact
-  rescoring, which prove a test unchanged by x.
+  rescoring, which prove a test unchanged by x; :mod:`~treecert.transductive.ratio_scores`
+  the same proof under gain ratio (J48's selection replayed on intervals).
 - :mod:`~treecert.transductive.node_search`: batched split searches over many nodes.
 - :mod:`~treecert.transductive.exact_paths`: x's paths searched exactly at every node, all
-  (x, c) of a batch per tree level — missing values, gain ratio, anything uncertified.
+  (x, c) of a batch per tree level — missing values, anything uncertified; and x routed
+  without being grown with (K&K's leave-one-out inductive step).
 - :mod:`~treecert.transductive.leaf_forest`: the subtrees hanging off x's paths, grown
   leaves-only.
 """

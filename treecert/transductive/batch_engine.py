@@ -42,13 +42,16 @@ The devices live in :mod:`treecert.transductive.certificates` (1, 2),
 :mod:`treecert.transductive.node_search` (3) and :mod:`treecert.transductive.leaf_forest`;
 this module walks x's paths with them and shares one engine per process.
 
-Where the certificates do not apply — missing values in D or in x (C4.5's fractional
-instances), ``gain_ratio`` — :meth:`BatchEngine.estimates` sends the jobs to the exact
-batched paths (:mod:`treecert.transductive.exact_paths`): every node on x's paths searched,
-a tree level of all jobs per call. The Venn rows (:mod:`treecert.methods.venn_fast`) walk the
-base tree on complete data with any criterion (exact searches at every node without the
-certificates). ``collapse`` and ``cp`` edit whole trees after growth: no transductive engine
-but the naive one follows them (:meth:`BatchEngine.supports`;
+With ``gain_ratio`` (J48's average-gain filter and MDL correction) devices 1 and 2 give
+way to their own rescoring, :class:`~treecert.transductive.ratio_scores.RatioScores`: every
+candidate of the node rescored for x's position and J48's whole selection replayed on
+intervals (complete data, integer weights, no leave-one-out swap). Where no certificate
+applies — missing values in D or in x (C4.5's fractional instances) —
+:meth:`BatchEngine.estimates` sends the jobs to the exact batched paths
+(:mod:`treecert.transductive.exact_paths`): every node on x's paths searched, a tree level
+of all jobs per call. The Venn rows (:mod:`treecert.methods.venn_fast`) walk the base tree
+on complete data with any criterion. ``collapse`` and ``cp`` edit whole trees after
+growth: no transductive engine but the naive one follows them (:meth:`BatchEngine.supports`;
 :func:`treecert.transductive.engine.check_engine_covers` says so to the user).
 
 Memory is bounded by the training data, never by the number of test rows
@@ -77,6 +80,7 @@ from treecert.transductive.node_search import (
     node_counts_stops,
     sorted_columns,
 )
+from treecert.transductive.ratio_scores import RatioScores
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow, stops
 from treecert.tree.impurity import _impurity_last
@@ -146,6 +150,7 @@ class BatchEngine:
         self.learner = learner
         self.params = learner.grow_params
         self.gini = learner.criterion == "gini"
+        self.ratio = learner.criterion == "gain_ratio"
         self.n, self.K = data.n_samples, data.schema.n_classes
         self.y = data.y.astype(np.int64)
         self.w = data.weights.astype(float)
@@ -195,11 +200,16 @@ class BatchEngine:
 
     @staticmethod
     def certifies(data: Dataset, learner: DecisionTree) -> bool:
-        """Whether the certificates (devices 1 and 2) apply: information gain or Gini on
-        data without missing values. Elsewhere every node on x's paths is searched
-        exactly (:mod:`treecert.transductive.exact_paths`)."""
-        return (learner.criterion in ("info_gain", "gini") and data.n_samples > 0
-                and not np.isnan(data.X).any() and bool((data.y >= 0).all()))
+        """Whether the certificates apply: data without missing values, with information
+        gain or Gini (devices 1 and 2), or with gain ratio and integer weights (its own
+        rescoring, :mod:`treecert.transductive.ratio_scores`: exact admissibility sums).
+        Elsewhere every node on x's paths is searched exactly
+        (:mod:`treecert.transductive.exact_paths`)."""
+        w = np.asarray(data.weights, float)
+        return (data.n_samples > 0 and not np.isnan(data.X).any()
+                and bool((data.y >= 0).all())
+                and (learner.criterion in ("info_gain", "gini")
+                     or bool(np.all(w == np.round(w)))))
 
     def hanging_leaves(self, rows: np.ndarray, w: np.ndarray, depth: int,
                        forest: LeafForest, grown: list) -> int:
@@ -220,19 +230,22 @@ class BatchEngine:
     def _competitors(self) -> Competitors | None:
         """The base tree's competitor table; None for small trees, where an exact
         (batched) search costs less than certifying."""
-        if self._comp is None and self.certified and self.n >= self.cert_min_rows:
+        if (self._comp is None and self.certified and not self.ratio
+                and self.n >= self.cert_min_rows):
             self._comp = Competitors(self.base_sub, self.data, self.params, self.gini,
                                      self._rank_d)
         return self._comp
 
-    def _node_scores(self, v: int) -> NodeScores:
+    def _node_scores(self, v: int) -> NodeScores | RatioScores:
         """Node v's rescoring tables, kept in a cache of
         :data:`~treecert.transductive.budget.SCORE_BYTES`."""
         scores = self._scores.get(v)
         if scores is None:
             comp = self._competitors()
-            scores = NodeScores(self.base_sub, v, self.data, self.params, self.gini,
-                                None if comp is None else comp.table)
+            scores = (RatioScores(self.base_sub, v, self.data, self.params, self.finder)
+                      if self.ratio else
+                      NodeScores(self.base_sub, v, self.data, self.params, self.gini,
+                                 None if comp is None else comp.table))
             self._scores.put(v, scores, scores.nbytes())
         return scores
 
@@ -478,6 +491,16 @@ class BatchEngine:
             if not act.size:
                 break
             child = base.children_for(v, Xq[act])
+            if self.ratio:  # J48's rule: every candidate rescored (no drops, no table)
+                ok = np.zeros(act.size, dtype=bool)
+                again = np.flatnonzero(~dr & (N[v] >= self.rescore_min_rows))
+                if again.size and self.n >= self.cert_min_rows:
+                    ok[again] = self._rescore(v[again], Xq[act[again]], delta[again])
+                node[act[ok]] = child[ok]
+                walking[act[~ok]] = False
+                pending.extend((int(j_), int(u)) for j_, u in zip(act[~ok], v[~ok],
+                                                                   strict=True))
+                continue
             cb, cp = tree.counts[child], tree.counts[v]
             d_b = _impurity_last(cb + delta, self.gini) - _impurity_last(cb, self.gini)
             d_p = _impurity_last(cp + delta, self.gini) - _impurity_last(cp, self.gini)

@@ -18,6 +18,7 @@ from treecert.data.schema import Dataset
 from treecert.transductive import budget
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _LN2, _impurity_last
+from treecert.tree.segments import _ranges
 from treecert.tree.split_search import _EPS
 
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
@@ -40,9 +41,14 @@ class CountRows:
         if gini:
             self.squares = (counts * counts).sum(axis=-1)
             self.impurity = _impurity_last(counts, gini)
+            return
+        if table is not None:  # integer counts (below 2^26): cast once, kept for plus
+            it, ic = self.total.astype(np.int32), counts.astype(np.int32)
+            self._int = (it, table.take(it), ic)
+            self.nats = self._int[1] - table.take(ic).sum(axis=-1)
         else:
             self.nats = self._lnf(self.total) - self._lnf(counts).sum(axis=-1)
-            self.impurity = self.nats / _LN2
+        self.impurity = self.nats / _LN2
 
     def _lnf(self, x: np.ndarray, integral: bool = True) -> np.ndarray:
         """``_ln_func(x)``, read from the table for integer x (the same numbers)."""
@@ -62,6 +68,14 @@ class CountRows:
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(total > 0, total - sq / total, 0.0)
         whole = bool(np.all(d == np.round(d)))
+        if whole and self.table is not None:  # the table at the same integers, cast once
+            it, lnf_t, ic = self._int
+            t = self.table
+            nats = self.nats + (t.take(np.maximum(it + int(d.sum()), 0)) - lnf_t)
+            for k in nz:
+                c = ic[..., k]
+                nats = nats - (t.take(np.maximum(c + int(d[k]), 0)) - t.take(c))
+            return nats / _LN2
         nats = self.nats + (self._lnf(total, whole) - self._lnf(self.total))
         for k in nz:
             c = self.counts[..., k]
@@ -188,14 +202,31 @@ class Competitors:
         ends = np.cumsum(lens) - 1  # each node's last entry
         tot = pc.sum(axis=1)
         cuts, multi, binary = [], [], []
+        n = self.data.n_samples
+        grouped = None
+
+        def by_rank(f: int) -> np.ndarray:
+            """Entries sorted by (node, rank of their row in column f): entries in value
+            order (grouped by row once per chunk), then a stable sort by node (a radix
+            sort for 16-bit nodes). The pairs are unique: any sort gives this order."""
+            nonlocal grouped
+            if grouped is None:
+                per_row = np.bincount(rows, minlength=n)
+                grouped = (np.argsort(rows, kind="stable"), per_row,
+                           np.cumsum(per_row) - per_row)
+            by_row, per_row, first = grouped
+            in_order = np.empty(n, dtype=np.int64)
+            in_order[self._column_rank(f)] = np.arange(n)  # rows in value order
+            e = by_row[_ranges(first[in_order], per_row[in_order])]
+            node = seg[e].astype(np.int16 if G < 2**15 else np.int64)
+            return e[np.argsort(node, kind="stable")]
+
         for f, attr in enumerate(self.data.schema.attributes):
             vals = X[rows, f]
             mine = feat == f
             if not attr.is_nominal:
                 # rows ascend within a node: (node, rank) is the stable (node, value) sort
-                key = seg * self.data.n_samples + self._column_rank(f)[rows]
-                order = np.argsort(key.astype(np.int32) if G * self.data.n_samples < 2**31
-                                   else key)
+                order = by_rank(f)
                 sv, sg, ys, ws = vals[order], seg[order], y[rows[order]], w[order]
                 cw = np.cumsum(ws)
                 lw = cw - np.r_[0.0, cw[ends[:-1]]][sg]  # weight left of each cut
@@ -242,9 +273,8 @@ class Competitors:
                 vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
                 okv[g, vb == 0] = False
             binary.append((CountRows(cnt, gini), CountRows(pc[:, None, :] - cnt, gini), okv))
-        if cuts:
-            g, left, right = (np.concatenate(part) for part in zip(*cuts, strict=True))
-            cuts = [(g, CountRows(left, gini, self.table), CountRows(right, gini, self.table))]
+        cuts = [(g, CountRows(left, gini, self.table), CountRows(right, gini, self.table))
+                for g, left, right in cuts]  # per column: no copy into one array
         table = (cuts, multi, binary)
         self._tables.put(c, table, _nbytes(table))
         return table
@@ -316,6 +346,7 @@ class Competitors:
                     gout = ep[:, None] - cnt.impurity - rest.plus(d)
                     gains = np.maximum(gin, gout) / np_[:, None]
                     b[:] = np.maximum(b, np.where(okv, gains, -np.inf).max(axis=1))
+            self._tables.resize(c, _nbytes((cuts, multi, binary)))  # integer caches grew
         for k, b in zip(keys, best, strict=True):
             self._bounds.put(k, b, b.nbytes)
 

@@ -161,6 +161,36 @@ class TransductiveEngine(HoldsSharedEngine):
             out[i] = leaf_estimate(leaves, K, count_x=count_x, alpha=alpha)
         return out
 
+    def loo_inductive(self, rows: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
+        """Laplace class probabilities of training row i in the tree grown on the training
+        data without it, for every i in ``rows`` — what refitting the learner on D − {i}
+        and its ``predict_proba`` give, bit for bit (Kukar & Kononenko's inductive step
+        under leave-one-out) — by exact batched paths that route row i through the tree
+        grown on D − {i} without growing it (:func:`reach_leaves`, ``probe``): its rows
+        are the refit's in the refit's order, so every search and count is the refit's."""
+        from treecert.transductive import budget
+        from treecert.transductive.exact_paths import mix_laplace
+        from treecert.transductive.node_search import value_ranks
+        from treecert.tree.split_search import SplitFinder
+
+        rows = np.asarray(rows, dtype=np.int64)
+        data, n, K = self.data, self.n, self.n_classes
+        schema = data.schema
+        # the refit's finder: every row eligible, J48's 0.3·N rule on n - 1 rows
+        finder = SplitFinder(data.X, data.y, schema.nominal_mask(), schema.n_values(), K,
+                             self.learner.grow_params, n_total_rows=n - 1)
+        rank = None if np.isnan(data.X).any() else value_ranks(finder)
+        w = self.w[:n]
+        out = np.empty((rows.size, K))
+        per = max(1, budget.PATH_ENTRIES // (n + 1))
+        for lo in range(0, rows.size, per):
+            part = rows[lo:lo + per]
+            roots = [(np.delete(np.arange(n), i), np.delete(w, i)) for i in part]
+            reached = reach_leaves(finder, roots, rank, probe=data.X[part])
+            out[lo:lo + per] = mix_laplace(reached, np.zeros(part.size, np.int64), part.size,
+                                           K, alpha=alpha, as_predicted=True)
+        return out
+
     def _batch_engine(self):
         """The batched engine over the training data, or None where it does not apply."""
         return self._shared_engine(BatchEngine, self.data, self.learner)

@@ -48,13 +48,22 @@ class ReachedLeaves:
 
 
 def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
-                 rank: np.ndarray | None = None, depth0: int = 0) -> ReachedLeaves:
+                 rank: np.ndarray | None = None, depth0: int = 0,
+                 probe: np.ndarray | None = None) -> ReachedLeaves:
     """Leaves that x reaches, for every job i whose root holds training rows and x as
     ``roots[i] = (rows, weights)`` — rows in increasing order, x (an ineligible row of
     ``finder.X``) the last — in the tree grown from that root at depth ``depth0``.
 
     ``rank`` (:func:`~treecert.transductive.node_search.value_ranks` of the finder) replaces
-    the per-node value sorts by one integer sort per column."""
+    the per-node value sorts by one integer sort per column.
+
+    ``probe`` (J, p): x is not grown with but only routed — its values are ``probe[i]``
+    and the roots hold training rows only — as prediction routes a row through the tree
+    grown on them (:meth:`~treecert.tree.arrays.TreeArrays.apply_weighted`): x with an
+    unknown value follows every branch of positive weight, and enters an empty branch
+    when its value leads there; such an empty leaf's ``counts`` are its nearest non-empty
+    ancestor's (:attr:`~treecert.tree.arrays.TreeArrays.estimate_counts`). ``x_weight`` is
+    x's share. Leave-one-out of the inductive tree (Kukar & Kononenko) uses it."""
     K = finder.n_classes
     X = finder.X
     is_nominal = np.zeros(X.shape[1], dtype=bool)
@@ -68,6 +77,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     share = np.ones(J)
     # how the previous round made each node: its parent, the branch, x unknown there
     parent = branch = xmiss = None
+    est_up = None  # probe: estimate counts of each node's parent (empty leaves borrow them)
     found: list[tuple] = []
     depth = depth0
     while job.size:
@@ -84,6 +94,9 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
                 frac = np.where(ptot[parent] > 0, totals / ptot[parent], 0.0)
             share = np.where(xmiss, share * frac, share)
         x_entry = seg[1:] - 1
+        if probe is not None:  # an empty node's estimate is its ancestor's (J48)
+            est = counts if est_up is None else np.where(
+                (counts.sum(axis=1) > 0)[:, None], counts, est_up)
         feature = np.full(G, -1, dtype=np.int64)
         threshold = np.full(G, np.nan)
         n_branches = np.zeros(G, dtype=np.int64)
@@ -100,16 +113,25 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         leaf = (feature < 0) & (share > 0)
         if leaf.any():
             found.append((job[leaf], np.full(int(leaf.sum()), depth), order[leaf], share[leaf],
-                          counts[leaf], w[x_entry[leaf]], lens[leaf].astype(float)))
+                          (counts if probe is None else est)[leaf],
+                          share[leaf] if probe is not None else w[x_entry[leaf]],
+                          lens[leaf].astype(float)))
         routed = route_batch(X, is_nominal, rows, w, ne, G, feature, threshold, n_branches,
                              value_branch)
-        x_vals = X[rows[x_entry], np.maximum(feature, 0)]
+        if probe is None:
+            x_vals = X[rows[x_entry], np.maximum(feature, 0)]
+        else:
+            x_vals = probe[job, np.maximum(feature, 0)]
+            x_branch = _probe_branches(x_vals, feature, threshold, value_branch)
         x_missing = (feature >= 0) & np.isnan(x_vals)
         c_parts, c_node = [], []
         for b, (ent, cw_b) in enumerate(routed):
-            in_b = np.zeros(rows.size, dtype=bool)
-            in_b[ent] = True
-            holds_x = (n_branches > b) & in_b[x_entry]
+            if probe is None:
+                in_b = np.zeros(rows.size, dtype=bool)
+                in_b[ent] = True
+                holds_x = (n_branches > b) & in_b[x_entry]
+            else:
+                holds_x = (n_branches > b) & (x_missing | (x_branch == b))
             keep = holds_x[ne[ent]]
             c_parts.append((rows[ent[keep]], cw_b[keep], ne[ent[keep]]))
             c_node.append(np.flatnonzero(holds_x))
@@ -134,8 +156,23 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         first = np.searchsorted(job_new[rank_key], job_new[rank_key], side="left")
         order_new[rank_key] = np.arange(parent.size) - first
         job, order, share = job_new, order_new, share[parent]
+        if probe is not None:
+            est_up = est[parent]
         depth += 1
     return _collect(found, K)
+
+
+def _probe_branches(x_vals: np.ndarray, feature: np.ndarray, threshold: np.ndarray,
+                    value_branch: dict[int, np.ndarray]) -> np.ndarray:
+    """The branch a probed x with known values takes at each node (-1: no test or x's
+    value unknown)."""
+    out = np.full(feature.size, -1, dtype=np.int64)
+    known = (feature >= 0) & ~np.isnan(x_vals)
+    num = known & ~np.isnan(threshold)
+    out[num] = x_vals[num] > threshold[num]
+    for g in np.flatnonzero(known & np.isnan(threshold)):
+        out[g] = value_branch[g][int(x_vals[g])]
+    return out
 
 
 def _collect(found: list[tuple], K: int) -> ReachedLeaves:
@@ -149,17 +186,23 @@ def _collect(found: list[tuple], K: int) -> ReachedLeaves:
 
 
 def mix_laplace(leaves: ReachedLeaves, labels: np.ndarray, J: int, K: int, *,
-                count_x: bool = True, alpha: float = 1.0) -> np.ndarray:
+                count_x: bool = True, alpha: float = 1.0,
+                as_predicted: bool = False) -> np.ndarray:
     """Per job: the Laplace estimates (n_c + α)/(n + Kα) of its leaves mixed by x's shares
     and normalised — :func:`treecert.transductive.engine.leaf_estimate`, the same operations
-    in the same order, for all jobs at once (without x's own weight when not ``count_x``)."""
+    in the same order, for all jobs at once (without x's own weight when not ``count_x``).
+    ``as_predicted``: each leaf's estimate first, then times x's share, as
+    :meth:`~treecert.tree.arrays.Tree.predict_proba` rounds it."""
     cnt = leaves.counts
     if not count_x:
         cnt = cnt.copy()
         rows = np.arange(cnt.shape[0])
         lab = labels[leaves.job]
         cnt[rows, lab] = np.maximum(cnt[rows, lab] - leaves.x_weight, 0.0)
-    est = leaves.share[:, None] * (cnt + alpha) / (_lastsum(cnt) + K * alpha)[:, None]
+    if as_predicted:
+        est = leaves.share[:, None] * ((cnt + alpha) / (_lastsum(cnt) + K * alpha)[:, None])
+    else:
+        est = leaves.share[:, None] * (cnt + alpha) / (_lastsum(cnt) + K * alpha)[:, None]
     out = _sum_by_job(leaves.job, est, J)
     return out / _lastsum(out)[:, None]
 

@@ -1,0 +1,296 @@
+"""Gain-ratio certificates: proof that x leaves a base node's test unchanged under J48's
+selection rule.
+
+With ``gain_ratio`` the chosen test is not simply the best-scoring one
+(:mod:`treecert.tree.split_search`, ``C45ModelSelection``): each numeric column offers the
+cut of largest *gain*, MDL-corrected by log2(#cuts)/N (Quinlan 1996) and kept only if still
+positive; among the candidates whose gain is at least the average gain (minus 1e-3) the
+largest gain *ratio* wins. Adding x (class c, weight 1, ineligible) moves every one of these
+numbers a little, and the average as well, so a bound on the best competitor alone (device 1
+of :mod:`treecert.transductive.batch_engine`) does not decide anything. Instead every
+candidate of the node is rescored for x's actual position — the analogue of device 2 —
+and the whole selection is replayed on *intervals*:
+
+* On complete data x changes no candidate's admissibility and no cut's partition of the
+  training rows: thresholds come from eligible values only, the minimum branch weight
+  ``clamp(0.1·N/K, min_leaf, 25)`` and the admissibility checks use eligible weight, and
+  of the two cut positions either side of x in a column exactly one is valid (the one
+  that puts x on its threshold's side), so the number of cuts in J48's MDL term is the
+  base node's too. What changes is each candidate's class counts (+1 in x's class on x's
+  branch) and the node's total weight (N + 1): gain, split information and ratio of every
+  candidate with x are computed directly from the base node's counts.
+* The recomputed numbers differ from the grower's by float rounding (~1e-13 here); every
+  one is widened to an interval of ±``_TOL`` = 1e-9, and a step of the selection is taken
+  only where the intervals decide it: the cut a column offers (or, for a binary nominal
+  test, the value), its sign after the MDL correction, the average gain, membership of the
+  pool, and T1's lead in gain ratio. The grower rounds scores to 10 decimals; a lead of
+  more than 1e-9 survives that rounding. Anything undecided (near ties, a gain near the
+  average threshold) fails the certificate and the node is searched exactly.
+
+Leave-one-out swaps (a training row removed) change eligible weights, hence the minimum
+branch weight and the MDL cut counts: they are not certified here (exact searches).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treecert.data.schema import Dataset
+from treecert.tree.impurity import _LN2, _impurity_last
+
+#: Half-width of the interval around every recomputed gain / ratio (float error ≪ this).
+_TOL = 1e-9
+
+
+def _xlogx(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a, dtype=float)
+    out = np.zeros(a.shape)
+    np.log(a, out=out, where=a > 0)
+    return out * a
+
+
+def _si(w_a: np.ndarray, w_b: np.ndarray, total: float) -> np.ndarray:
+    """Split information (bits) of two branches of weights ``w_a``, ``w_b``."""
+    return (_xlogx(total) - _xlogx(w_a) - _xlogx(w_b)) / _LN2 / total
+
+
+def _ratio(g: np.ndarray, si: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(si > 0, g / si, 0.0)
+
+
+class RatioScores:
+    """Every candidate test of one base node under ``gain_ratio``, ready to be rescored with
+    x added (module docstring). Built once per node, shared by every (x, c) reaching it.
+
+    ``ok`` is False where the node cannot be certified at all (T1 not found among the
+    candidates, or a midpoint threshold that rounds onto the upper value).
+    """
+
+    def __init__(self, sub, v: int, data: Dataset, params, finder) -> None:
+        tree = sub.tree
+        rows, w = sub.rows[v], sub.w[v]
+        X, y = data.X, data.y.astype(np.int64)
+        K = data.schema.n_classes
+        self.K = K
+        self.P = tree.counts[v].astype(float)
+        self.N = N = float(w.sum())
+        self.params = params
+        self.in_avg = np.asarray(finder._in_avg, dtype=bool)
+        f1, t1 = int(tree.feature[v]), float(tree.threshold[v])
+        self.ok = True
+        m = rows.size
+        onehot = np.zeros((m, K))
+        onehot[np.arange(m), y[rows]] = w
+        ml = float(params.min_leaf)
+        # ---- numeric columns: every valid cut (no Fayyad-Irani pruning: ratios are not
+        # convex along a run), compacted per column, ascending
+        num = finder.numeric_idx
+        self.num = num
+        F = num.size
+        ms = float(np.clip(0.1 * N / K, ml, 25.0))
+        cuts = []
+        for f in num:
+            vals = X[rows, f]
+            order = np.argsort(vals, kind="stable")
+            sv = vals[order]
+            L = np.cumsum(onehot[order], axis=0)[:-1]
+            Lw = np.cumsum(w[order])[:-1]
+            valid = (sv[:-1] < sv[1:]) & (Lw >= ms) & (N - Lw >= ms) & (N >= 2 * ms)
+            if params.threshold == "lower":
+                thr = sv[:-1].copy()
+            else:
+                thr = (sv[:-1] + sv[1:]) / 2.0
+                if np.any(valid & ~(thr < sv[1:])):
+                    self.ok = False  # x's side of such a cut is not its threshold's
+            idx = np.flatnonzero(valid)
+            cuts.append((thr[idx], L[idx]))
+        C = max([t.size for t, _ in cuts] + [1])
+        self.thr = np.full((F, C), np.inf)
+        self.L = np.zeros((F, C, K))
+        self.cut_ok = np.zeros((F, C), dtype=bool)
+        for k, (t, L) in enumerate(cuts):
+            self.thr[k, :t.size], self.L[k, :t.size], self.cut_ok[k, :t.size] = t, L, True
+        self.n_cuts = self.cut_ok.sum(axis=1)
+        self.t1_num = self.t1_cut = -1
+        if f1 in num:
+            k = int(np.flatnonzero(num == f1)[0])
+            hit = np.flatnonzero(self.cut_ok[k] & (self.thr[k] == t1))
+            if hit.size != 1:
+                self.ok = False
+            else:
+                self.t1_num, self.t1_cut = k, int(hit[0])
+        # Twins: cuts of later columns with T1's class counts and cut count. With x on the
+        # same side as in T1 their gain and ratio are T1's to the last bit (the same
+        # operations on the same numbers), and the grower settles that tie for T1's lower
+        # column, as it did in the base tree (integer weights: exact counts).
+        self.twin = np.zeros_like(self.cut_ok)
+        if self.t1_num >= 0:
+            k, c = self.t1_num, self.t1_cut
+            self.twin = ((self.L == self.L[k, c]).all(axis=2) & self.cut_ok
+                         & (self.n_cuts == self.n_cuts[k])[:, None]
+                         & (num > f1)[:, None])
+        # ---- nominal columns: class counts per value
+        nom = finder.nominal_idx
+        self.nom = nom
+        nv = np.array([int(finder.n_values[f]) for f in nom], dtype=np.int64)
+        V = max(int(nv.max()) if nom.size else 1, 1)
+        self.cnt = np.zeros((nom.size, V, K))
+        if nom.size:
+            codes = X[np.ix_(rows, nom)].astype(np.int64)
+            cell = (np.arange(nom.size)[None, :] * V + codes) * K + y[rows][:, None]
+            self.cnt = np.bincount(cell.ravel(), weights=np.repeat(w, nom.size),
+                                   minlength=nom.size * V * K).reshape(nom.size, V, K)
+        bw = self.cnt.sum(axis=2)
+        exists = np.arange(V)[None, :] < nv[:, None]
+        self.binary = bool(params.binary_splits)
+        if self.binary:
+            self.val_ok = exists & (bw >= ml) & (N - bw >= ml)
+            self.nom_ok = self.val_ok.any(axis=1)
+        else:
+            self.nom_ok = (exists & (bw >= ml)).sum(axis=1) >= 2
+        self.t1_nom = self.t1_value = -1
+        if f1 in nom:
+            self.t1_nom = int(np.flatnonzero(nom == f1)[0])
+            if self.binary:
+                vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
+                self.t1_value = int(np.flatnonzero(vb == 0)[0])
+        self.t1 = (self.t1_num if self.t1_num >= 0
+                   else F + self.t1_nom if self.t1_nom >= 0 else -1)
+        if self.t1 < 0:
+            self.ok = False
+        self._memo: dict[tuple, tuple] = {}
+
+    def nbytes(self) -> int:
+        """Bytes held: the tables and the memoised arrays of every class change seen."""
+        arrays = [a for a in vars(self).values() if isinstance(a, np.ndarray)]
+        arrays += [a for entry in self._memo.values() for a in entry]
+        return sum(a.nbytes for a in arrays)
+
+    def _arrays(self, d: np.ndarray) -> tuple:
+        """Gains and split informations of every candidate with x (class change ``d``)
+        on either side: numeric (F, C) with x left / right; nominal (q, V) with x in /
+        out of the value's branch (binary) or with x's value (multiway)."""
+        key = tuple(d.tolist())
+        if key not in self._memo:
+            P, N, L, cnt = self.P, self.N, self.L, self.cnt
+            Np = N + float(d.sum())
+            Ep = float(_impurity_last(P + d, False))
+            EL, ER = _impurity_last(L, False), _impurity_last(P - L, False)
+            invalid = np.where(self.cut_ok, 0.0, -np.inf)
+            GL = (Ep - _impurity_last(L + d, False) - ER) / Np + invalid
+            GR = (Ep - EL - _impurity_last(P - L + d, False)) / Np + invalid
+            wL = L.sum(axis=2)
+            SL, SR = _si(wL + 1.0, N - wL, Np), _si(wL, N - wL + 1.0, Np)
+            Ev, Evd = _impurity_last(cnt, False), _impurity_last(cnt + d, False)
+            bw = cnt.sum(axis=2)
+            if self.binary:
+                Erest, Erd = _impurity_last(P - cnt, False), _impurity_last(P - cnt + d, False)
+                A = ((Ep - Evd - Erest) / Np, _si(bw + 1.0, N - bw, Np),   # x in the branch
+                     (Ep - Ev - Erd) / Np, _si(bw, N - bw + 1.0, Np))       # x in the rest
+            else:
+                g = (Ep - Ev.sum(axis=1, keepdims=True) - (Evd - Ev)) / Np
+                si = (_xlogx(Np) - _xlogx(bw).sum(axis=1, keepdims=True)
+                      - (_xlogx(bw + 1.0) - _xlogx(bw))) / _LN2 / Np
+                A = (g, si)
+            self._memo[key] = (GL, GR, SL, SR, *A)
+        return self._memo[key]
+
+    def certify(self, Xq: np.ndarray, D: np.ndarray, min_gain: float) -> np.ndarray:
+        """For rows ``Xq`` (no missing values) entering the node with class changes ``D``
+        (one row each, a unit vector): True where T1 provably stays J48's choice."""
+        B = Xq.shape[0]
+        out = np.zeros(B, dtype=bool)
+        if not self.ok:
+            return out
+        _, group = np.unique(D, axis=0, return_inverse=True)
+        group = group.ravel()
+        step = max(1, (1 << 21) // max(1, self.thr.size))  # bounded (jobs, F, C) arrays
+        for g in np.unique(group):
+            idx = np.flatnonzero(group == g)
+            arrays = self._arrays(D[idx[0]])
+            Np = self.N + float(D[idx[0]].sum())
+            for lo in range(0, idx.size, step):
+                part = idx[lo:lo + step]
+                out[part] = self._decide(Xq[part], arrays, Np, min_gain)
+        return out
+
+    def _decide(self, Xq: np.ndarray, arrays: tuple, Np: float, min_gain: float) -> np.ndarray:
+        B = Xq.shape[0]
+        F, q = self.num.size, self.nom.size
+        GL, GR, SL, SR = arrays[:4]
+        g_lo, g_hi = np.zeros((B, F + q)), np.zeros((B, F + q))
+        s_lo, s_hi = np.zeros((B, F + q)), np.zeros((B, F + q))
+        ok = np.zeros((B, F + q), dtype=bool)
+        sure = np.ones(B, dtype=bool)  # every step decided
+        tied = np.zeros((B, F + q), dtype=bool)  # candidates tying with T1 exactly
+        if F:
+            right = Xq[:, self.num][:, :, None] > self.thr[None]
+            g = np.where(right, GR, GL)  # -inf at padding cuts
+            best = g.max(axis=2)
+            near = g >= best[:, :, None] - 2 * _TOL
+            n_near = near.sum(axis=2)
+            jb, jf, jc = np.nonzero(near)  # few: the near-best cuts of every column
+            mdl = np.log2(np.maximum(self.n_cuts, 1)) / Np  # J48's MDL correction
+            sc = _ratio(g[jb, jf, jc] - mdl[jf],
+                        np.where(right[jb, jf, jc], SR[jf, jc], SL[jf, jc]))
+            gc = best - mdl
+            has = self.cut_ok.any(axis=1)[None, :]
+            ok[:, :F] = has & (gc > 0)
+            sure &= ~(has & (np.abs(gc) <= 2 * _TOL)).any(axis=1)
+            g_lo[:, :F], g_hi[:, :F] = gc - 2 * _TOL, gc + _TOL
+            lo, hi = np.full((B, F), np.inf), np.full((B, F), -np.inf)
+            np.minimum.at(lo, (jb, jf), sc)
+            np.maximum.at(hi, (jb, jf), sc)
+            s_lo[:, :F] = np.where(has, lo, 0.0) - _TOL
+            s_hi[:, :F] = np.where(has, hi, 0.0) + _TOL
+            if self.t1_num >= 0:  # T1's cut must be its column's only near-best cut
+                k, c = self.t1_num, self.t1_cut
+                sure &= near[:, k, c] & (n_near[:, k] == 1)
+                if self.twin.any():  # columns offering only twins of T1 tie, and lose
+                    same = near & self.twin[None] & (right == right[:, k, c][:, None, None])
+                    tied[:, :F] = same.any(axis=2) & (same.sum(axis=2) == n_near)
+        if q:
+            u = Xq[:, self.nom].astype(np.int64)
+            cols = np.arange(q)[None, :]
+            if self.binary:
+                gin, sin, gout, sout = arrays[4:]
+                mine = np.arange(gin.shape[1])[None, None, :] == u[:, :, None]
+                gv = np.where(mine, gin[None], gout[None])
+                sv = np.where(self.val_ok[None], _ratio(gv, np.where(mine, sin[None],
+                                                                     sout[None])), -np.inf)
+                top = sv.max(axis=2)
+                near = sv >= top[:, :, None] - 2 * _TOL
+                gn = np.where(near, gv, np.nan)
+                with np.errstate(invalid="ignore"):
+                    g_lo[:, F:] = np.nan_to_num(np.nanmin(gn, axis=2)) - _TOL
+                    g_hi[:, F:] = np.nan_to_num(np.nanmax(gn, axis=2)) + _TOL
+                    s_lo[:, F:] = np.nan_to_num(np.nanmin(np.where(near, sv, np.nan), axis=2),
+                                                neginf=0.0) - _TOL
+                s_hi[:, F:] = np.where(self.nom_ok[None], top, 0.0) + _TOL
+                if self.t1_nom >= 0:
+                    j, s1 = self.t1_nom, self.t1_value
+                    sure &= near[:, j, s1] & (near[:, j].sum(axis=1) == 1)
+            else:
+                gm, sm = arrays[4][cols, u], arrays[5][cols, u]
+                sc = _ratio(gm, sm)
+                g_lo[:, F:], g_hi[:, F:] = gm - _TOL, gm + _TOL
+                s_lo[:, F:], s_hi[:, F:] = sc - _TOL, sc + _TOL
+            ok[:, F:] = self.nom_ok[None, :]
+        # the average gain over the counted candidates, as an interval
+        counted = ok & self.in_avg[None, :]
+        n_c = counted.sum(axis=1)
+        sure &= n_c > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            avg_lo = np.where(counted, g_lo, 0.0).sum(axis=1) / n_c
+            avg_hi = np.where(counted, g_hi, 0.0).sum(axis=1) / n_c
+        t = self.t1
+        sure &= ok[:, t] & (g_lo[:, t] >= avg_hi - 1e-3) & (s_lo[:, t] > 1e-6)
+        sure &= g_lo[:, t] > min_gain
+        # any other candidate that may enter the pool must trail T1 in gain ratio
+        maybe = ok & (g_hi >= (avg_lo - 1e-3)[:, None]) & (s_hi > 1e-6) & (g_hi > min_gain)
+        maybe[:, t] = False
+        maybe &= ~tied
+        rival = np.where(maybe, s_hi, -np.inf).max(axis=1)
+        sure &= s_lo[:, t] - rival > _TOL
+        return sure
