@@ -1,7 +1,8 @@
 """Every ``sh`` block of README.md runs as written, so the README cannot rot.
 
 The blocks run in README order in one temporary directory holding a copy of
-``sample_data/`` (later examples use the files earlier ones make), with ``treecert`` on
+``sample_data/`` (later examples use the files earlier ones make; a process that did not run
+them, under ``pytest -n``, runs them first), with ``treecert`` on
 PATH as a shim that runs ``python -m treecert`` from this checkout. Skipped: the Quick
 start's test command (it installs a virtual environment and runs this suite), the
 ``pip install`` steps of the others (the checkout is what is tested), and blocks whose
@@ -112,23 +113,49 @@ def _run(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
 BLOCKS = readme_blocks()
 
 
-@pytest.mark.parametrize(("label", "script"), BLOCKS, ids=[b[0] for b in BLOCKS])
-def test_readme_block_runs(label, script, workdir):
-    root, env = workdir
+def _runnable(label: str, script: str) -> tuple[str | None, str]:
+    """(the script as it is run, "") or (None, why it is skipped)."""
     if label == "test-command":
-        pytest.skip("installs a virtual environment and runs this test suite")
+        return None, "installs a virtual environment and runs this test suite"
     for program in EXTERNAL:
         if re.search(rf"\|\s*{program}\b", script) and shutil.which(program) is None:
-            pytest.skip(f"needs {program!r} (Graphviz), not installed")
+            return None, f"needs {program!r} (Graphviz), not installed"
     if any(mark in script for mark in SLOW) and os.environ.get("TREECERT_README_SLOW") != "1":
-        pytest.skip("a cluster example (about 50 CPU-s); set TREECERT_README_SLOW=1 to run it")
+        return None, "a cluster example (about 50 CPU-s); set TREECERT_README_SLOW=1 to run it"
     script = _without_install(script)
     if "$SLURM_ARRAY_TASK_ID" in script:
-        tasks = [f"SLURM_ARRAY_TASK_ID={i}\n{script}" for i in range(4)]
-        script = "\n".join(tasks)
+        script = "\n".join(f"SLURM_ARRAY_TASK_ID={i}\n{script}" for i in range(4))
+    return script, ""
+
+
+def _check(label: str, script: str, root: Path, env: dict) -> None:
     res = _run(script, root, env)
     assert res.returncode == 0, f"{label}:\n{script}\nstderr:\n{res.stderr[-3000:]}"
     assert "Traceback" not in res.stderr
+
+
+#: Blocks already run in each work directory (this process's module fixture).
+_RAN: dict[str, set[int]] = {}
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)), ids=[b[0] for b in BLOCKS])
+def test_readme_block_runs(index, workdir):
+    root, env = workdir
+    label, script = BLOCKS[index]
+    script, why = _runnable(label, script)
+    if script is None:
+        pytest.skip(why)
+    # Later examples use what earlier ones made: run those this process has not run yet
+    # (all of them when the tests are spread over several processes, pytest -n).
+    ran = _RAN.setdefault(str(root), set())
+    for earlier in range(index):
+        if earlier not in ran:
+            ran.add(earlier)
+            before, _ = _runnable(*BLOCKS[earlier])
+            if before is not None:
+                _check(BLOCKS[earlier][0], before, root, env)
+    ran.add(index)
+    _check(label, script, root, env)
 
 
 def test_blocks_are_found():
