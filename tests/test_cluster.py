@@ -74,3 +74,24 @@ def test_evaluate_survives_a_killed_worker(tmp_path):
     for name in FILES:
         assert (tmp_path / "local" / name).read_bytes() == \
             (tmp_path / "dask" / name).read_bytes(), name
+
+
+def test_compare_starts_the_costliest_units_across_datasets(tmp_path, capsys):
+    """compare schedules every dataset's units together: the larger dataset's units start
+    before the small one's, and the results equal two separate evaluate runs."""
+    small, large = tmp_path / "weather.numeric.arff", tmp_path / "labor.arff"
+    for path in (small, large):  # without their folds files: --folds 3 applies
+        path.write_bytes((SAMPLE_DATA / path.name).read_bytes())
+    code, _, err = run(["compare", "--data", small, "--data", large, "--method", "laplace",
+                        "--folds", "3", "--no-timing", "-o", tmp_path / "cmp"], capsys)
+    assert code == 0, err
+    order = [line.split(":")[0] for line in err.splitlines() if " done: " in line]
+    assert order == ["labor"] * 3 + ["weather.numeric"] * 3  # labor given second, run first
+    for path in (small, large):
+        code, _, _ = run(["evaluate", path, "--method", "laplace", "--folds", "3",
+                          "--no-timing", "-q", "-o", tmp_path / path.stem], capsys)
+        assert code == 0
+    metrics = (tmp_path / "cmp" / "metrics.csv").read_text().splitlines()
+    separate = [(tmp_path / p.stem / "metrics.csv").read_text().splitlines()
+                for p in (small, large)]
+    assert sorted(metrics[1:]) == sorted(separate[0][1:] + separate[1][1:])

@@ -210,6 +210,17 @@ def evaluate(data: Dataset, methods: list[str], **kwargs):
     return _evaluate(data, methods, **kwargs)
 
 
+def evaluate_many(datasets: list[tuple[Dataset, dict]], methods: list[str], *, jobs: int = 1,
+                  progress=None, on_unit=None, **common) -> list:
+    """:func:`evaluate` on many datasets, each ``(data, its own keyword arguments)`` with
+    ``common`` keyword arguments for all, their units scheduled together (the costliest
+    first across datasets); one result per dataset, None for a shard's partial run."""
+    from treecert.evaluation.experiment import EvaluationRun, evaluate_runs
+
+    runs = [EvaluationRun(data, methods, jobs=jobs, **common, **own) for data, own in datasets]
+    return evaluate_runs(runs, jobs=jobs, progress=progress, on_unit=on_unit)
+
+
 def compare(metrics: pd.DataFrame, **kwargs):
     """Compare methods over datasets; see :func:`treecert.evaluation.compare.compare`."""
     from treecert.evaluation.compare import compare as _compare

@@ -129,23 +129,19 @@ def compare(
             everything = [(i, k) for i, run in enumerate(runs) for k in (run[-1] or [])]
             mine = None if part is None else set(shard_keys(everything, part))
             total = len(everything) if output is not None else None
-            offset = 0
+            todo = []
+            for i, (path, dataset, loss_matrix, protocol, store, keys) in enumerate(runs):
+                only = None if mine is None else [k for k in keys if (i, k) in mine]
+                if only != []:
+                    todo.append((dataset, {"protocol": protocol, "loss": loss_matrix,
+                                           "store": store, "only": only,
+                                           "dataset_name": _dataset_name(path)}))
             with backend(scheduler), _RowProgress("evaluating", total, unit="units") as bar:
-                for i, (path, dataset, loss_matrix, protocol, store, keys) in enumerate(runs):
-                    only = None if mine is None else [k for k in keys if (i, k) in mine]
-                    if only == []:
-                        continue
-                    say(f"evaluating {path}")
-                    res = api.evaluate(dataset, method, protocol=protocol, tree_params=params,
-                                       loss=loss_matrix, bins=bins, interval_auc=interval_auc,
-                                       jobs=jobs, dataset_name=_dataset_name(path),
-                                       timing=not no_timing, store=store, only=only,
-                                       progress=lambda d, t, o=offset: bar.set(o + d,
-                                                                               total or t),
-                                       on_unit=_unit_done)
-                    offset += len(keys or [])
-                    if res is not None:
-                        frames.append(res.metrics)
+                results = api.evaluate_many(todo, method, jobs=jobs, tree_params=params,
+                                            bins=bins, interval_auc=interval_auc,
+                                            timing=not no_timing, progress=bar.set,
+                                            on_unit=_unit_done)
+            frames.extend(res.metrics for res in results if res is not None)
             if part is not None:
                 say(f"Shard {shard}: recorded {len(mine)} of {len(everything)} units in "
                     f"{output}/units; when every shard is done, run 'treecert merge' on the "

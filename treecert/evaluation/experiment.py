@@ -181,75 +181,153 @@ def evaluate(
     :class:`FinishedUnit`) are called as each unit finishes; units run costliest first
     (:func:`unit_cost`).
     """
-    protocol = protocol or Protocol()
-    tree_params = dict(tree_params or {})
-    if interval_auc not in ("exact", "endpoints"):
-        raise ConfigError(f"unknown --interval-auc '{interval_auc}'.",
-                          "Choose exact or endpoints.")
-    if loss is not None:
-        # Methods that prune for a loss (e.g. 'laplace:prune=ccp') read it from here.
-        tree_params["loss"] = np.asarray(loss, dtype=float)
-    specs = [parse_method_spec(m, METHODS) for m in methods]
-    if not specs:
-        raise ConfigError("no method given.", "Add --method NAME (e.g. --method laplace).")
-    if len({s.text for s in specs}) != len(specs):
-        raise ConfigError("the same --method is given twice.")
-    name = dataset_name or data.schema.relation or data.source
-    test_data = protocol.test if protocol.kind == "test" else data
-    units = plan_units(data, specs, protocol)
-    wanted = None if only is None else set(only)
-    selected = list(units) if wanted is None else [k for k in units if k in wanted]
-    labelled = np.flatnonzero(data.y >= 0)
-    finished: dict[tuple[int, int, int], list[UnitResult]] = {}
-    if store is not None:
-        finished = {k: store.load(k) for k in selected if store.has(k)}
-    todo = [k for k in selected if k not in finished]
+    run = EvaluationRun(data, methods, protocol=protocol, tree_params=tree_params, loss=loss,
+                        bins=bins, bias_variance=bias_variance, jobs=jobs,
+                        dataset_name=dataset_name, timing=timing, interval_auc=interval_auc,
+                        store=store, only=only)
+    return evaluate_runs([run], jobs=jobs, progress=progress, on_unit=on_unit)[0]
 
-    def call(key):
+
+@dataclass
+class EvaluationRun:
+    """One dataset's evaluation, as :func:`evaluate` takes it (its arguments but ``jobs``'s
+    scheduling, ``progress`` and ``on_unit``), planned: its units, those already recorded,
+    and how to run one. :func:`evaluate_runs` runs the units of many such runs together."""
+
+    data: Dataset
+    methods: list[str]
+    protocol: Protocol | None = None
+    tree_params: dict | None = None
+    loss: np.ndarray | None = None
+    bins: str = DEFAULT_BINS
+    bias_variance: int = 0
+    jobs: int = 1  # leave-one-out units spend it on their per-instance work
+    dataset_name: str | None = None
+    timing: bool = True
+    interval_auc: str = DEFAULT_INTERVAL_AUC
+    store: UnitStore | None = None
+    only: list[tuple[int, int, int]] | None = None
+
+    def __post_init__(self) -> None:
+        self.protocol = self.protocol or Protocol()
+        self.tree_params = dict(self.tree_params or {})
+        if self.interval_auc not in ("exact", "endpoints"):
+            raise ConfigError(f"unknown --interval-auc '{self.interval_auc}'.",
+                              "Choose exact or endpoints.")
+        if self.loss is not None:
+            # Methods that prune for a loss (e.g. 'laplace:prune=ccp') read it from here.
+            self.tree_params["loss"] = np.asarray(self.loss, dtype=float)
+        self.specs = [parse_method_spec(m, METHODS) for m in self.methods]
+        if not self.specs:
+            raise ConfigError("no method given.",
+                              "Add --method NAME (e.g. --method laplace).")
+        if len({s.text for s in self.specs}) != len(self.specs):
+            raise ConfigError("the same --method is given twice.")
+        data = self.data
+        self.name = self.dataset_name or data.schema.relation or data.source
+        self.test_data = self.protocol.test if self.protocol.kind == "test" else data
+        self.units = plan_units(data, self.specs, self.protocol)
+        wanted = None if self.only is None else set(self.only)
+        self.selected = [k for k in self.units if wanted is None or k in wanted]
+        self.labelled = np.flatnonzero(data.y >= 0)
+        self.finished: dict[tuple[int, int, int], list[UnitResult]] = {}
+        if self.store is not None:
+            self.finished = {k: self.store.load(k) for k in self.selected if self.store.has(k)}
+        self.todo = [k for k in self.selected if k not in self.finished]
+
+    def runner(self) -> _UnitRunner:
+        """What runs this run's units: the data and methods only (it is what is sent to
+        the workers, once), not the store nor the results."""
+        return _UnitRunner(self.specs, self.tree_params, self.data, self.test_data,
+                           self.units, self.labelled, self.jobs)
+
+    def cost(self, key: tuple[int, int, int]) -> float:
+        k, _, f = key
+        rows = self.labelled.size if f < 0 else sum(a.size for a in self.units[key])
+        schema = self.data.schema
+        return unit_cost(self.specs[k].name, rows, len(schema.attributes), schema.n_classes)
+
+    def record(self, key: tuple[int, int, int], res: list[UnitResult]) -> None:
+        self.finished[key] = res
+        if self.store is not None:
+            self.store.save(key, res)
+
+    def result(self) -> EvaluationResult | None:
+        """The metrics and predictions, once every unit is done (None for a shard)."""
+        if len(self.finished) < len(self.units):
+            return None  # a shard: the other units are another job's
+        results = [r for key in self.units for r in self.finished[key]]
+        extra = {}
+        if self.bias_variance:
+            extra = {k: _bias_variance(self.data, spec, self.tree_params, self.protocol,
+                                       self.bias_variance, self.test_data)
+                     for k, spec in enumerate(self.specs)}
+        run = run_metadata(self.data, self.methods, self.protocol, self.tree_params,
+                           self.name, loss=self.loss, bins=self.bins,
+                           interval_auc=self.interval_auc, timing=self.timing,
+                           bias_variance=self.bias_variance)
+        return finalize(results, [s.text for s in self.specs], self.data.schema, self.name,
+                        loss=self.loss, bins=self.bins, interval_auc=self.interval_auc,
+                        timing=self.timing, extra_metrics=extra, run=run)
+
+
+@dataclass
+class _UnitRunner:
+    specs: list[MethodSpec]
+    tree_params: dict
+    data: Dataset
+    test_data: Dataset
+    units: dict
+    labelled: np.ndarray
+    jobs: int
+
+    def __call__(self, key: tuple[int, int, int]):
+        """Run one unit: (key, its results, its wall seconds)."""
         t0 = time.perf_counter()
         k, r, f = key
         if f < 0:  # leave-one-out served by one engine; its per-instance work uses jobs
-            res = _run_loo_unit(specs[k], k, tree_params, data, labelled, jobs)
+            res = _run_loo_unit(self.specs[k], k, self.tree_params, self.data, self.labelled,
+                                self.jobs)
         else:
-            tr, te = units[key]
-            res = _run_unit(specs[k], k, tree_params, data.subset(tr),
-                            test_data.subset(te), r, f, te)
+            tr, te = self.units[key]
+            res = _run_unit(self.specs[k], k, self.tree_params, self.data.subset(tr),
+                            self.test_data.subset(te), r, f, te)
         return key, res, time.perf_counter() - t0
 
-    def cost(key):
-        k, _, f = key
-        rows = labelled.size if f < 0 else sum(a.size for a in units[key])
-        return unit_cost(specs[k].name, rows, len(data.schema.attributes),
-                         data.schema.n_classes)
 
-    done, total = len(finished), len(selected)
+def evaluate_runs(runs: list[EvaluationRun], *, jobs: int = 1,
+                  progress: Callable[[int, int], None] | None = None,
+                  on_unit: Callable[[FinishedUnit], None] | None = None,
+                  ) -> list[EvaluationResult | None]:
+    """Every run's result, the units of all runs scheduled together: the costliest first
+    across datasets (:func:`unit_cost`: a comparison's large dataset starts before the
+    small ones' units fill the workers), results in each run's fixed order whatever order
+    they finish in. ``progress(done, total)`` and ``on_unit`` count over all runs."""
+    done = sum(len(r.finished) for r in runs)
+    total = sum(len(r.selected) for r in runs)
     if progress is not None and total:
         progress(done, total)
     # costliest first; a stable sort keeps the fixed order among equals
-    local = sorted((k for k in todo if k[2] >= 0), key=cost, reverse=True)
-    loo = [k for k in todo if k[2] < 0]
-    fresh = (res for _, res in run_unordered(call, [(k,) for k in local], jobs))
-    for key, res, seconds in itertools.chain(fresh, map(call, loo)):  # as they finish
-        finished[key] = res
-        if store is not None:
-            store.save(key, res)
+    local = sorted(((i, k) for i, r in enumerate(runs) for k in r.todo if k[2] >= 0),
+                   key=lambda ik: runs[ik[0]].cost(ik[1]), reverse=True)
+    loo = [(i, k) for i, r in enumerate(runs) for k in r.todo if k[2] < 0]
+
+    runners = [run.runner() for run in runs]
+
+    def call(i, key):
+        return i, *runners[i](key)
+
+    fresh = (res for _, res in run_unordered(call, local, jobs))
+    for i, key, res, seconds in itertools.chain(fresh, itertools.starmap(call, loo)):
+        run = runs[i]
+        run.record(key, res)
         done += 1
         if progress is not None:
             progress(done, total)
         if on_unit is not None:
-            on_unit(FinishedUnit(name, specs[key[0]].text, key[1], key[2], seconds, done,
-                                 total))
-    if len(finished) < len(units):
-        return None  # a shard: the other units are another job's
-    results = [r for key in units for r in finished[key]]
-    extra = {}
-    if bias_variance:
-        extra = {k: _bias_variance(data, spec, tree_params, protocol, bias_variance, test_data)
-                 for k, spec in enumerate(specs)}
-    run = run_metadata(data, methods, protocol, tree_params, name, loss=loss, bins=bins,
-                       interval_auc=interval_auc, timing=timing, bias_variance=bias_variance)
-    return finalize(results, [s.text for s in specs], data.schema, name, loss=loss, bins=bins,
-                    interval_auc=interval_auc, timing=timing, extra_metrics=extra, run=run)
+            on_unit(FinishedUnit(run.name, run.specs[key[0]].text, key[1], key[2], seconds,
+                                 done, total))
+    return [run.result() for run in runs]
 
 
 def run_metadata(data: Dataset, methods: list[str], protocol: Protocol, tree_params: dict,
