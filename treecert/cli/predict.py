@@ -10,7 +10,7 @@ from treecert import api
 from treecert.cli import options
 from treecert.cli.common import _read_loss, _state, _warn_all, say
 from treecert.cli.progress import _RowProgress
-from treecert.data.fileio import atomic_writer, check_not_input, write_frame
+from treecert.data.fileio import atomic_writer, check_not_input, write_columns
 from treecert.errors import ConfigError
 
 
@@ -95,15 +95,16 @@ def predict(
         with atomic_writer(output) as fh, _RowProgress("predicting", total) as bar:
             for chunk in reader.chunks(rows):
                 with bar.chunk(chunk):
-                    frame = api.predict_with(runner, model, chunk.data, id_column=id_column,
-                                             loss=loss_matrix, row_offset=chunk.row_offset)
-                write_frame(frame, fh, header=written == 0)
-                written += len(frame)
+                    table = api.predict_columns(runner, model, chunk.data,
+                                                id_column=id_column, loss=loss_matrix,
+                                                row_offset=chunk.row_offset)
+                write_columns(table, fh, header=written == 0)
+                written += chunk.data.n_samples
             if written == 0:  # an empty shard: the header alone, from the first row's frame
                 first = next(iter(reader.chunks((0, 1))))
-                frame = api.predict_with(runner, model, first.data, id_column=id_column,
-                                         loss=loss_matrix)
-                write_frame(frame.iloc[:0], fh)
+                table = api.predict_columns(runner, model, first.data, id_column=id_column,
+                                            loss=loss_matrix)
+                write_columns({name: col[:0] for name, col in table.items()}, fh)
     _warn_all(reader.warnings)
     if output != "-":
         say(f"Wrote {written} predictions to {output}")

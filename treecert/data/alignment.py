@@ -16,7 +16,6 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from treecert.data.csv_reader import StrColumns, _csv_numbers
 from treecert.data.dates import DEFAULT_DATE_FORMAT, _format_date, _parse_dates
@@ -201,9 +200,14 @@ def _test_attribute(
 
 def _map_labels(labels: np.ndarray, lookup: dict, missing, unknown) -> np.ndarray:
     """``[missing if v is None else lookup.get(v, unknown) for v in labels]`` as an array,
-    looking up each distinct label once (a million rows hold a handful of class labels)."""
-    codes, uniques = pd.factorize(pd.Series(labels, dtype=object), use_na_sentinel=True)
-    table = np.array([*(lookup.get(u, unknown) for u in uniques), missing], dtype=object)
+    looking up each distinct label once (a million rows hold a handful of class labels).
+    A dict numbers the distinct labels (not pandas: a short ``predict`` does not import it,
+    issue 15)."""
+    index: dict = {None: 0}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in labels.tolist()),
+                        dtype=np.int64, count=len(labels))
+    table = np.array([missing, *(lookup.get(u, unknown) for u in list(index)[1:])],
+                     dtype=object)
     return table[codes]
 
 
