@@ -189,6 +189,8 @@ def _csv_small(text: str, source: str, names: list[str], skip: int, keep: set[st
     """The csv-module reader, with the columns ``pandas.read_csv`` (:func:`_csv_fast`) would
     read as numbers made float64 as pandas makes them; None where that is not certain.
 
+    A ragged row is left to pandas too: it reads some files with ragged rows (a long row
+    of blank cells with a short row, whose commas add up) that the csv module refuses.
     pandas reads a column not in ``keep`` as numbers when every cell is missing (exactly
     '', '?' or 'NA') or a number: as int64 when all are integers (so '-0' is 0.0, not
     -0.0), else by a correctly rounded float parser (as ``float``). The text is left to
@@ -201,7 +203,10 @@ def _csv_small(text: str, source: str, names: list[str], skip: int, keep: set[st
     lines = [line for line in body.replace("\r\n", "\n").split("\n") if line]
     if '"' in body or "\r" in "".join(lines) or any(not line.strip() for line in lines):
         return None
-    rows = _csv_rows(text, source, names, line_offset)
+    try:
+        rows = _csv_rows(text, source, names, line_offset)
+    except DataError:  # pandas may still read it (it pads some ragged rows): its call
+        return None
     if len(rows) != len(lines):  # a row of blank cells dropped: pandas' count differs
         return None
     if not rows:
