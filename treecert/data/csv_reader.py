@@ -232,12 +232,12 @@ def _pandas_numbers(cells: tuple[str, ...]):
         if (c != c.strip() or c.lower() in ("true", "false") or len(c) > 40
                 or _LONG_EXPONENT.fullmatch(c)):
             return NotImplemented
+    ints = [int(c) for c in known if _INT.fullmatch(c)]
+    if ints and not _INT64[0] <= min(ints) <= max(ints) <= _INT64[1]:
+        return NotImplemented  # pandas' int64 parse overflows, whatever the other cells
     if not all(_FLOAT.fullmatch(c) for c in known):
         return None
-    if all(_INT.fullmatch(c) for c in known):
-        ints = [int(c) for c in known]
-        if ints and not _INT64[0] <= min(ints) <= max(ints) <= _INT64[1]:
-            return NotImplemented
+    if len(ints) == len(known):
         return np.array([_NAN if c in _CSV_MISSING else float(int(c)) for c in cells],
                         dtype=np.float64)
     return np.array([_NAN if c in _CSV_MISSING else float(c) for c in cells],
