@@ -21,7 +21,7 @@ from treecert.data.csv_reader import StrColumns, _csv_numbers
 from treecert.data.dates import DEFAULT_DATE_FORMAT, _format_date, _parse_dates
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.data.sources import _read_table
-from treecert.data.table import _NAN, _Column, _fmt_num, _listing, _number, _Table
+from treecert.data.table import _NAN, _Column, _factorize, _fmt_num, _listing, _number, _Table
 from treecert.errors import DataError, SchemaMismatchError, describe
 
 __all__ = ["align_to_schema", "load_for_schema"]
@@ -201,13 +201,10 @@ def _test_attribute(
 def _map_labels(labels: np.ndarray, lookup: dict, missing, unknown) -> np.ndarray:
     """``[missing if v is None else lookup.get(v, unknown) for v in labels]`` as an array,
     looking up each distinct label once (a million rows hold a handful of class labels).
-    A dict numbers the distinct labels (not pandas: a short ``predict`` does not import it,
-    issue 15)."""
-    index: dict = {None: 0}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in labels.tolist()),
-                        dtype=np.int64, count=len(labels))
-    table = np.array([missing, *(lookup.get(u, unknown) for u in list(index)[1:])],
-                     dtype=object)
+    """
+    codes, uniques = _factorize(labels)
+    table = np.empty(len(uniques), dtype=object)
+    table[:] = [missing if u is None else lookup.get(u, unknown) for u in uniques]
     return table[codes]
 
 

@@ -91,9 +91,10 @@ def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool | 
                             "Column names must be unique.")
     keep = str_columns(names)
     columns = None
-    if fast is None and len(text) < PANDAS_MIN_CHARS:
-        columns = _csv_small(text, source, names, header_lines, keep, line_offset)
-        fast = columns is None  # not certain to match pandas: let pandas read it
+    if fast is None:
+        if len(text) < PANDAS_MIN_CHARS:
+            columns = _csv_small(text, source, names, header_lines, keep, line_offset)
+        fast = columns is None  # large, or not certain to match pandas: pandas reads it
     if fast:
         columns = _csv_fast(text, names, header_lines, keep)
     if columns is None:

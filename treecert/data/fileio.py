@@ -394,16 +394,15 @@ def _factorize(values):
     told apart by their bits (-0.0 is not 0.0, every NaN is one value)."""
     import numpy as np
 
-    if values.dtype.kind == "O":
-        index: dict = {}
-        codes = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()),
-                            dtype=np.int64, count=values.size)
-        return codes, len(index)
+    from treecert.data.table import _factorize as factorize
+
     if values.dtype.kind == "f":
         values = values.astype(np.float64)
         values = np.where(np.isnan(values), np.nan, values).view(np.uint64)
-    uniques, codes = np.unique(values, return_inverse=True)
-    return codes.reshape(-1).astype(np.int64), uniques.size
+    elif values.dtype.kind == "b":
+        values = values.astype(np.int64)
+    codes, uniques = factorize(values)
+    return codes, len(uniques)
 
 
 def _text_columns(columns: list) -> list[list[str]]:
