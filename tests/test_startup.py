@@ -258,7 +258,7 @@ def test_csv_numbers_reads_as_pandas_to_numeric(values):
 
 
 @settings(max_examples=100, deadline=None)
-@given(n=st.integers(0, 30), data=st.data())
+@given(n=st.integers(0, 80), data=st.data())
 def test_write_columns_equals_pandas_to_csv(n, data):
     """The writer of `predict` without pandas: the bytes of DataFrame.to_csv, with the
     columns a prediction table holds (strings with None, booleans, ints, floats)."""

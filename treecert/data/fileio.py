@@ -375,11 +375,15 @@ def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) 
     combos = _repeated_tails(values)
     if combos is not None:  # few distinct rows after the first column
         codes, first = combos
-        head = _text_columns(values[:1])[0]
         tails = np.array([",".join(r) for r in zip(*_text_columns([v[first] for v in
                                                                   values[1:]]),
                                                  strict=True)], dtype=object)[codes].tolist()
-        fh.write("\n".join(map(",".join, zip(head, tails, strict=True))) + "\n")
+        if values[0].dtype.kind in "iu":  # row numbers: str(int) is numpy's spelling
+            fh.write("".join([f"{r},{t}\n" for r, t in zip(values[0].tolist(), tails,
+                                                              strict=True)]))
+        else:
+            head = _text_columns(values[:1])[0]
+            fh.write("\n".join(map(",".join, zip(head, tails, strict=True))) + "\n")
     else:
         fh.write("\n".join(map(",".join, zip(*_text_columns(values), strict=True))) + "\n")
 
