@@ -348,12 +348,13 @@ def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) 
 
     import numpy as np
 
+    from treecert.data.table import _factorize
+
     names = list(columns)
     values = [np.asarray(columns[name]) for name in names]
     for col in values:
         if col.dtype.kind not in "fiubO" or (
-                col.dtype.kind == "O" and not all(v is None or type(v) is str
-                                                  for v in _distinct(col))):
+                col.dtype.kind == "O" and not set(map(type, col.tolist())) <= {str, type(None)}):
             import pandas as pd  # values only pandas knows how to spell
 
             pd.DataFrame(dict(zip(names, values, strict=True))).to_csv(
@@ -365,9 +366,10 @@ def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) 
     n = len(values[0]) if values else 0
     if n == 0:
         return
-    plain = all(not any(ch in "\x00".join(v for v in _distinct(col) if v is not None)
+    distinct = [_factorize(col)[1] for col in values if col.dtype.kind == "O"]
+    plain = all(not any(ch in "\x00".join(v for v in uniques if v is not None)
                         for ch in ',"\r\n')
-                for col in values if col.dtype.kind == "O")
+                for uniques in distinct)
     if not plain or len(values) < 2:
         writer.writerows(zip(*_text_columns(values), strict=True))
         return
@@ -386,11 +388,6 @@ def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) 
             fh.write("\n".join(map(",".join, zip(head, tails, strict=True))) + "\n")
     else:
         fh.write("\n".join(map(",".join, zip(*_text_columns(values), strict=True))) + "\n")
-
-
-def _distinct(col) -> list:
-    """The distinct values of an object column (by equality; None once), in no set order."""
-    return list(dict.fromkeys(col.tolist()))
 
 
 def _factorize(values):
