@@ -190,15 +190,15 @@ def _csv_small(text: str, source: str, names: list[str], skip: int, keep: set[st
     """The csv-module reader, with the columns ``pandas.read_csv`` (:func:`_csv_fast`) would
     read as numbers made float64 as pandas makes them; None where that is not certain.
 
-    A ragged row is left to pandas too: it reads some files with ragged rows (a long row
-    of blank cells with a short row, whose commas add up) that the csv module refuses.
     pandas reads a column not in ``keep`` as numbers when every cell is missing (exactly
     '', '?' or 'NA') or a number: as int64 when all are integers (so '-0' is 0.0, not
     -0.0), else by a correctly rounded float parser (as ``float``). The text is left to
-    pandas (None) when it holds a quote or a line of blanks (pandas' row and comma
-    checks), or a column not in ``keep`` holds a cell with trailing blanks, a
-    ``True``/``False`` spelling (pandas' booleans send the text to :func:`_csv_slow`), or
-    an integer beyond int64 or a long number (where the parsers might part).
+    pandas (None) when it holds a quote, a line of blanks or a ragged row (pandas' row and
+    comma checks differ: it reads a long row of blank cells next to a short row, whose
+    commas add up, that the csv module refuses), or a column not in ``keep`` holds a cell
+    with trailing blanks, a ``True``/``False`` spelling (pandas' booleans send the text to
+    :func:`_csv_slow`), an integer beyond int64 or a long number (where the parsers might
+    part).
     """
     body = text.split("\n", skip)[skip] if text.count("\n") >= skip else ""
     lines = [line for line in body.replace("\r\n", "\n").split("\n") if line]
