@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -287,3 +288,18 @@ def test_write_columns_equals_pandas_to_csv(n, data):
     header = buf.getvalue().startswith("row")
     assert buf.getvalue() == pd.DataFrame(columns).to_csv(index=False, header=header,
                                                           lineterminator="\n")
+
+
+def test_the_command_line_runs_numpy_with_one_blas_thread_unless_told():
+    """numpy's import starts spinning OpenBLAS threads (0.12 CPU-s of a short `predict`)."""
+    code = ("import os, sys\n"
+            "sys.argv = ['treecert', '--help']\n"
+            "from treecert.cli.main import run\n"
+            "try:\n    run()\nexcept SystemExit:\n    pass\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    for env, expected in (({}, "1"), ({"OPENBLAS_NUM_THREADS": "2"}, "2")):
+        environ = {k: v for k, v in os.environ.items()
+                   if k != "OPENBLAS_NUM_THREADS"}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             cwd=ROOT, check=True, env={**environ, **env}).stdout
+        assert out.strip().splitlines()[-1] == expected
