@@ -7,7 +7,9 @@ work and exit); its CPU time is user + system time of the child (``wait4``), the
 ``--repeat`` runs after one warm-up run. Python's bytecode cache is on (in a temporary
 ``PYTHONPYCACHEPREFIX``, as in an installed package), whatever ``PYTHONDONTWRITEBYTECODE``
 says. The same run measures ``python -c pass`` and bare imports of typer, numpy and pandas,
-so the figures can be read against what no CLI built on them can go below. With
+so the figures can be read against what no CLI built on them can go below (numpy also
+with one OpenBLAS thread, which the command line asks for: numpy's import spins one thread
+per core otherwise). With
 ``--before DIR`` (another checkout, e.g. ``git archive 28f08e5 | tar -x -C DIR``) every
 treecert command is also run from there, alternating with this one, in a column of its own.
 The machine load (``os.getloadavg``) is printed before and after.
@@ -58,6 +60,8 @@ def main() -> None:
         "python -c pass": [py, "-c", "pass"],
         "python -c 'import typer'": [py, "-c", "import typer"],
         "python -c 'import numpy'": [py, "-c", "import numpy"],
+        "python -c 'import numpy' (OPENBLAS_NUM_THREADS=1, as the CLI sets it)": [
+            "env", "OPENBLAS_NUM_THREADS=1", py, "-c", "import numpy"],
         "python -c 'import pandas'": [py, "-c", "import pandas"],
         "treecert --help": [py, "-m", "treecert", "--help"],
         "treecert predict --help": [py, "-m", "treecert", "predict", "--help"],

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -127,3 +129,177 @@ def test_other_spellings_get_typers_errors(capsys):
     code, _, err = run_cli(["predict", "m.json", "d.csv", "--jobs", "two"], capsys)
     assert code == 2
     assert "Input should be a valid integer" in err or "is not a valid integer" in err
+
+
+# ----------------------------------------------------------------- predict without pandas
+@pytest.fixture(scope="module")
+def iris_model(tmp_path_factory):
+    from treecert.cli.main import main
+
+    path = tmp_path_factory.mktemp("startup") / "iris.json"
+    assert main(["train", str(ROOT / "sample_data/iris.arff"), "-o", str(path), "-q"]) == 0
+    return path
+
+
+@pytest.mark.parametrize("method", [[], ["--method", "laplace"], ["--method", "m_estimate"]])
+def test_predict_of_a_short_csv_with_a_leaf_method_does_not_import_pandas(iris_model, tmp_path,
+                                                                          method):
+    """The whole `predict` call (read, align, score, write) runs on numpy alone."""
+    five = tmp_path / "five.csv"
+    five.write_text("".join((ROOT / "sample_data/iris.csv").read_text().splitlines(True)[:6]))
+    out = tmp_path / "out.csv"
+    args = ["predict", str(iris_model), str(five), "-o", str(out), "-q", *method]
+    code = ("from treecert.cli.main import main\n"
+            f"assert main({args!r}) == 0")
+    loaded = _loaded_after(code)
+    assert "pandas" not in loaded and "scipy" not in loaded, loaded
+    assert len(out.read_text().splitlines()) == 6
+
+
+def test_predict_writes_the_bytes_of_the_pandas_table(iris_model, tmp_path, capsys):
+    """The CLI's pandas-free table is, byte for byte, ``api.predict``'s DataFrame as CSV."""
+    from conftest import run_cli
+
+    from treecert import api
+    from treecert.data.alignment import load_for_schema
+    from treecert.tree.model import read_model
+
+    data = tmp_path / "d.csv"
+    rows = (ROOT / "sample_data/iris_new.csv").read_text().splitlines(True)
+    data.write_text(rows[0] + "".join(rows[1:]).replace("5.1", "?", 1))
+    model = read_model(iris_model)
+    for method in ("laplace", "frequency"):
+        code, out, _ = run_cli(["predict", str(iris_model), str(data), "--id", "id",
+                                "--method", method], capsys)
+        assert code == 0
+        frame = api.predict(model, load_for_schema(data, model.schema, id_column="id"),
+                            id_column="id", method=method)
+        assert out == frame.to_csv(index=False, lineterminator="\n")
+
+
+_CELLS = st.one_of(
+    st.sampled_from(["", "?", "NA", " NA", "NA ", "x", " x ", "-0", "0", "+1", "007", "1.",
+                     ".5", "-.0", "-0.0", "1e5", "1E-3", "1e400", "4.9e-325", "1e999999", "inf",
+                     "-Infinity", "nan", "True", "false", "1 ", " 1", "1_0", "0x10", "9" * 20,
+                     "18446744073709551615", "-9223372036854775809", "\u0661", '"q"', '"1"',
+                     '"a,b"', "1\t", "e5", "+", "."]),
+    st.floats(allow_nan=False).map(repr), st.integers(-10**6, 10**6).map(str),
+    st.from_regex(r"-?[0-9]{0,20}(\.[0-9]{0,20})?([eE][-+]?[0-9]{1,3})?", fullmatch=True),
+)
+
+
+def _same_tables(a, b) -> None:
+    assert a.names == b.names
+    for ca, cb in zip(a.columns, b.columns, strict=True):
+        assert ca.values.dtype == cb.values.dtype, ca.attr.name
+        if ca.values.dtype == object:
+            assert ca.values.tolist() == cb.values.tolist(), ca.attr.name
+        else:  # by bits: -0.0 and 0.0 differ in a copied --id column
+            assert ca.values.view(np.uint64).tolist() == cb.values.view(np.uint64).tolist()
+
+
+def _parsed(text, fast):
+    from treecert.data.csv_reader import _parse_csv
+    from treecert.errors import DataError
+
+    try:
+        return _parse_csv(text, "t.csv", lambda names: {"c"}, fast=fast)
+    except DataError as exc:
+        return str(exc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.lists(_CELLS, min_size=2, max_size=4), min_size=1, max_size=6),
+       same_cell=st.booleans(), blank=st.sampled_from(["", "\n", "  \n"]),
+       newline=st.sampled_from(["\n", "\r\n"]))
+def test_small_csv_engine_reads_what_pandas_reads(rows, same_cell, blank, newline):
+    """Below PANDAS_MIN_CHARS the csv module reads the text (pandas not imported); the table
+    must be the one pandas' engine gives, column types and float bits included (or the text
+    is handed to pandas), and the errors the same."""
+    if same_cell:  # whole columns of one spelling: pandas' int / float / bool columns
+        rows = [[r[0]] * len(rows[0]) for r in rows]
+    text = newline.join(["a,b,c", *(",".join(r) for r in rows)]) + newline + blank
+    small, pandas_engine = _parsed(text, None), _parsed(text, True)
+    if isinstance(pandas_engine, str):
+        assert small == pandas_engine
+        return
+    _same_tables(small, pandas_engine)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.one_of(st.none(), _CELLS.map(str.strip)), max_size=6))
+def test_csv_numbers_reads_as_pandas_to_numeric(values):
+    """_csv_numbers without pandas: the reading of ``pandas.to_numeric`` (then Java's
+    ``_number`` for what it leaves out) that it replaced."""
+    import math
+
+    import pandas as pd
+
+    from treecert.data.csv_reader import _CSV_MISSING, _csv_numbers
+    from treecert.data.table import _number
+
+    raw = np.array([None if v in _CSV_MISSING else v for v in values], dtype=object)
+    expected = np.array(pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce"),
+                        dtype=np.float64)
+    known = np.array([v is not None for v in raw], dtype=bool)
+    for i in np.flatnonzero(np.isnan(expected) & known):
+        try:
+            expected[i] = _number(raw[i])
+        except ValueError:
+            expected = None
+            break
+        if math.isnan(expected[i]):
+            expected = None
+            break
+    got = _csv_numbers(raw)
+    if expected is None:
+        assert got is None
+    else:
+        assert got.view(np.uint64).tolist() == expected.view(np.uint64).tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(0, 80), data=st.data())
+def test_write_columns_equals_pandas_to_csv(n, data):
+    """The writer of `predict` without pandas: the bytes of DataFrame.to_csv, with the
+    columns a prediction table holds (strings with None, booleans, ints, floats)."""
+    import io
+
+    import pandas as pd
+
+    from treecert.data.fileio import write_columns
+
+    text = st.one_of(st.none(), st.text(alphabet='ab,"\n\r é', max_size=3))
+    few = data.draw(st.lists(st.floats(), min_size=1, max_size=3))
+    columns = {
+        "row": np.arange(n),
+        "id": np.array(data.draw(st.lists(text, min_size=n, max_size=n)), dtype=object),
+        "label": np.array(data.draw(st.lists(st.sampled_from(["a", "b c"]), min_size=n,
+                                             max_size=n)), dtype=object),
+        "p": np.array(data.draw(st.lists(st.sampled_from(few), min_size=n, max_size=n)),
+                      dtype=np.float64),
+        "flag": np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)),
+                         dtype=bool),
+    }
+    drop = data.draw(st.sets(st.sampled_from(["id", "label", "p", "flag"])))
+    columns = {k: v for k, v in columns.items() if k not in drop}
+    buf = io.StringIO()
+    write_columns(columns, buf, header=data.draw(st.booleans()) or n == 0)
+    header = buf.getvalue().startswith("row")
+    assert buf.getvalue() == pd.DataFrame(columns).to_csv(index=False, header=header,
+                                                          lineterminator="\n")
+
+
+def test_the_command_line_runs_numpy_with_one_blas_thread_unless_told():
+    """numpy's import starts spinning OpenBLAS threads (0.12 CPU-s of a short `predict`)."""
+    code = ("import os, sys\n"
+            "sys.argv = ['treecert', '--help']\n"
+            "from treecert.cli.main import run\n"
+            "try:\n    run()\nexcept SystemExit:\n    pass\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    for env, expected in (({}, "1"), ({"OPENBLAS_NUM_THREADS": "2"}, "2")):
+        environ = {k: v for k, v in os.environ.items()
+                   if k != "OPENBLAS_NUM_THREADS"}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             cwd=ROOT, check=True, env={**environ, **env}).stdout
+        assert out.strip().splitlines()[-1] == expected

@@ -85,8 +85,20 @@ def predict_with(runner, model: Model, data: Dataset, *, id_column: str | None =
     """Score ``data`` with a :func:`predictor`; ``row`` numbers start at ``row_offset``.
     A predictor made with ``explain=True`` adds the columns of
     :mod:`treecert.evaluation.explain` (leaf, leaf_share, leaf_size, path) and the
-    method's per-label components."""
-    from treecert.evaluation.frames import predictions_frame
+    method's per-label components. The table of :func:`predict_columns`, as a DataFrame."""
+    import pandas as pd
+
+    return pd.DataFrame(predict_columns(runner, model, data, id_column=id_column, loss=loss,
+                                        row_offset=row_offset))
+
+
+def predict_columns(runner, model: Model, data: Dataset, *, id_column: str | None = None,
+                    loss: np.ndarray | None = None, row_offset: int = 0
+                    ) -> dict[str, np.ndarray]:
+    """:func:`predict_with`'s table as named numpy columns, without pandas: what the command
+    line writes (:func:`treecert.data.fileio.write_columns`), so that a short ``predict``
+    does not import pandas."""
+    from treecert.evaluation.frames import prediction_columns
 
     pred = runner.predict(data)
     columns = pred.columns
@@ -94,7 +106,7 @@ def predict_with(runner, model: Model, data: Dataset, *, id_column: str | None =
         from treecert.evaluation.explain import leaf_columns
 
         columns = {**leaf_columns(runner.explained_tree_, model.schema, data.X), **columns}
-    return predictions_frame(
+    return prediction_columns(
         data, pred.proba, model.schema.classes, certainty=pred.certainty, lower=pred.lower,
         upper=pred.upper, id_column=id_column, extra_columns=columns, loss=loss,
         row_offset=row_offset,

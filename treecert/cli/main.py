@@ -173,6 +173,11 @@ def _flush_stdout() -> None:
 
 
 def run() -> None:  # console-script entry point
+    # One OpenBLAS thread unless the user asks for more: numpy's import starts one thread
+    # per core that spins (0.12 CPU-s of every command on 2 cores, a third of a short
+    # `predict`, issue 15), and treecert's matrix products are a few columns wide.
+    # Processes (--jobs) are its parallelism.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _open_standard_streams()
     code = main()
     _flush_stdout()

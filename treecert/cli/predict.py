@@ -10,7 +10,7 @@ from treecert import api
 from treecert.cli import options
 from treecert.cli.common import _read_loss, _state, _warn_all, say
 from treecert.cli.progress import _RowProgress
-from treecert.data.fileio import atomic_writer, check_not_input, write_frame
+from treecert.data.fileio import atomic_writer, check_not_input, write_columns
 from treecert.errors import ConfigError
 
 
@@ -104,22 +104,24 @@ def predict(
         with atomic_writer(output) as fh, _RowProgress("predicting", total) as bar:
             for chunk in reader.chunks(rows):
                 with bar.chunk(chunk):
-                    frame = api.predict_with(runner, model, chunk.data, id_column=id_column,
-                                             loss=loss_matrix, row_offset=chunk.row_offset)
-                write(frame, chunk.data, fh, written == 0)
-                written += len(frame)
-            if written == 0:  # an empty shard: the header alone, from the first row's frame
+                    table = api.predict_columns(runner, model, chunk.data,
+                                                id_column=id_column, loss=loss_matrix,
+                                                row_offset=chunk.row_offset)
+                write(table, chunk.data, fh, written == 0)
+                written += chunk.data.n_samples
+            if written == 0:  # an empty shard: the header alone, from the first row's table
                 first = next(iter(reader.chunks((0, 1))))
-                frame = api.predict_with(runner, model, first.data, id_column=id_column,
-                                         loss=loss_matrix)
-                write(frame.iloc[:0], first.data.subset(slice(0, 0)), fh, True)
+                table = api.predict_columns(runner, model, first.data, id_column=id_column,
+                                            loss=loss_matrix)
+                write({name: col[:0] for name, col in table.items()},
+                      first.data.subset(slice(0, 0)), fh, True)
     _warn_all(reader.warnings)
     if output != "-":
         say(f"Wrote {written} predictions to {output}")
 
 
-def _csv_writer(frame, data, fh, header: bool) -> None:
-    write_frame(frame, fh, header=header)
+def _csv_writer(table, data, fh, header: bool) -> None:
+    write_columns(table, fh, header=header)
 
 
 def _arff_writer(id_column):
@@ -127,8 +129,8 @@ def _arff_writer(id_column):
     every chunk's rows (:func:`treecert.data.arff_writer.predictions_dataset`)."""
     from treecert.data.arff_writer import arff_header, arff_rows, predictions_dataset
 
-    def write(frame, data, fh, header: bool) -> None:
-        rows = predictions_dataset(data, frame, id_column)
+    def write(table, data, fh, header: bool) -> None:
+        rows = predictions_dataset(data, table, id_column)
         if header:
             fh.write(arff_header(rows.schema))
         fh.write(arff_rows(rows))

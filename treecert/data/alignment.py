@@ -16,13 +16,12 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from treecert.data.csv_reader import StrColumns, _csv_numbers
 from treecert.data.dates import DEFAULT_DATE_FORMAT, _format_date, _parse_dates
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.data.sources import _read_table
-from treecert.data.table import _NAN, _Column, _fmt_num, _listing, _number, _Table
+from treecert.data.table import _NAN, _Column, _factorize, _fmt_num, _listing, _number, _Table
 from treecert.errors import DataError, SchemaMismatchError, describe
 
 __all__ = ["align_to_schema", "load_for_schema"]
@@ -202,9 +201,11 @@ def _test_attribute(
 
 def _map_labels(labels: np.ndarray, lookup: dict, missing, unknown) -> np.ndarray:
     """``[missing if v is None else lookup.get(v, unknown) for v in labels]`` as an array,
-    looking up each distinct label once (a million rows hold a handful of class labels)."""
-    codes, uniques = pd.factorize(pd.Series(labels, dtype=object), use_na_sentinel=True)
-    table = np.array([*(lookup.get(u, unknown) for u in uniques), missing], dtype=object)
+    looking up each distinct label once (a million rows hold a handful of class labels).
+    """
+    codes, uniques = _factorize(labels)
+    table = np.empty(len(uniques), dtype=object)
+    table[:] = [missing if u is None else lookup.get(u, unknown) for u in uniques]
     return table[codes]
 
 

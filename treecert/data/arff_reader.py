@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
-import pandas as pd
 
 from treecert.data.dates import DEFAULT_DATE_FORMAT, _java_date_parts, _parse_dates
 from treecert.data.schema import Attribute
@@ -258,6 +257,8 @@ def _arff_rows_fast(data: str, attrs: list[Attribute]) -> tuple[list, np.ndarray
 def _read_dense(
     data: str, attrs: list[Attribute], quote: str, *, numbers_as_text: bool
 ) -> tuple[list, np.ndarray] | None:
+    import pandas as pd  # here, not at the top: a CSV `predict` never needs it
+
     last = len(attrs) - 1
     dtype: dict[int, object] = {}
     na_values: dict[int, list[str]] = {}
@@ -490,6 +491,8 @@ def _convert(attr: Attribute, col: Sequence[Token], lines: np.ndarray, source: s
                 "Fix the value or the format in the @attribute line.",
             )
         return parsed
+    import pandas as pd
+
     tokens = pd.Series(col, dtype=object)
     numbers = np.array(pd.to_numeric(tokens, errors="coerce"), dtype=np.float64)
     for i in np.flatnonzero(np.isnan(numbers) & tokens.notna().to_numpy()):

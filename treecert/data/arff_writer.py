@@ -104,7 +104,7 @@ def arff_rows(dataset: Dataset) -> str:
     return "".join(r + "\n" for r in rows)
 
 
-def predictions_dataset(data: Dataset, frame, id_column: str | None = None) -> Dataset:
+def predictions_dataset(data: Dataset, columns, id_column: str | None = None) -> Dataset:
     """``predict``'s rows as a Dataset for :func:`arff_rows`, laid out like Weka's
     ``AddClassification -classification -distribution`` output: the data's attributes (and
     its class, when the file has it), ``distribution_<label>`` per class, treecert's other
@@ -115,11 +115,11 @@ def predictions_dataset(data: Dataset, frame, id_column: str | None = None) -> D
     ----------
     data : Dataset
         The scored rows, aligned to the model's schema.
-    frame : pandas.DataFrame
-        Their predictions (:func:`treecert.evaluation.frames.predictions_frame`): ``row``,
+    columns : mapping of name to array (a dict or a pandas.DataFrame)
+        Their predictions (:func:`treecert.evaluation.frames.prediction_columns`): ``row``,
         the id column, ``actual``, ``predicted``, ``p_<label>``, then numeric columns.
     id_column : str, optional
-        An identifier column of ``frame``, written as a string attribute first.
+        An identifier column of ``columns``, written as a string attribute first.
     """
     schema = data.schema
     classes = schema.classes
@@ -127,7 +127,7 @@ def predictions_dataset(data: Dataset, frame, id_column: str | None = None) -> D
     if id_column is not None:
         attrs.append(Attribute(id_column, "string"))
         xs.append(np.full(data.n_samples, np.nan))
-        extra[id_column] = frame[id_column].to_numpy(dtype=object)
+        extra[id_column] = np.asarray(columns[id_column], dtype=object)
     attrs += schema.attributes
     xs += list(data.X.T)
     if data.has_class:
@@ -136,13 +136,14 @@ def predictions_dataset(data: Dataset, frame, id_column: str | None = None) -> D
     skip = {"row", "actual", "predicted", id_column, *(f"p_{c}" for c in classes)}
     for c in classes:
         attrs.append(Attribute(f"distribution_{c}", "numeric"))
-        xs.append(frame[f"p_{c}"].to_numpy(dtype=np.float64))
-    for name in frame.columns:
-        if name not in skip and frame[name].dtype.kind in "fiub":
+        xs.append(np.asarray(columns[f"p_{c}"], dtype=np.float64))
+    for name in list(columns):
+        values = np.asarray(columns[name])
+        if name not in skip and values.dtype.kind in "fiub":
             attrs.append(Attribute(name, "numeric"))
-            xs.append(frame[name].to_numpy(dtype=np.float64))
+            xs.append(values.astype(np.float64))
     code = {c: k for k, c in enumerate(classes)}
-    y = np.array([code[p] for p in frame["predicted"]], dtype=np.int64)
+    y = np.array([code[p] for p in columns["predicted"]], dtype=np.int64)
     out = Schema(tuple(attrs), Attribute("classification", "nominal", classes),
                  relation=schema.relation)
     X = np.column_stack(xs) if xs else np.empty((data.n_samples, 0))

@@ -1,12 +1,18 @@
 """Read CSV text into a :class:`~treecert.data.table._Table`, following Weka's ``CSVLoader``.
 
 A header row names the columns; blank, ``?`` and ``NA`` cells are missing. Columns stay text
-(or floats, where pandas already read numbers) until they meet a schema: then a column is
-numeric where every known value is a number (:func:`_csv_numbers`), otherwise nominal with
-values in order of first appearance (:mod:`treecert.data.loading`,
-:mod:`treecert.data.alignment`). Plain files go through ``pandas.read_csv``; the csv module
-is the exact fallback that reports a ragged row with its line. The chunked reader of
-:mod:`treecert.data.stream` parses each block with the same code.
+(or floats, where the reader already read numbers) until they meet a schema: then a column
+is numeric where every known value is a number (:func:`_csv_numbers`), otherwise nominal
+with values in order of first appearance (:mod:`treecert.data.loading`,
+:mod:`treecert.data.alignment`). The csv module is the reference reader and reports a ragged
+row with its line. Large texts go through ``pandas.read_csv`` (:func:`_csv_fast`, several
+times faster per row); small ones (below :data:`PANDAS_MIN_CHARS`) through the csv module
+with pandas' choice of numeric columns reproduced (:func:`_csv_small`), so that a short
+``predict`` does not import pandas (0.45 CPU-s, issue 15). Both give the same table; a text
+on which that reproduction is not certain (quotes, blank-looking lines, spellings such as
+``True`` or huge integers) goes to pandas whatever its size. ``tests/test_startup.py``
+compares the engines. The chunked reader of :mod:`treecert.data.stream` parses each block
+with the same code.
 """
 
 from __future__ import annotations
@@ -20,13 +26,21 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from treecert.data.schema import Attribute
-from treecert.data.table import _check_text, _Column, _number, _Table
+from treecert.data.table import _NAN, _check_text, _Column, _number, _Table
 from treecert.errors import DataError
 
 _CSV_MISSING = ("", "?", "NA")
+
+PANDAS_MIN_CHARS = 1 << 16
+"""Texts this long or longer are parsed by pandas (the engines agree; pandas is faster on
+many rows, the csv module costs no import on few)."""
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,5})?|[+-]?(?i:inf|infinity)")
+_LONG_EXPONENT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?[0-9]{6,}")
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 StrColumns = Callable[[list[str]], set[str]]
 
@@ -54,11 +68,12 @@ def _csv_error(exc: csv.Error, source: str, line: int) -> DataError:
                      "Is it a text file of comma-separated values?")
 
 
-def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = True,
+def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool | None = None,
                line_offset: int = 0) -> _Table:
     """Parse CSV text; ``str_columns(names)`` says which columns to keep as strings.
 
-    ``fast=False`` forces the csv-module reader (for tests). ``line_offset`` is added to the
+    ``fast`` chooses the engine: None by the text's size (:data:`PANDAS_MIN_CHARS`), True
+    pandas, False the plain csv-module reader (for tests). ``line_offset`` is added to the
     line numbers of data-row errors: a chunk of a larger file (see :mod:`treecert.data.stream`)
     is its header plus rows that start that many lines further down.
     """
@@ -75,7 +90,13 @@ def _parse_csv(text: str, source: str, str_columns: StrColumns, *, fast: bool = 
             raise DataError(f"{source}, line {header_lines}: column {name!r} appears twice.",
                             "Column names must be unique.")
     keep = str_columns(names)
-    columns = _csv_fast(text, names, header_lines, keep) if fast else None
+    columns = None
+    if fast is None:
+        if len(text) < PANDAS_MIN_CHARS:
+            columns = _csv_small(text, source, names, header_lines, keep, line_offset)
+        fast = columns is None  # large, or not certain to match pandas: pandas reads it
+    if fast:
+        columns = _csv_fast(text, names, header_lines, keep)
     if columns is None:
         columns = _csv_slow(text, source, names, line_offset)
     relation = "stdin" if source == "<stdin>" else Path(source).name
@@ -94,8 +115,12 @@ def _strip_missing(raw: Iterable[object], kind: str | None = None) -> np.ndarray
     """Object array of stripped strings, None where the value is missing (blank, ?, NA).
     ``kind``: pandas' ``infer_dtype`` of ``raw`` when the caller has it already."""
     if kind is None and isinstance(raw, np.ndarray):
+        import pandas as pd
+
         kind = pd.api.types.infer_dtype(raw, skipna=True)
     if kind == "string":
+        import pandas as pd
+
         # The same, stripping each distinct value once: most of reading a label column.
         codes, uniques = pd.factorize(pd.Series(raw, dtype=object), use_na_sentinel=True)
         table = np.array([*(u.strip() for u in uniques), None], dtype=object)
@@ -112,6 +137,8 @@ def _csv_fast(text: str, names: list[str], skip: int, keep: set[str]) -> list | 
     too long (pandas raises on those), every row is complete exactly when the count is
     ``(k - 1)`` per row.
     """
+    import pandas as pd
+
     k = len(names)
     dtype = {j: object for j, name in enumerate(names) if name in keep}
     try:
@@ -152,6 +179,76 @@ def _csv_fast(text: str, names: list[str], skip: int, keep: set[str]) -> list | 
 def _csv_slow(text: str, source: str, names: list[str], line_offset: int = 0
               ) -> list[np.ndarray]:
     """The reference reader (the csv module); reports a ragged row with its line."""
+    rows = _csv_rows(text, source, names, line_offset)
+    if not rows:
+        return [np.empty(0, dtype=object) for _ in names]
+    return [_strip_missing(col) for col in zip(*rows, strict=True)]
+
+
+def _csv_small(text: str, source: str, names: list[str], skip: int, keep: set[str],
+               line_offset: int = 0) -> list[np.ndarray] | None:
+    """The csv-module reader, with the columns ``pandas.read_csv`` (:func:`_csv_fast`) would
+    read as numbers made float64 as pandas makes them; None where that is not certain.
+
+    pandas reads a column not in ``keep`` as numbers when every cell is missing (exactly
+    '', '?' or 'NA') or a number: as int64 when all are integers (so '-0' is 0.0, not
+    -0.0), else by a correctly rounded float parser (as ``float``). The text is left to
+    pandas (None) when it holds a quote, a line of blanks or a ragged row (pandas' row and
+    comma checks differ: it reads a long row of blank cells next to a short row, whose
+    commas add up, that the csv module refuses), or a column not in ``keep`` holds a cell
+    with trailing blanks, a ``True``/``False`` spelling (pandas' booleans send the text to
+    :func:`_csv_slow`), an integer beyond int64 or a long number (where the parsers might
+    part).
+    """
+    body = text.split("\n", skip)[skip] if text.count("\n") >= skip else ""
+    lines = [line for line in body.replace("\r\n", "\n").split("\n") if line]
+    if '"' in body or "\r" in "".join(lines) or any(not line.strip() for line in lines):
+        return None
+    try:
+        rows = _csv_rows(text, source, names, line_offset)
+    except DataError:  # pandas may still read it (it pads some ragged rows): its call
+        return None
+    if len(rows) != len(lines):  # a row of blank cells dropped: pandas' count differs
+        return None
+    if not rows:
+        return [np.empty(0, dtype=object) for _ in names]
+    out = []
+    for name, cells in zip(names, zip(*rows, strict=True), strict=True):
+        if name not in keep:
+            numbers = _pandas_numbers(cells)
+            if numbers is NotImplemented:
+                return None
+            if numbers is not None:
+                out.append(numbers)
+                continue
+        out.append(_strip_missing(cells))
+    return out
+
+
+def _pandas_numbers(cells: tuple[str, ...]):
+    """The float64 column pandas reads ``cells`` (a column as the csv module split it) as,
+    None if it reads them as text, NotImplemented if not certain (see :func:`_csv_small`)."""
+    known = [c for c in cells if c not in _CSV_MISSING]
+    for c in known:
+        if (c != c.strip() or c.lower() in ("true", "false") or len(c) > 40
+                or _LONG_EXPONENT.fullmatch(c)):
+            return NotImplemented
+    ints = [int(c) for c in known if _INT.fullmatch(c)]
+    if ints and not _INT64[0] <= min(ints) <= max(ints) <= _INT64[1]:
+        return NotImplemented  # pandas' int64 parse overflows, whatever the other cells
+    if not all(_FLOAT.fullmatch(c) for c in known):
+        return None
+    if len(ints) == len(known):
+        return np.array([_NAN if c in _CSV_MISSING else float(int(c)) for c in cells],
+                        dtype=np.float64)
+    return np.array([_NAN if c in _CSV_MISSING else float(c) for c in cells],
+                    dtype=np.float64)
+
+
+def _csv_rows(text: str, source: str, names: list[str], line_offset: int = 0
+              ) -> list[list[str]]:
+    """The data rows of CSV ``text`` as the csv module splits them (blank rows dropped);
+    a row of another length than the header is a DataError naming its line."""
     reader = csv.reader(io.StringIO(text), skipinitialspace=True)
     rows = []
     try:
@@ -170,21 +267,24 @@ def _csv_slow(text: str, source: str, names: list[str], line_offset: int = 0
             rows.append(row)
     except csv.Error as exc:
         raise _csv_error(exc, source, reader.line_num + line_offset) from None
-    if not rows:
-        return [np.empty(0, dtype=object) for _ in names]
-    return [_strip_missing(col) for col in zip(*rows, strict=True)]
+    return rows
 
 
 def _csv_numbers(raw: np.ndarray) -> np.ndarray | None:
     """Float values of a CSV column if every known value is a number, else None."""
     if raw.dtype == np.float64:
         return raw
-    numbers = np.array(pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce"),
-                       dtype=np.float64)
-    known = np.array([v is not None for v in raw], dtype=bool)
-    for i in np.flatnonzero(np.isnan(numbers) & known):
+    values = raw.tolist()
+    if None not in values and all(_INT.fullmatch(v) for v in values):
+        # pandas.to_numeric's reading, kept: integers (no missing value) as int64 then
+        # floats, so '-0' is 0.0
+        return np.array([float(int(v)) for v in values], dtype=np.float64)
+    numbers = np.full(len(values), _NAN)
+    for i, v in enumerate(values):
+        if v is None:
+            continue
         try:
-            numbers[i] = _number(raw[i])
+            numbers[i] = _number(v)
         except ValueError:
             return None
         if math.isnan(numbers[i]):  # 'nan' is a label here, not a number

@@ -13,7 +13,6 @@ import math
 from datetime import UTC, datetime
 
 import numpy as np
-import pandas as pd
 
 __all__ = ["DEFAULT_DATE_FORMAT"]
 
@@ -90,6 +89,8 @@ def _parse_dates(strings: np.ndarray, pattern: str) -> tuple[np.ndarray, int]:
     numbers on every machine.
     """
     fmt = _strptime_format(pattern)
+    import pandas as pd  # here, not at the top: a `predict` without dates never needs it
+
     series = pd.Series(strings, dtype=object)
     known = series.notna().to_numpy()
     stamps = pd.to_datetime(series, format=fmt, utc=True, errors="coerce")

@@ -324,98 +324,131 @@ def nan_to_none(obj):
 
 
 def write_frame(frame, fh: IO[str], *, header: bool = True) -> None:
-    """``frame.to_csv(fh, index=False, header=header, lineterminator="\\n")``, faster.
+    """``frame.to_csv(fh, index=False, header=header, lineterminator="\\n")``, faster: the
+    DataFrame's columns through :func:`write_columns`."""
+    write_columns({name: frame[name].to_numpy() for name in frame.columns}, fh,
+                  header=header)
 
-    Values are formatted as pandas formats them (floats by numpy's shortest round-trip
-    ``astype(str)``, NaN as ''), quoted as pandas quotes them (QUOTE_MINIMAL), but each
-    distinct value is formatted once, and when the rows after their first column (``row``)
-    take few distinct values — a leaf method's rows are one per (leaf, actual class) —
-    each distinct tail is formatted once: formatting is most of the cost of writing a
-    million rows. Frames with other column types (booleans, missing labels, ...) are left
-    to pandas.
+
+def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) -> None:
+    """A table of named numpy columns as CSV: the bytes ``pandas.DataFrame(columns).to_csv(
+    fh, index=False, header=header, lineterminator="\\n")`` writes, without pandas.
+
+    ``predict`` writes its rows through here so that a short call need not import pandas
+    (0.45 CPU-s, issue 15). Values are formatted as pandas formats them (floats by numpy's
+    shortest round-trip ``astype(str)``, NaN and None as '', booleans as ``True``/``False``),
+    quoted as pandas quotes them (QUOTE_MINIMAL, the csv module), but each distinct value is
+    formatted once, and when the rows after their first column (``row``) take few distinct
+    values — a leaf method's rows are one per (leaf, actual class) — each distinct tail is
+    formatted once: formatting is most of the cost of writing a million rows. Only an object
+    column holding something other than strings and None (numbers, mixed types) is left to
+    pandas, whose spelling of such values is not reimplemented here.
     """
     import csv
 
     import numpy as np
-    import pandas as pd
 
-    kinds = []
-    for name in frame.columns:
-        values = frame[name].to_numpy()
-        kind = values.dtype.kind
-        if kind == "O" and pd.api.types.infer_dtype(values, skipna=False) != "string":
-            kind = "?"
-        if kind not in "fiuO":
-            frame.to_csv(fh, index=False, header=header, lineterminator="\n")
+    from treecert.data.table import _factorize
+
+    names = list(columns)
+    values = [np.asarray(columns[name]) for name in names]
+    for col in values:
+        if col.dtype.kind not in "fiubO" or (
+                col.dtype.kind == "O" and not set(map(type, col.tolist())) <= {str, type(None)}):
+            import pandas as pd  # values only pandas knows how to spell
+
+            pd.DataFrame(dict(zip(names, values, strict=True))).to_csv(
+                fh, index=False, header=header, lineterminator="\n")
             return
-        kinds.append(kind)
     writer = csv.writer(fh, lineterminator="\n")
     if header:
-        writer.writerow([str(c) for c in frame.columns])
-    if len(frame) == 0:
+        writer.writerow([str(c) for c in names])
+    n = len(values[0]) if values else 0
+    if n == 0:
         return
-    plain = all(not any(ch in "\x00".join(pd.unique(frame[name].to_numpy())) for ch in ',"\r\n')
-                for name, kind in zip(frame.columns, kinds, strict=True) if kind == "O")
-    if not plain or frame.shape[1] < 2:
-        writer.writerows(zip(*_text_columns(frame), strict=True))
+    distinct = [_factorize(col)[1] for col in values if col.dtype.kind == "O"]
+    plain = all(not any(ch in "\x00".join(v for v in uniques if v is not None)
+                        for ch in ',"\r\n')
+                for uniques in distinct)
+    if not plain or len(values) < 2:
+        writer.writerows(zip(*_text_columns(values), strict=True))
         return
     # nothing to quote: plain joins, twice the csv module's speed
-    combos = _repeated_tails(frame)
+    combos = _repeated_tails(values)
     if combos is not None:  # few distinct rows after the first column
         codes, first = combos
-        head = _text_columns(frame.iloc[:, :1])[0]
-        tails = np.array([",".join(r) for r in zip(*_text_columns(frame.iloc[first, 1:]),
+        tails = np.array([",".join(r) for r in zip(*_text_columns([v[first] for v in
+                                                                  values[1:]]),
                                                  strict=True)], dtype=object)[codes].tolist()
-        fh.write("\n".join(map(",".join, zip(head, tails, strict=True))) + "\n")
+        if values[0].dtype.kind in "iu":  # row numbers: str(int) is numpy's spelling
+            fh.write("".join([f"{r},{t}\n" for r, t in zip(values[0].tolist(), tails,
+                                                              strict=True)]))
+        else:
+            head = _text_columns(values[:1])[0]
+            fh.write("\n".join(map(",".join, zip(head, tails, strict=True))) + "\n")
     else:
-        fh.write("\n".join(map(",".join, zip(*_text_columns(frame), strict=True))) + "\n")
+        fh.write("\n".join(map(",".join, zip(*_text_columns(values), strict=True))) + "\n")
 
 
-def _text_columns(frame) -> list[list[str]]:
+def _factorize(values):
+    """(codes, number of distinct values): ``codes[i]`` numbers ``values[i]``; floats are
+    told apart by their bits (-0.0 is not 0.0, every NaN is one value)."""
+    import numpy as np
+
+    from treecert.data.table import _factorize as factorize
+
+    if values.dtype.kind == "f":
+        values = values.astype(np.float64)
+        values = np.where(np.isnan(values), np.nan, values).view(np.uint64)
+    elif values.dtype.kind == "b":
+        values = values.astype(np.int64)
+    codes, uniques = factorize(values)
+    return codes, len(uniques)
+
+
+def _text_columns(columns: list) -> list[list[str]]:
     """Every column as the strings pandas' to_csv writes (before quoting)."""
     import numpy as np
 
     out = []
-    for name in frame.columns:
-        values = frame[name].to_numpy()
-        if values.dtype.kind == "f":
-            # distinct by bits: -0.0 and 0.0 are written differently
-            bits = values.astype(np.float64).view(np.uint64)
-            uniques, index, inverse = np.unique(bits, return_index=True, return_inverse=True)
-            if uniques.size * 4 < values.size:
-                text = values[index].astype(str)[inverse]
+    for values in columns:
+        kind = values.dtype.kind
+        if kind == "f":
+            codes, k = _factorize(values)
+            if k * 4 < values.size:  # format each distinct value once
+                first = np.zeros(k, dtype=np.int64)
+                first[codes[::-1]] = np.arange(values.size)[::-1]
+                text = values[first].astype(str)[codes]
             else:
                 text = values.astype(str)
             nan = np.isnan(values)
             if nan.any():
                 text[nan] = ""
             out.append(text.tolist())
-        elif values.dtype.kind in "iu":
-            out.append(values.astype(str).tolist())
+        elif kind in "iub":
+            out.append(values.astype(str).tolist() if kind != "b"
+                       else ["True" if v else "False" for v in values.tolist()])
         else:
-            out.append(values.tolist())
+            out.append(["" if v is None else v for v in values.tolist()])
     return out
 
 
-def _repeated_tails(frame):
+def _repeated_tails(columns: list):
     """(codes, first rows) if the rows without their first column take few distinct values:
     ``codes[i]`` numbers row i's values, ``first[c]`` is the first row with values ``c``;
     else None. Exact: every column is factorised (floats by their bits) and the codes
     combined, so no two different rows share a code.
     """
     import numpy as np
-    import pandas as pd
 
-    n = len(frame)
+    n = len(columns[0])
     combined = np.zeros(n, dtype=np.int64)
-    for name in frame.columns[1:]:
-        values = frame[name].to_numpy()
-        if values.dtype.kind == "f":
-            values = values.astype(np.float64).view(np.uint64)  # -0.0 is not 0.0 here
-        codes, uniques = pd.factorize(values, use_na_sentinel=False)
-        combined, groups = pd.factorize(combined * (uniques.size + 1) + codes)
-        if groups.size * 8 > n:
+    groups = 1
+    for values in columns[1:]:
+        codes, k = _factorize(values)
+        combined, groups = _factorize(combined * (k + 1) + codes)
+        if groups * 8 > n:
             return None
-    first = np.zeros(groups.size, dtype=np.int64)
+    first = np.zeros(groups, dtype=np.int64)
     first[combined[::-1]] = np.arange(n)[::-1]  # the first row of every group
     return combined, first

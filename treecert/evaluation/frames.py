@@ -1,16 +1,34 @@
-"""The per-instance predictions table shared by ``predict`` and ``evaluate``."""
+"""The per-instance predictions table shared by ``predict`` and ``evaluate``.
+
+:func:`prediction_columns` lays it out as named numpy columns, which ``predict`` writes
+without pandas (:func:`treecert.data.fileio.write_columns`: a short ``predict`` call does
+not pay pandas' import, issue 15); :func:`predictions_frame` is the same table as a
+DataFrame, for ``evaluate`` and Python callers.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
 from treecert.evaluation.costs import min_expected_loss_predictions
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def predictions_frame(
+
+def predictions_frame(data: Dataset, proba: np.ndarray, classes: tuple[str, ...],
+                      **kwargs) -> pd.DataFrame:
+    """:func:`prediction_columns` as a DataFrame (same arguments)."""
+    import pandas as pd
+
+    return pd.DataFrame(prediction_columns(data, proba, classes, **kwargs))
+
+
+def prediction_columns(
     data: Dataset,
     proba: np.ndarray,
     classes: tuple[str, ...],
@@ -22,8 +40,8 @@ def predictions_frame(
     row_offset: int = 0,
     extra_columns: dict[str, np.ndarray] | None = None,
     loss: np.ndarray | None = None,
-) -> pd.DataFrame:
-    """The per-instance table shared by ``predict`` and ``evaluate``.
+) -> dict[str, np.ndarray]:
+    """The per-instance table shared by ``predict`` and ``evaluate``, column by column.
 
     Columns: ``row`` (0-based, in input order), the ``id_column`` if asked, ``actual`` when
     the data has the class, ``predicted``, ``p_<label>`` per class in the model's order,
@@ -35,7 +53,7 @@ def predictions_frame(
     ``expected_loss`` holds that minimum.
     """
     n = proba.shape[0]
-    cols: dict[str, object] = {"row": np.arange(row_offset, row_offset + n)}
+    cols: dict[str, np.ndarray] = {"row": np.arange(row_offset, row_offset + n)}
     if id_column is not None:
         cols[id_column] = _id_values(data, id_column)
     labels = np.asarray(classes, dtype=object)
@@ -58,7 +76,7 @@ def predictions_frame(
             cols[f"lower_{c}"] = lower[:, k]
         for k, c in enumerate(classes):
             cols[f"upper_{c}"] = upper[:, k]
-    return pd.DataFrame(cols)
+    return cols
 
 
 def _id_values(data: Dataset, id_column: str) -> np.ndarray:
