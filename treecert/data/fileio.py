@@ -348,7 +348,7 @@ def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) 
 
     import numpy as np
 
-    from treecert.data.table import _factorize
+    from treecert.data.table import _factorize as _labels_and_uniques
 
     names = list(columns)
     values = [np.asarray(columns[name]) for name in names]
@@ -366,7 +366,7 @@ def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) 
     n = len(values[0]) if values else 0
     if n == 0:
         return
-    distinct = [_factorize(col)[1] for col in values if col.dtype.kind == "O"]
+    distinct = [_labels_and_uniques(col)[1] for col in values if col.dtype.kind == "O"]
     plain = all(not any(ch in "\x00".join(v for v in uniques if v is not None)
                         for ch in ',"\r\n')
                 for uniques in distinct)

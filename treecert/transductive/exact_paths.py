@@ -28,7 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from treecert.transductive.node_search import _segments, counts_and_stops, evaluate_nodes
+from treecert.transductive.node_search import (
+    _segments,
+    branch_fractions,
+    counts_and_stops,
+    evaluate_nodes,
+)
 from treecert.tree.grow import route_batch
 from treecert.tree.impurity import _lastsum
 
@@ -85,13 +90,9 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         G = lens.size
         counts, stop = counts_and_stops(finder, rows, w, seg, ne, np.full(G, depth))
         if parent is not None and xmiss.any():  # x's share: branch_fraction's product
-            totals = _lastsum(counts)
-            ptot = np.zeros(parent.max() + 1)
-            for b in range(int(branch.max()) + 1):  # siblings summed in branch order
-                at = xmiss & (branch == b)
-                ptot[parent[at]] = ptot[parent[at]] + totals[at]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                frac = np.where(ptot[parent] > 0, totals / ptot[parent], 0.0)
+            frac = np.ones(xmiss.size)
+            frac[xmiss] = branch_fractions(parent[xmiss], branch[xmiss],
+                                           _lastsum(counts)[xmiss], parent.max() + 1)
             share = np.where(xmiss, share * frac, share)
         x_entry = seg[1:] - 1
         if probe is not None:  # an empty node's estimate is its ancestor's (J48)

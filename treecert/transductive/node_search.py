@@ -129,3 +129,18 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]]):
     return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
                             np.concatenate([v for _, v, _ in nodes]), seg, node,
                             np.array([d for _, _, d in nodes], dtype=np.int64))
+
+
+def branch_fractions(parent: np.ndarray, branch: np.ndarray, totals: np.ndarray,
+                     n_parents: int) -> np.ndarray:
+    """Each edge's C4.5 ``branch_fraction``: its child's total weight over the sum of its
+    siblings' (0 where that sum is 0), the siblings summed in branch order from zero, as
+    :meth:`Tree.apply_weighted` sums them, so an unknown value's share is bit for bit the
+    whole tree's. ``parent``, ``branch`` and ``totals`` are per edge; one edge per
+    (parent, branch)."""
+    ptot = np.zeros(n_parents)
+    for b in range(int(branch.max()) + 1 if branch.size else 0):
+        at = branch == b
+        ptot[parent[at]] = ptot[parent[at]] + totals[at]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(ptot[parent] > 0, totals / ptot[parent], 0.0)

@@ -235,7 +235,7 @@ class RatioScores:
             sc = _ratio(g[jb, jf, jc] - mdl[jf],
                         np.where(right[jb, jf, jc], SR[jf, jc], SL[jf, jc]))
             gc = best - mdl
-            has = self.cut_ok.any(axis=1)[None, :]
+            has = (self.n_cuts > 0)[None, :]
             ok[:, :F] = has & (gc > 0)
             sure &= ~(has & (np.abs(gc) <= 2 * _TOL)).any(axis=1)
             g_lo[:, :F], g_hi[:, :F] = gc - 2 * _TOL, gc + _TOL

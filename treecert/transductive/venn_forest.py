@@ -35,7 +35,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from treecert.transductive.node_search import _segments, counts_and_stops, evaluate_nodes
+from treecert.transductive.node_search import (
+    _segments,
+    branch_fractions,
+    counts_and_stops,
+    evaluate_nodes,
+)
 from treecert.tree.arrays import route_weighted
 from treecert.tree.grow import route_batch
 from treecert.tree.leaf_estimates import leaf_proba
@@ -166,12 +171,7 @@ def _assemble(counts_l, feature_l, threshold_l, vb_parts, edge_parent, edge_bran
     # branch_fraction per edge: the child's total over its siblings', summed in branch
     # order from zero (np.add.at over the children's ids, in order)
     totals = counts.sum(axis=1)
-    ptot = np.zeros(N)
-    for b in range(int(branch.max()) + 1 if branch.size else 0):
-        at = branch == b
-        ptot[parent[at]] = ptot[parent[at]] + totals[child[at]]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        frac = np.where(ptot[parent] > 0, totals[child] / ptot[parent], 0.0)
+    frac = branch_fractions(parent, branch, totals[child], N)
     est = counts.copy()
     for u, p in empty_parent.items():  # an empty node reads its parent's counts
         if totals[u] <= 0:
