@@ -66,25 +66,42 @@ class _Table:
 _PANDAS_MIN_VALUES = 1 << 14
 """From this many values on, :func:`_factorize` uses pandas' hash table."""
 
+_PANDAS_LOADED_MIN_VALUES = 1 << 10
+"""... and from this many on when pandas is loaded already (a streamed file's blocks of
+~15,000 rows, parsed by pandas, each factorised several times on their way out)."""
+
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, list]:
     """(codes, uniques) of a 1-D array of strings and None, or of integers: ``values[i]`` is
     ``uniques[codes[i]]``, the uniques in order of first appearance, None a value like any
-    other (floats: pass their bits, so that -0.0 is not 0.0).
+    other (floats: pass their bits, so that -0.0 is not 0.0; pandas' path reads a NaN in an
+    object array as None).
 
     A dict numbers few values (no pandas import for a short ``predict``, issue 15); from
     :data:`_PANDAS_MIN_VALUES` on ``pandas.factorize`` does, twice as fast — an input that
-    large was, as a rule, parsed by pandas, which is then loaded. Both number the values in order
-    of first appearance, so the codes are the same.
+    large was, as a rule, parsed by pandas, which is then loaded; pandas is used from
+    :data:`_PANDAS_LOADED_MIN_VALUES` on when it is loaded anyway. Both number the values
+    in order of first appearance, so the codes are the same.
     """
-    if values.size >= _PANDAS_MIN_VALUES:
+    import sys
+
+    if values.size >= _PANDAS_MIN_VALUES or (
+            values.size >= _PANDAS_LOADED_MIN_VALUES and "pandas" in sys.modules):
         import pandas as pd
 
-        codes, uniques = pd.factorize(values, use_na_sentinel=False)
+        # With the NA sentinel pandas skips its separate missing-value scan of an object
+        # array (a third of the time); the missing values are then given their place.
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        codes = codes.astype(np.int64, copy=False)
         uniques = uniques.tolist()
-        if values.dtype == object:  # pandas gives NaN for None
-            uniques = [None if u is None or u != u else u for u in uniques]
-        return codes.astype(np.int64, copy=False), uniques
+        missing = codes < 0
+        if values.dtype == object and missing.any():
+            at = int(missing.argmax())  # None's place: after the values seen before it
+            k = int(codes[:at].max()) + 1 if at else 0
+            codes = np.where(codes >= k, codes + 1, codes)
+            codes[missing] = k
+            uniques.insert(k, None)
+        return codes, uniques
     index: dict = {}
     codes = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()),
                         dtype=np.int64, count=values.size)
