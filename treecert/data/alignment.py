@@ -168,7 +168,7 @@ def _test_attribute(
             raise mismatch(f"is {file_kind} here but nominal in the model")
         labels = _labels(col)
         lookup = {v: float(k) for k, v in enumerate(attr.values)}
-        x = _map_labels(labels, lookup, _NAN, -1.0).astype(np.float64)
+        x = _map_labels(col, lookup, _NAN, -1.0, np.float64)
         bad = x < 0
         if bad.any():
             unseen.setdefault(attr.name, Counter()).update(labels[bad].tolist())
@@ -199,13 +199,18 @@ def _test_attribute(
     return parsed
 
 
-def _map_labels(labels: np.ndarray, lookup: dict, missing, unknown) -> np.ndarray:
-    """``[missing if v is None else lookup.get(v, unknown) for v in labels]`` as an array,
-    looking up each distinct label once (a million rows hold a handful of class labels).
+def _map_labels(col: _Column, lookup: dict, missing, unknown, dtype) -> np.ndarray:
+    """``[missing if v is None else lookup.get(v, unknown) for v in _labels(col)]`` as an
+    array of ``dtype``, looking up each distinct label once (a million rows hold a handful
+    of class labels): through the reader's ``coded`` table when it has one, else after
+    factorising the labels.
     """
-    codes, uniques = _factorize(labels)
-    table = np.empty(len(uniques), dtype=object)
-    table[:] = [missing if u is None else lookup.get(u, unknown) for u in uniques]
+    if col.coded is not None:
+        codes, uniques = col.coded
+    else:
+        codes, uniques = _factorize(_labels(col))
+    table = np.array([missing if u is None else lookup.get(u, unknown) for u in uniques],
+                     dtype=dtype)
     return table[codes]
 
 
@@ -226,7 +231,7 @@ def _test_classes(schema: Schema, col: _Column, table: _Table, row_offset: int =
         )
     labels = _labels(col)
     lookup = {v: k for k, v in enumerate(cls.values)}
-    y = _map_labels(labels, lookup, -1, -2).astype(np.int64)
+    y = _map_labels(col, lookup, -1, -2, np.int64)
     bad = np.flatnonzero(y == -2)
     if bad.size:
         i = int(bad[0])

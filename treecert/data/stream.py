@@ -307,5 +307,7 @@ class SchemaReader:
 
 def _slice(table: _Table, a: int, b: int) -> _Table:
     return _Table(table.source, table.relation,
-                  [_Column(c.attr, c.values[a:b]) for c in table.columns],
+                  [_Column(c.attr, c.values[a:b],
+                           None if c.coded is None else (c.coded[0][a:b], c.coded[1]))
+                   for c in table.columns],
                   table.weights[a:b], table.is_csv)
