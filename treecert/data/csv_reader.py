@@ -22,7 +22,7 @@ import io
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +48,7 @@ StrColumns = Callable[[list[str]], set[str]]
 def csv_header(text: str, source: str = "<csv>") -> tuple[list[str], int]:
     """The header row of CSV ``text`` — its first row with a non-blank cell (blank rows
     before it are skipped) — and the number of lines up to its end."""
-    reader = csv.reader(io.StringIO(text), skipinitialspace=True)
+    reader = csv.reader(_lines(text), skipinitialspace=True)
     header: list[str] = []
     try:
         for header in reader:
@@ -57,6 +57,17 @@ def csv_header(text: str, source: str = "<csv>") -> tuple[list[str], int]:
     except csv.Error as exc:
         raise _csv_error(exc, source, reader.line_num) from None
     return header, reader.line_num
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` as ``io.StringIO(text)`` gives them (cut after each LF), one at
+    a time: the header of a streamed block is read from its first line or two, and a
+    StringIO would copy the whole block first (every block, for the header alone)."""
+    start, end = 0, len(text)
+    while start < end:
+        stop = text.find("\n", start) + 1 or end
+        yield text[start:stop]
+        start = stop
 
 
 def _csv_error(exc: csv.Error, source: str, line: int) -> DataError:
@@ -156,8 +167,8 @@ def _csv_fast(text: str, names: list[str], skip: int, keep: set[str]) -> list | 
         # plain", and let the exact reader report the line.
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            df = pd.read_csv(
-                io.StringIO(text), header=None, names=list(range(k)), skiprows=skip,
+            df = pd.read_csv(  # bytes: pandas would encode a StringIO's text itself
+                io.BytesIO(text.encode()), header=None, names=list(range(k)), skiprows=skip,
                 index_col=False, skipinitialspace=True, skip_blank_lines=True,
                 keep_default_na=False, na_values=list(_CSV_MISSING), dtype=dtype,
                 engine="c",

@@ -246,7 +246,7 @@ class SchemaReader:
             if skip is not None and skip(k):
                 yield self._block_rows[k], None, fraction
                 continue
-            if not block.strip():
+            if not block or block.isspace():  # (``not block.strip()`` copies the block)
                 yield 0, None, fraction
                 continue
             if self.format == "arff":

@@ -151,15 +151,31 @@ class Tree(TreeArrays):
         path reach exactly one leaf.
         """
         n = X.shape[0]
-        if n and not np.isnan(X).any():  # one leaf per row: the same triples, faster
-            row, leaf = descend_complete(X, self.feature, self.threshold, self.children_ptr,
-                                         self.children, self.value_branch_ptr,
-                                         self.value_branch)
-            return row, leaf, np.ones(n)
+        leaf = self.apply(X)
+        if leaf is not None:  # one leaf per row, listed in route_weighted's order
+            row = np.argsort(self._depth_key[leaf], kind="stable")
+            return row, leaf[row], np.ones(n)
         frac = self.branch_fraction[self.children] if n else np.empty(0)
         return route_weighted(X, np.arange(n), np.zeros(n, dtype=np.int64), frac,
                               self.feature, self.threshold, self.children_ptr, self.children,
                               self.value_branch_ptr, self.value_branch)
+
+    def apply(self, X: np.ndarray) -> np.ndarray | None:
+        """The leaf every row of ``X`` reaches, when no value of ``X`` is unknown (else
+        None: a row with an unknown value may reach several; :meth:`apply_weighted`)."""
+        if not X.shape[0] or np.isnan(X).any():
+            return None
+        return descend_complete(X, self)
+
+    @property
+    def _depth_key(self) -> np.ndarray:
+        """Node depths as a small integer type, which numpy's stable sort sorts by radix:
+        :meth:`apply_weighted` lists rows by the depth of their leaf."""
+        if "depth_key" not in self._cache:
+            depth = self.node_depth
+            small = np.int16 if self.depth < np.iinfo(np.int16).max else np.int64
+            self._cache["depth_key"] = depth.astype(small)
+        return self._cache["depth_key"]
 
     def leaf_estimates(
         self, kind: str = "frequency", *, alpha: float = 1.0, m: float = 2.0
@@ -172,8 +188,12 @@ class Tree(TreeArrays):
         self, X: np.ndarray, kind: str = "frequency", *, alpha: float = 1.0, m: float = 2.0
     ) -> np.ndarray:
         """Class probabilities (n_samples, n_classes): the weighted sum of leaf estimates."""
-        proba = mix_leaves(self.apply_weighted(X), self.leaf_estimates(kind, alpha=alpha, m=m),
-                           X.shape[0])
+        per_node = self.leaf_estimates(kind, alpha=alpha, m=m)
+        leaf = self.apply(X)
+        if leaf is not None:  # mix_leaves' sum of one leaf with weight 1: the same bits
+            proba = per_node[leaf]
+        else:
+            proba = mix_leaves(self.apply_weighted(X), per_node, X.shape[0])
         return proba / proba.sum(axis=1, keepdims=True)
 
     # ------------------------------------------------------------------ editing
@@ -341,50 +361,59 @@ def route_weighted(X: np.ndarray, row_of: np.ndarray, start: np.ndarray,
     return np.concatenate(out_r), np.concatenate(out_l), np.concatenate(out_w)
 
 
-def descend_complete(X: np.ndarray, feature: np.ndarray, threshold: np.ndarray,
-                     children_ptr: np.ndarray, children: np.ndarray,
-                     value_branch_ptr: np.ndarray, value_branch: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`route_weighted` from the root for rows without unknown values: ``(row, leaf)``
-    in the same order (every weight is 1).
+#: Tree levels :func:`descend_complete` descends between two compactions of its rows.
+_LEVELS_PER_PASS = 3
 
-    Why a second routine: with no unknown value a row never splits, so the per-level work
-    of :func:`route_weighted` — the missing-value masks, the expansions, the
-    concatenations and the weight filter — is pure overhead, and a level is one gather of
-    the tested values and one of the next nodes (half the time for a million rows). The
-    order is the same because :func:`route_weighted` keeps the surviving rows in their
-    order and, with nothing to expand, emits each level's leaves in row order; so is the
-    routing: ``x <= threshold`` takes the first child, a nominal value its
-    ``value_branch``.
+
+def descend_complete(X: np.ndarray, nodes: TreeArrays) -> np.ndarray:
+    """The leaf each row of ``X`` reaches from the root, for rows without unknown values:
+    ``x <= threshold`` takes the first child, a nominal value its ``value_branch``, as
+    :func:`route_weighted` routes them.
+
+    Why a second routine: with no unknown value a row never splits, so the missing-value
+    masks, expansions, concatenations and weights of :func:`route_weighted` are pure
+    overhead, and a level is two gathers and a comparison (a third of the time for a
+    million rows). A leaf is made its own child (tested on any column against +inf), so
+    rows that reach one need not leave at once: the rows are compacted every
+    :data:`_LEVELS_PER_PASS` levels rather than every level.
     """
     n, n_cols = X.shape
-    flat = np.ascontiguousarray(X).ravel()
-    numeric = ~np.isnan(threshold)
-    nominal = bool((~numeric & (feature >= 0)).any())
-    row = np.arange(n)
+    feature, threshold = nodes.feature, nodes.threshold
+    if feature[0] < 0:
+        return np.zeros(n, dtype=np.int64)
+    is_leaf = feature < 0
+    ids = np.arange(feature.size)
+    start = nodes.children_ptr[:-1]
+    # pair[2 v + b]: the child of node v for a numeric test answered b (x > threshold)
+    pair = np.stack([np.where(is_leaf, ids, nodes.children[np.where(is_leaf, 0, start + b)])
+                     for b in (0, 1)], axis=1).ravel()
+    tested = np.where(is_leaf, 0, feature)
+    bound = np.where(is_leaf, np.inf, threshold)
+    nominal = ~is_leaf & np.isnan(threshold)
+    any_nominal = bool(nominal.any())
+    flat = np.ascontiguousarray(X, dtype=np.float64).ravel()
+    leaf = np.empty(n, dtype=np.int64)
+    at = np.arange(0, n * n_cols, n_cols)  # each pending row's first value in ``flat``
     node = np.zeros(n, dtype=np.int64)
-    out_r, out_l = [], []
-    while row.size:
-        f = feature[node]
-        leaf = f < 0
-        if leaf.any():
-            out_r.append(row[leaf])
-            out_l.append(node[leaf])
-            keep = ~leaf
-            row, node, f = row[keep], node[keep], f[keep]
-            if not row.size:
-                break
-        vals = flat[row * n_cols + f]
-        if nominal:
-            num = numeric[node]
-            branch = np.where(num, vals > threshold[node], 0)
-            nom = ~num
-            branch[nom] = value_branch[value_branch_ptr[node[nom]]
-                                       + vals[nom].astype(np.int64)]
-        else:
-            branch = vals > threshold[node]
-        node = children[children_ptr[node] + branch]
-    return np.concatenate(out_r), np.concatenate(out_l)
+    while at.size:
+        for _ in range(_LEVELS_PER_PASS):
+            vals = flat[at + tested[node]]
+            nxt = pair[2 * node + (vals > bound[node])]
+            if any_nominal:
+                nom = nominal[node]
+                if nom.any():
+                    v = node[nom]
+                    nxt[nom] = nodes.children[
+                        nodes.children_ptr[v]
+                        + nodes.value_branch[nodes.value_branch_ptr[v]
+                                             + vals[nom].astype(np.int64)]]
+            node = nxt
+        done = is_leaf[node]
+        if done.any():
+            leaf[at[done] // n_cols] = node[done]
+            keep = ~done
+            at, node = at[keep], node[keep]
+    return leaf
 
 
 def mix_leaves(applied: tuple[np.ndarray, np.ndarray, np.ndarray], per_node: np.ndarray,
