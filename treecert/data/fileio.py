@@ -416,6 +416,8 @@ def _int_pieces(ints) -> list | None:
         return None
     leading = np.array(["", *map(str, range(base, top + 1))], dtype=object)
     two = np.array([f"{v:02d}" for v in range(100)], dtype=object)
+    if hi.min() >= 1:  # every number has three digits or more (all rows but the first 100)
+        return [leading[hi - (base - 1)], two[ints % 100]]
     small = np.array([str(v) for v in range(100)], dtype=object)
     return [leading[np.maximum(hi - base + 1, 0)],
             np.where(ints >= 100, two[ints % 100], small[np.minimum(ints, 99)])]
@@ -440,8 +442,11 @@ def _float_bits(values):
     """Floats as their bits, every NaN one value (-0.0 is not 0.0)."""
     import numpy as np
 
-    values = values.astype(np.float64)
-    return np.where(np.isnan(values), np.nan, values).view(np.uint64)
+    values = values.astype(np.float64, copy=False)
+    nan = np.isnan(values)
+    if nan.any():
+        values = np.where(nan, np.nan, values)
+    return values.view(np.uint64)
 
 
 def _factorize(values):
@@ -501,7 +506,11 @@ def _repeated_tails(columns: list, coded: dict):
     n = len(columns[0])
     group = np.zeros(n, dtype=np.int64)
     first = np.zeros(1, dtype=np.int64)
-    for j, values in enumerate(columns[1:], 1):
+    # floats first: they tell most (a leaf's probabilities decide the predicted class), and
+    # where every row has its own (a transductive method), the first says so at once
+    order = sorted(range(1, len(columns)), key=lambda j: columns[j].dtype.kind != "f")
+    for j in order:
+        values = columns[j]
         key = coded[j][0] if j in coded else (
             _float_bits(values) if values.dtype.kind == "f" else values)
         if np.array_equal(key[first][group], key):
