@@ -18,7 +18,15 @@ largest file is on disk once at a time).
     nice -n 10 python benchmarks/scale_stream.py --rows --arff-mb 500 50 --sparse-mb 50 5
 
 ``--root DIR`` runs the treecert of another checkout (e.g. ``git archive 28f08e5 | tar -x
--C DIR``), for the figures before a change.
+-C DIR``), for the figures before a change; ``--before DIR`` runs both, this checkout and
+DIR, in the same run (their runs alternating, so that both see the same machine load),
+adds a row per size for DIR and checks that both wrote the same bytes.
+
+Python's bytecode cache is on (in a temporary ``PYTHONPYCACHEPREFIX``, as in an installed
+package, and as ``benchmarks/startup.py`` measures), whatever ``PYTHONDONTWRITEBYTECODE``
+says: without it every run would compile treecert's modules again (~0.15 CPU-s), which an
+installed treecert never does. One untimed run of each checkout fills the cache. The machine
+load (``os.getloadavg``) is printed before and after.
 """
 
 from __future__ import annotations
@@ -96,15 +104,28 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--method", default="laplace")
     ap.add_argument("--root", type=Path, help="run the treecert of this checkout")
+    ap.add_argument("--before", type=Path,
+                    help="also run the treecert of this checkout, alternating, in the same run")
     args = ap.parse_args()
     if args.root:
         os.chdir(args.root)  # `python -m treecert` imports the package of the current directory
+    here = Path.cwd()
     work = Path(tempfile.mkdtemp(prefix="treecert-scale-"))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the children inherit both
+    os.environ["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    print(f"load before: {os.getloadavg()}")
     train = work / "train.csv"
     write_synthetic(train, 5_000, seed=1)
     model = work / "model.json"
     measure([sys.executable, "-m", "treecert", "train", str(train), "-o", str(model),
              "--leaf", "laplace", "-q"])
+    roots = {"": here}
+    if args.before:
+        roots[f" (before, {args.before.name})"] = args.before.resolve()
+    warm = work / "warm.csv"
+    write_synthetic(warm, 1_000, seed=2)
+    for root in roots.values():  # fill the bytecode cache
+        predict(root, model, warm, work / "warm-out.csv", args.method)
     print("| rows | file MB | read_csv wall s | read_csv CPU s | read_csv peak MiB | "
           "predict wall s | predict CPU s | predict rows/s (CPU) | predict peak MiB | "
           "speed vs read_csv (wall) | speed vs read_csv (CPU) |")
@@ -112,21 +133,35 @@ def main() -> None:
     for n in args.rows:
         data = work / f"test-{n}.csv"
         write_synthetic(data, n, seed=2)
-        read = [measure([sys.executable, "-c",
-                         f"import pandas; pandas.read_csv({str(data)!r})"])
-                for _ in range(args.repeat)]
-        pred = [measure([sys.executable, "-m", "treecert", "predict", str(model), str(data),
-                         "--method", args.method, "-o", str(work / "out.csv"), "-q"])
-                for _ in range(args.repeat)]
+        read, pred = [], {label: [] for label in roots}
+        for _ in range(args.repeat):
+            read.append(measure([sys.executable, "-c",
+                                 f"import pandas; pandas.read_csv({str(data)!r})"]))
+            for k, (label, root) in enumerate(roots.items()):
+                pred[label].append(predict(root, model, data, work / f"out{k}.csv",
+                                           args.method))
+        if args.before and (work / "out0.csv").read_bytes() != (work / "out1.csv").read_bytes():
+            raise SystemExit(f"{n} rows: the two checkouts wrote different bytes")
         r_s, r_c = (statistics.median(m[i] for m in read) for i in (0, 1))
-        p_s, p_c = (statistics.median(m[i] for m in pred) for i in (0, 1))
-        print(f"| {n:,} | {data.stat().st_size / 1e6:.0f} | {r_s:.2f} | {r_c:.2f} | "
-              f"{max(m[2] for m in read):.0f} | {p_s:.2f} | {p_c:.2f} | {n / p_c:,.0f} | "
-              f"{max(m[2] for m in pred):.0f} | {r_s / p_s:.2f} | {r_c / p_c:.2f} |",
-              flush=True)
+        for label, runs in pred.items():
+            p_s, p_c = (statistics.median(m[i] for m in runs) for i in (0, 1))
+            print(f"| {n:,}{label} | {data.stat().st_size / 1e6:.0f} | {r_s:.2f} | {r_c:.2f} | "
+                  f"{max(m[2] for m in read):.0f} | {p_s:.2f} | {p_c:.2f} | {n / p_c:,.0f} | "
+                  f"{max(m[2] for m in runs):.0f} | {r_s / p_s:.2f} | {r_c / p_c:.2f} |",
+                  flush=True)
+        data.unlink()
+    os.chdir(here)
     if args.arff_mb or args.sparse_mb:
         arff_table(model, work, args.arff_mb, args.sparse_mb, args.method)
+    print(f"load after: {os.getloadavg()}")
     shutil.rmtree(work)
+
+
+def predict(root: Path, model: Path, data: Path, out: Path, method: str):
+    """(wall s, CPU s, peak MiB) of ``treecert predict`` run from the checkout ``root``."""
+    os.chdir(root)  # `python -m treecert` imports the package of the current directory
+    return measure([sys.executable, "-m", "treecert", "predict", str(model), str(data),
+                    "--method", method, "-o", str(out), "-q"])
 
 
 if __name__ == "__main__":
