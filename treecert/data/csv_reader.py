@@ -156,7 +156,8 @@ def _csv_fast(text: str, names: list[str], skip: int, keep: set[str]) -> list | 
 
     pandas pads a short row silently, so the commas outside quotes are counted: with no row
     too long (pandas raises on those), every row is complete exactly when the count is
-    ``(k - 1)`` per row.
+    ``(k - 1)`` per row — unless no row can have been padded (:func:`_may_be_padded`).
+    A text column (``keep``) comes back with its factorisation (``(values, coded)``).
     """
     import pandas as pd
 
