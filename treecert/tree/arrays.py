@@ -153,6 +153,8 @@ class Tree(TreeArrays):
         n = X.shape[0]
         leaf = self.apply(X)
         if leaf is not None:  # one leaf per row, listed in route_weighted's order
+            if n == 1:  # (the engines route one row at a time through fresh trees)
+                return np.zeros(1, dtype=np.int64), leaf, np.ones(1)
             row = np.argsort(self._depth_key[leaf], kind="stable")
             return row, leaf[row], np.ones(n)
         frac = self.branch_fraction[self.children] if n else np.empty(0)
