@@ -11,7 +11,10 @@ hold x. Nothing is certified, so it covers what the certificates do not: C4.5's 
 instances (missing values in D and in x: x then follows every branch of a test on an
 attribute it lacks), ``gain_ratio`` with its average-gain filter and MDL correction, and any
 stopping rule. The batched engine (:mod:`treecert.transductive.batch_engine`) sends here
-every job its certificates do not serve.
+every job its certificates do not serve. The nominal part of every search is tallied once
+per distinct set of training rows among the round's nodes and x added to it
+(:mod:`treecert.transductive.shared_tallies`): the K labels of one x, and every x entering a
+branch the same way, hold the same training rows with the same C4.5 weights.
 
 Bit-for-bit equality with growing the whole tree and routing x through it
 (``engine=naive``): each node's rows and weights are the grower's, in the grower's order, so
