@@ -93,7 +93,9 @@ class SharedTallies(SplitFinder):
         return counts, elig
 
     def _value_impurity(self, cnt: np.ndarray, j: int, gini: bool) -> np.ndarray:
-        """The groups' per-value N·impurity, with each node's own where x's value is."""
+        """The groups' per-value N·impurity, with each node's own where x's value is.
+        Counts that are not the last tally's (no caller passes any) are scored directly:
+        the same numbers either way."""
         ch = self._chunk
         if ch is None or cnt.shape[0] != ch.group.size or not np.may_share_memory(cnt, ch.counts):
             return super()._value_impurity(cnt, j, gini)
