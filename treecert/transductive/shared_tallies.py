@@ -16,8 +16,11 @@ Bit for bit the grower's: ``bincount`` adds a cell's weights one after the other
 order of the node's rows, and x — the node's last row, ineligible — comes last in every
 cell, so the grower's cell sum is fl(training rows' sum + x's weight), which is what adding
 x's weight to the shared sum gives; x's eligible weight is 0 (adding 0.0 changes no sum).
-Everything after the tally is the grower's own scoring
-(:meth:`treecert.tree.split_search.SplitFinder._nominal_nodes`).
+The per-value N·impurity is taken once per group as well and recomputed only in x's cells
+(it is elementwise over the class axis: a group's numbers are each node's). Everything else
+is the grower's own scoring (:meth:`treecert.tree.split_search.SplitFinder._nominal_nodes`),
+on the same chunks of nodes: memory stays within twice the grower's (the groups' tallies
+beside the nodes').
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class SharedTallies(SplitFinder):
         return out
 
     def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
+        """The grower's tallies of nodes g0..g1-1: one per group of equal training rows and
+        weights (found by their bytes), x's weight added to its cells."""
         seg = b.seg[g0:g1 + 1]
         lo, hi = seg[:-1], seg[1:]
         last = b.rows[np.where(hi > lo, hi - 1, 0)]  # rows exist: a nominal search ran
