@@ -3,6 +3,8 @@
 Run from the repository root (needs ../shared/datasets and scikit-learn)::
 
     python benchmarks/engine_hard_cases.py [--sample 2] [--cases vote,soybean,...]
+    git archive 1f4238b | tar -x -C /tmp/base_frac          # the code before, then:
+    python benchmarks/engine_hard_cases.py --before /tmp/base_frac --cases vote,soybean
 
 For every case, 10-fold CV on the shared folds, in-process CPU time
 (``time.process_time``; everything is single-threaded):
@@ -15,12 +17,18 @@ For every case, 10-fold CV on the shared folds, in-process CPU time
   the same sample.
 The fast and naive probabilities are checked bit for bit on the sample. ``--venn`` adds the
 Venn machine's and K&K's 10-fold cost against a plain tree's; ``--kk-loo`` times K&K's
-leave-one-out instead (:func:`kk_loo_row`).
+leave-one-out instead (:func:`kk_loo_row`). ``--before DIR`` adds ``fast`` of the code in
+DIR (an older checkout; only its ``treecert`` is imported), and then times ``fast`` of both
+codes in fresh processes, one after the other per case (:func:`fast_seconds`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -43,6 +51,8 @@ CASES = {
     "breast-cancer": ("breast-cancer", "info_gain", 0.0),
     "soybean": ("soybean", "info_gain", 0.0),
     "segment-gain_ratio": ("segment-challenge", "gain_ratio", 0.0),
+    "vote-gain_ratio": ("vote", "gain_ratio", 0.0),
+    "soybean-gain_ratio": ("soybean", "gain_ratio", 0.0),
 }
 
 
@@ -76,12 +86,30 @@ def _cv_seconds(data: Dataset, ids: np.ndarray, spec: str) -> float:
     return t
 
 
-def case_row(case: str, sample: int, venn: bool) -> dict:
-    name, criterion, blank = CASES[case]
+def _case_data(case: str) -> tuple[Dataset, np.ndarray]:
+    name, _, blank = CASES[case]
     data = load_dataset(SHARED / f"{name}.arff")
     ids = read_fold_ids((SHARED / f"{name}.folds.csv").read_text(), data.n_samples, name)
-    if blank:
-        data = _blanked(data, blank)
+    return (_blanked(data, blank) if blank else data), ids
+
+
+def fast_seconds(case: str, code: Path | None = None) -> float:
+    """CPU seconds of ``fast`` (10 folds, fit and predict of every test row) of the
+    ``treecert`` in ``code``, in a fresh process (this checkout's when None)."""
+    env = {**os.environ, "PYTHONPATH": str(code or ROOT)}
+    out = subprocess.run([sys.executable, __file__, "--fast-only", case], env=env,
+                         cwd=code or ROOT, capture_output=True, text=True, check=True)
+    return float(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _fast_here(case: str) -> float:
+    data, ids = _case_data(case)
+    return _cv_seconds(data, ids, f"tpce:criterion={CASES[case][1]}")
+
+
+def case_row(case: str, sample: int, venn: bool) -> dict:
+    criterion = CASES[case][1]
+    data, ids = _case_data(case)
     n = data.n_samples
     spec = f"tpce:criterion={criterion}"
     fast_s = naive_s = sk_s = 0.0
@@ -143,7 +171,12 @@ def main() -> None:
     ap.add_argument("--venn", action="store_true")
     ap.add_argument("--kk-loo", action="store_true",
                     help="K&K leave-one-out: engine vs refitting the inductive tree per row")
+    ap.add_argument("--before", type=Path, help="an older checkout: its fast engine too")
+    ap.add_argument("--fast-only", help=argparse.SUPPRESS)  # one case's fast seconds, JSON
     args = ap.parse_args()
+    if args.fast_only:
+        print(json.dumps(_fast_here(args.fast_only)))
+        return
     if args.kk_loo:
         print("| case | n | K&K LOO ms/row (engine, all steps) | inductive refit ms/row (before,"
               " that step alone) |")
@@ -153,6 +186,14 @@ def main() -> None:
             print(f"| {r['case']} | {r['n']} | {r['fast_ms']:.2f} | {r['refit_ms']:.2f} |",
                   flush=True)
         return
+    before = {}
+    for case in args.cases.split(",") if args.before else ():
+        n = _case_data(case)[0].n_samples
+        old, new = fast_seconds(case, args.before), fast_seconds(case)
+        before[case] = (1e3 * old / n, 1e3 * new / n)
+        print(f"{case}: fast before {before[case][0]:.2f} ms/row, after {before[case][1]:.2f}"
+              f" ms/row (fresh processes, one after the other): {old / new:.2f}x",
+              flush=True)
     print("| case | n | K | missing | criterion | fast ms/row | complete-data ms/row |"
           " naive ms/row | sklearn loop ms/row | fast/complete | naive/fast | sklearn/fast |"
           + (" tree CV s | venn/tree | kk/tree |" if args.venn else ""))

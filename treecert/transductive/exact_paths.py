@@ -11,7 +11,10 @@ hold x. Nothing is certified, so it covers what the certificates do not: C4.5's 
 instances (missing values in D and in x: x then follows every branch of a test on an
 attribute it lacks), ``gain_ratio`` with its average-gain filter and MDL correction, and any
 stopping rule. The batched engine (:mod:`treecert.transductive.batch_engine`) sends here
-every job its certificates do not serve.
+every job its certificates do not serve. The nominal part of every search is tallied once
+per distinct set of training rows among the round's nodes and x added to it
+(:mod:`treecert.transductive.shared_tallies`): the K labels of one x, and every x entering a
+branch the same way, hold the same training rows with the same C4.5 weights.
 
 Bit-for-bit equality with growing the whole tree and routing x through it
 (``engine=naive``): each node's rows and weights are the grower's, in the grower's order, so
@@ -34,6 +37,7 @@ from treecert.transductive.node_search import (
     counts_and_stops,
     evaluate_nodes,
 )
+from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.grow import route_batch
 from treecert.tree.impurity import _lastsum
 
@@ -71,6 +75,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     x's share. Leave-one-out of the inductive tree (Kukar & Kononenko) uses it."""
     K = finder.n_classes
     X = finder.X
+    finder = SharedTallies.of(finder)  # one nominal tally per distinct set of rows
     is_nominal = np.zeros(X.shape[1], dtype=bool)
     is_nominal[finder.nominal_idx] = True
     J = len(roots)
