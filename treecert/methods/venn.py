@@ -381,4 +381,6 @@ class VennMethod(HoldsSharedEngine, Method):
             return None
         if self.batch_ is not None and self.batch_.walks:  # the same tree, already grown
             return float(self.batch_.base_sub.tree.n_leaves)
+        if self.batch_ is not None and self.batch_.base_leaves is not None:  # grown in a forest
+            return float(self.batch_.base_leaves)
         return float(self.engine_.base[0].n_leaves)

@@ -26,7 +26,7 @@ import numpy as np
 
 from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.batch_engine import BatchEngine
-from treecert.transductive.venn_forest import Forecasts, grow_forest
+from treecert.transductive.venn_forest import Forecasts, grow_forest, n_leaves
 from treecert.tree.leaf_estimates import leaf_proba
 
 #: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
@@ -41,6 +41,10 @@ _PAIRS_PER_BATCH = 1 << 20
 
 class TreeVennBatch(BatchEngine):
     """Venn matrices of a batch of test objects from the trees on D ∪ {(x, j)}."""
+
+    #: Leaves of the tree on D, once a forest has grown it alongside the trees of its jobs
+    #: (:meth:`_whole_tree_matrices`): the method's size without growing that tree again.
+    base_leaves: int | None = None
 
     @property
     def walks(self) -> bool:
@@ -100,7 +104,13 @@ class TreeVennBatch(BatchEngine):
             J = (hi - lo) * K
             labels = np.tile(np.arange(K), hi - lo)
             finder, rank = self._augmented(np.repeat(Q[lo:hi], K, axis=0), labels)
-            forest = grow_forest(finder, self._roots(J, np.full(J, -1)), rank)
+            roots = self._roots(J, np.full(J, -1))
+            alone = self.base_leaves is None  # and the tree on D, for the method's size
+            if alone:
+                roots.append((np.arange(n), self.w))
+            forest = grow_forest(finder, roots, rank, n_train=n)
+            if alone:
+                self.base_leaves = n_leaves(forest, J)
             job = np.repeat(np.arange(J), n + 1)
             row = np.tile(np.arange(n + 1), J)
             F = Forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind, alpha,
