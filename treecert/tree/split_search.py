@@ -280,11 +280,10 @@ class SplitFinder(NumericSearch):
         parts = [self._nominal_nodes(b, g, min(g + step, b.G)) for g in range(0, b.G, step)]
         return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
 
-    def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
-        """Weighted class counts (G, q, V, K) and eligible weights (G, q, V) of every
-        (node, nominal column, value) of the nodes g0..g1-1, each cell summed in row order
-        from zero (``bincount``); a subclass may serve them from tables it keeps
-        (:mod:`treecert.transductive.venn_search`)."""
+    def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
+        """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
+        params = self.params
+        gini = params.criterion == "gini"
         cols = self.nominal_idx
         K, V, q, G = self.n_classes, self.max_values, cols.size, g1 - g0
         lo, hi = b.seg[g0], b.seg[g1]
@@ -304,15 +303,6 @@ class SplitFinder(NumericSearch):
             cell[known], weights=np.broadcast_to(we[:, None], cell.shape)[known],
             minlength=G * q * V,
         ).reshape(G, q, V)
-        return counts, elig
-
-    def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
-        """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
-        params = self.params
-        gini = params.criterion == "gini"
-        cols = self.nominal_idx
-        q, G = cols.size, g1 - g0
-        counts, elig = self._nominal_tally(b, g0, g1)
         known_counts = counts.sum(axis=2)  # (G, q, K)
         wk = _lastsum(known_counts)
         parent_imp = _impurity_last(known_counts, gini)
