@@ -34,6 +34,7 @@ from treecert.transductive.node_search import (
     counts_and_stops,
     evaluate_nodes,
 )
+from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.grow import route_batch
 from treecert.tree.impurity import _lastsum
 
@@ -71,6 +72,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     x's share. Leave-one-out of the inductive tree (Kukar & Kononenko) uses it."""
     K = finder.n_classes
     X = finder.X
+    finder = SharedTallies.of(finder)  # one nominal tally per distinct set of rows
     is_nominal = np.zeros(X.shape[1], dtype=bool)
     is_nominal[finder.nominal_idx] = True
     J = len(roots)

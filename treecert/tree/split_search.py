@@ -280,10 +280,10 @@ class SplitFinder(NumericSearch):
         parts = [self._nominal_nodes(b, g, min(g + step, b.G)) for g in range(0, b.G, step)]
         return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
 
-    def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
-        """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
-        params = self.params
-        gini = params.criterion == "gini"
+    def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
+        """Class weights (G, q, V, K) and eligible weights (G, q, V) per (node, nominal
+        column, value) of the nodes g0..g1-1, rows with an unknown value left out; each cell
+        summed over the node's rows in their order (``bincount``: one after the other)."""
         cols = self.nominal_idx
         K, V, q, G = self.n_classes, self.max_values, cols.size, g1 - g0
         lo, hi = b.seg[g0], b.seg[g1]
@@ -292,9 +292,8 @@ class SplitFinder(NumericSearch):
         codes = self.X[np.ix_(rows, cols)]
         known = ~np.isnan(codes)
         ci = np.where(known, codes, 0).astype(np.int64)
-        y = self.y[rows]
         cell = ((b.node[lo:hi] - g0)[:, None] * q + np.arange(q)[None, :]) * V + ci
-        flat = cell * K + y[:, None]
+        flat = cell * K + self.y[rows][:, None]
         counts = np.bincount(
             flat[known], weights=np.broadcast_to(w[:, None], flat.shape)[known],
             minlength=G * q * V * K,
@@ -303,6 +302,15 @@ class SplitFinder(NumericSearch):
             cell[known], weights=np.broadcast_to(we[:, None], cell.shape)[known],
             minlength=G * q * V,
         ).reshape(G, q, V)
+        return counts, elig
+
+    def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
+        """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
+        params = self.params
+        gini = params.criterion == "gini"
+        cols = self.nominal_idx
+        q, G = cols.size, g1 - g0
+        counts, elig = self._nominal_tally(b, g0, g1)
         known_counts = counts.sum(axis=2)  # (G, q, K)
         wk = _lastsum(known_counts)
         parent_imp = _impurity_last(known_counts, gini)

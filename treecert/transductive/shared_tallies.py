@@ -1,0 +1,77 @@
+"""Nominal tallies shared among the nodes of many jobs: one ``bincount`` per distinct set of
+training rows, not one per (x, c).
+
+The exact batched paths (:mod:`treecert.transductive.exact_paths`) search every node holding
+x, for every job (x, c) — with missing values (C4.5's fractional instances) no certificate
+applies. Most of a nominal search is the tally: the class weight of every (node, column,
+value), a ``bincount`` over rows × columns. But the nodes of a batch repeat their training
+rows: the K labels of one x share a node until their tests part (x's class never moves a
+row: C4.5's branch fractions come from the branches' *known weights*, which x's value sets,
+not its class); at the root every job holds all of D; below it, every x that enters a branch
+the same way (its value known and leading there, or unknown) finds the same rows with the
+same weights. So the tally is taken once per distinct (training rows, weights) and x is
+added to it.
+
+Bit for bit the grower's: ``bincount`` adds a cell's weights one after the other in the
+order of the node's rows, and x — the node's last row, ineligible — comes last in every
+cell, so the grower's cell sum is fl(training rows' sum + x's weight), which is what adding
+x's weight to the shared sum gives; x's eligible weight is 0 (adding 0.0 changes no sum).
+Everything after the tally is the grower's own scoring
+(:meth:`treecert.tree.split_search.SplitFinder._nominal_nodes`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treecert.tree.segments import _Batch
+from treecert.tree.split_search import SplitFinder
+
+
+class SharedTallies(SplitFinder):
+    """A :class:`SplitFinder` (the same state) whose nominal tallies are taken once per
+    distinct set of training rows among the nodes of a batch (module docstring). A node's
+    "x" is its last row when that row is ineligible; nodes without one share too."""
+
+    @classmethod
+    def of(cls, finder: SplitFinder) -> SharedTallies:
+        """The finder ``finder`` (its arrays, not copies) with shared tallies."""
+        out = cls.__new__(cls)
+        out.__dict__.update(finder.__dict__)
+        return out
+
+    def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
+        seg = b.seg[g0:g1 + 1]
+        lo, hi = seg[:-1], seg[1:]
+        last = b.rows[np.where(hi > lo, hi - 1, 0)]  # rows exist: a nominal search ran
+        has_x = (hi > lo) & (False if self.eligible is None else ~self.eligible[last])
+        end = hi - has_x  # the node's training rows: lo..end
+        group = np.empty(g1 - g0, dtype=np.int64)
+        firsts: dict[tuple[bytes, bytes], int] = {}
+        reps: list[int] = []
+        for g, (a, e) in enumerate(zip(lo.tolist(), end.tolist(), strict=True)):
+            key = (b.rows[a:e].tobytes(), b.w[a:e].tobytes())
+            got = firsts.get(key)
+            if got is None:
+                got = firsts[key] = len(reps)
+                reps.append(g)
+            group[g] = got
+        r = np.array(reps, dtype=np.int64)
+        lens = end[r] - lo[r]
+        take = np.concatenate([np.arange(lo[g], end[g]) for g in r]) if r.size else \
+            np.empty(0, np.int64)
+        rseg = np.zeros(r.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=rseg[1:])
+        sub = _Batch(rseg, b.rows[take], b.w[take], None if b.we is None else b.we[take],
+                     None, None, None)
+        counts, elig = super()._nominal_tally(sub, 0, r.size)
+        counts, elig = counts[group], elig[group]
+        # x, last in every cell it enters: its weight added to the shared sums
+        gx = np.flatnonzero(has_x)
+        if gx.size:
+            xr = last[gx]
+            codes = self.X[np.ix_(xr, self.nominal_idx)]
+            gi, ji = np.nonzero(~np.isnan(codes))
+            g = gx[gi]
+            counts[g, ji, codes[gi, ji].astype(np.int64), self.y[xr[gi]]] += b.w[hi[g] - 1]
+        return counts, elig
