@@ -78,7 +78,7 @@ def test_forest_forecasts_equal_each_trees_predict_proba(data, criterion, binary
     Xq, labels = np.repeat(Q, K, axis=0), np.tile(np.arange(K), Q.shape[0])
     J = labels.size
     finder, rank = batch._augmented(Xq, labels)
-    forest = grow_forest(finder, batch._roots(J, np.full(J, -1)), rank, n_train=n)
+    forest = grow_forest(finder, batch._roots(J, np.full(J, -1)), rank)
     job, row = np.repeat(np.arange(J), n + 1), np.tile(np.arange(n + 1), J)
     F = Forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind, 1.0, 2.0)
     F = F.take(np.arange(J * (n + 1))).reshape(J, n + 1, K)

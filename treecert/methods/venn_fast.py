@@ -108,7 +108,7 @@ class TreeVennBatch(BatchEngine):
             alone = self.base_leaves is None  # and the tree on D, for the method's size
             if alone:
                 roots.append((np.arange(n), self.w))
-            forest = grow_forest(finder, roots, rank, n_train=n)
+            forest = grow_forest(finder, roots, rank)
             if alone:
                 self.base_leaves = n_leaves(forest, J)
             job = np.repeat(np.arange(J), n + 1)

@@ -42,7 +42,7 @@ from treecert.transductive.node_search import (
     counts_and_stops,
     evaluate_nodes,
 )
-from treecert.transductive.venn_search import SharedTallyFinder
+from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.arrays import route_weighted
 from treecert.tree.grow import route_batch
 from treecert.tree.leaf_estimates import leaf_proba
@@ -70,15 +70,16 @@ class Forest:
 
 
 def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
-                rank: np.ndarray | None = None, n_train: int | None = None) -> Forest:
+                rank: np.ndarray | None = None) -> Forest:
     """The trees grown from ``roots[i] = (rows, weights)`` (rows increasing) at depth 0,
     level by level, each distinct non-empty node of a level grown once (module docstring).
     ``rank``: :func:`~treecert.transductive.node_search.value_ranks` of the finder.
-    ``n_train``: rows of ``finder.X`` from there on are test rows x, at most one per root
-    and last in it; nodes that differ only by x then share their nominal tallies
-    (:class:`~treecert.transductive.venn_search.SharedTallyFinder`)."""
+    Nodes with the same training rows — every job's root, the K labels of one x until
+    their tests part — take their nominal tallies once
+    (:class:`~treecert.transductive.shared_tallies.SharedTallies`; x is a root's last,
+    ineligible row)."""
     K = finder.n_classes
-    search = finder if n_train is None else SharedTallyFinder.of(finder, n_train)
+    search = SharedTallies.of(finder)
     X = finder.X
     is_nominal = np.zeros(X.shape[1], dtype=bool)
     is_nominal[finder.nominal_idx] = True
