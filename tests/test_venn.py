@@ -15,7 +15,7 @@ from treecert.data.schema import Dataset
 from treecert.methods import make_method
 from treecert.methods.naive_bayes import NaiveBayes
 from treecert.methods.venn import _NBVenn, bag_venn_matrices, summarise, type_columns, venn_row
-from treecert.methods.venn_types import mdl_cuts_segments, venn_rows_atoms
+from treecert.methods.venn_types import mdl_cuts_segments, merge_atoms, venn_rows_atoms
 
 
 def test_venn_row_by_hand():
@@ -174,6 +174,14 @@ def test_batched_venn_rows_equal_weka_mdl_row_by_row(seed, n_classes, n_rows):
     got = venn_rows_atoms(np.vstack(values), np.vstack(counts), np.concatenate(n_inst),
                           np.array(ptr), np.array(x_atom), columns)
     np.testing.assert_array_equal(got, np.array(want))
+    # atoms of one row with one forecast vector merged (integer counts): the same rows
+    V = np.vstack(values)
+    vid = np.unique(V, axis=0, return_inverse=True)[1].ravel()
+    vid[x_atom] = vid.max() + 1
+    first, *merged = merge_atoms(vid, np.vstack(counts), np.concatenate(n_inst), np.array(ptr),
+                                 np.array(x_atom))
+    assert merged[2][-1] <= len(vid)
+    np.testing.assert_array_equal(venn_rows_atoms(V[first], *merged, columns), got)
 
 
 def test_incremental_naive_bayes_equals_refitting():

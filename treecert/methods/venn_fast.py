@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.methods.venn_types import venn_rows_atoms
+from treecert.methods.venn_types import merge_atoms, venn_rows_atoms
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.venn_forest import Forecasts, grow_forest, n_leaves
 from treecert.tree.leaf_estimates import leaf_proba
@@ -79,11 +79,19 @@ class TreeVennBatch(BatchEngine):
             hi = min(B, lo + per)
             labels = np.tile(np.arange(K), hi - lo)
             jobs = self.grow_batch(np.repeat(Q[lo:hi], K, axis=0), labels, paths_only=False)
-            counts, n_inst, atom_ptr, x_atom = self._atoms(jobs)
-            job_of_atom = np.repeat(np.arange(len(jobs)), np.diff(atom_ptr))
-            values = self._forecasts(counts, labels[job_of_atom], kind, alpha, m)
-            out[lo:hi] = venn_rows_atoms(values, counts, n_inst, atom_ptr, x_atom,
-                                         columns).reshape(hi - lo, K, K)
+            counts, n_inst, atom_ptr, x_atom, src = self._atoms(jobs)
+            label = np.repeat(labels, np.diff(atom_ptr))
+            # forecasts once per (pool entry[, label]): most atoms are the base tree's leaves
+            key = src * K + label if kind == "m_estimate" else src
+            _, rep, inv = np.unique(key, return_index=True, return_inverse=True)
+            values = self._forecasts(counts[rep], label[rep], kind, alpha, m)
+            _, vid = np.unique(values, axis=0, return_inverse=True)
+            vid = vid.ravel()[inv.ravel()]
+            vid[x_atom] = vid.max() + 1  # x's atom stays its own
+            first, counts, n_inst, atom_ptr, x_atom = merge_atoms(vid, counts, n_inst,
+                                                                  atom_ptr, x_atom)
+            out[lo:hi] = venn_rows_atoms(values[inv.ravel()[first]], counts, n_inst, atom_ptr,
+                                         x_atom, columns).reshape(hi - lo, K, K)
         return out
 
     def _whole_tree_matrices(self, Q, kind, alpha, m, columns) -> np.ndarray:
@@ -134,10 +142,11 @@ class TreeVennBatch(BatchEngine):
         return out
 
     def _atoms(self, jobs):
-        """(counts, n_inst, atom_ptr, x_atom) of the groups of examples sharing a leaf of
-        each job's tree on D ∪ {(x, j)}: the base leaves outside ``cut``, the hanging
+        """(counts, n_inst, atom_ptr, x_atom, src) of the groups of examples sharing a leaf
+        of each job's tree on D ∪ {(x, j)}: the base leaves outside ``cut``, the hanging
         subtrees' leaves, and x's leaf with x (last); job i's atoms are
-        ``atom_ptr[i]:atom_ptr[i + 1]``."""
+        ``atom_ptr[i]:atom_ptr[i + 1]``; ``src`` is each atom's place in a pool of leaves
+        (atoms of one place are one leaf, with the same counts)."""
         base = self.base_sub
         n_base = base.leaves.size
         pool_c = [base.tree.counts[base.leaves]]
@@ -176,7 +185,7 @@ class TreeVennBatch(BatchEngine):
         atom_ptr = np.concatenate([[0], np.cumsum(lens)])
         take = np.concatenate([p for own in parts for p in own])
         return (np.vstack(pool_c)[take], np.concatenate(pool_n)[take], atom_ptr,
-                atom_ptr[1:] - 1)
+                atom_ptr[1:] - 1, take)
 
     def _forecasts(self, counts, labels, kind, alpha, m):
         """Leaf estimates of the atoms (``labels``: the tentative label of each atom's

@@ -101,6 +101,35 @@ def _best_cuts(counts, a, length, n_i, log2_3k):
     return accept, k
 
 
+def merge_atoms(vid: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
+                atom_ptr: np.ndarray, x_atom: np.ndarray):
+    """The atoms of each Venn row that share a forecast vector (the same ``vid``; x's atom
+    must have an id of its own) merged into one, when that cannot change a bit of
+    :func:`venn_rows_atoms`: with integer counts (sums below 2^53) every class sum it
+    takes — per value group in the MDL, per bin in the row — is exact in any order, and
+    atoms with one forecast vector fall in the same group of every column. A tree's pure
+    leaves of one class are one atom then (letter-shaped data: 2 000 leaves, ~550 atoms).
+    With other counts nothing is merged.
+
+    Returns ``(first, counts, n_inst, atom_ptr, x_atom)`` of the merged atoms, ``first``
+    an original atom of each (for its forecast)."""
+    R = atom_ptr.size - 1
+    exact = (bool(np.all(counts == np.floor(counts))) and float(counts.sum()) < 2.0**53
+             and bool(np.all(counts >= 0)))
+    if not exact or not vid.size:
+        return np.arange(vid.size), counts, n_inst, atom_ptr, x_atom
+    owner = np.repeat(np.arange(R), np.diff(atom_ptr))
+    span = int(vid.max()) + 1
+    uniq, first, inv = np.unique(owner * span + vid, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    A, K = uniq.size, counts.shape[1]
+    merged = np.empty((A, K))
+    for k in range(K):
+        merged[:, k] = np.bincount(inv, weights=counts[:, k], minlength=A)
+    ptr = np.searchsorted(uniq // span, np.arange(R + 1))
+    return first, merged, np.bincount(inv, weights=n_inst, minlength=A), ptr, inv[x_atom]
+
+
 def venn_rows_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
                     atom_ptr: np.ndarray, x_atom: np.ndarray, columns: list[int]) -> np.ndarray:
     """Venn-matrix rows (R, K) from *atoms*: groups of examples sharing one forecast vector.
