@@ -98,8 +98,9 @@ class TreeVennBatch(BatchEngine):
         """Venn matrices from whole trees on D ∪ {(x, j)} (unknown values in D or x):
         grown together (:func:`grow_forest`), every example forecast in each
         (:class:`Forecasts`); a job's examples reaching one leaf whole form one atom when
-        the weights are integers (their class sums are then exact in any order), every
-        other example its own, and x its own, last."""
+        the weights are integers (their class sums are then exact in any order) — one atom
+        for all the leaves of one forecast vector, unless the m-estimate's prior makes it
+        depend on the job — every other example its own, and x its own, last."""
         n, K = self.n, self.K
         B = Q.shape[0]
         pairs = min(_PAIRS_PER_BATCH, 8 * _PAIRS_PER_BATCH // K)  # and pairs × K <= 2^23
@@ -126,7 +127,13 @@ class TreeVennBatch(BatchEngine):
             leaf = F.leaf
             N = forest.counts.shape[0]
             span = N + n + 1  # per job: its leaves, then one slot per example, x last
-            slot = np.where((leaf >= 0) & (row < n) & self.integral, leaf, N + row)
+            lone = (leaf >= 0) & (row < n) & self.integral
+            if F.per_node is not None and lone.any():  # leaves with one forecast: one atom
+                used = np.unique(leaf[lone])
+                ids = np.zeros(N, dtype=np.int64)
+                ids[used] = np.unique(F.per_node[used], axis=0, return_inverse=True)[1].ravel()
+                leaf = ids[leaf]
+            slot = np.where(lone, leaf, N + row)
             uniq, first, inv = np.unique(job * span + slot, return_index=True,
                                          return_inverse=True)
             inv = inv.ravel()
