@@ -22,8 +22,11 @@ Everything after the tally is the grower's own scoring
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from treecert.tree.impurity import _impurity_last
 from treecert.tree.segments import _Batch
 from treecert.tree.split_search import SplitFinder
 
@@ -38,6 +41,7 @@ class SharedTallies(SplitFinder):
         """The finder ``finder`` (its arrays, not copies) with shared tallies."""
         out = cls.__new__(cls)
         out.__dict__.update(finder.__dict__)
+        out._chunk = None
         return out
 
     def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
@@ -64,14 +68,48 @@ class SharedTallies(SplitFinder):
         np.cumsum(lens, out=rseg[1:])
         sub = _Batch(rseg, b.rows[take], b.w[take], None if b.we is None else b.we[take],
                      None, None, None)
-        counts, elig = super()._nominal_tally(sub, 0, r.size)
-        counts, elig = counts[group], elig[group]
+        shared, shared_elig = super()._nominal_tally(sub, 0, r.size)
+        counts, elig = shared[group], shared_elig[group]
         # x, last in every cell it enters: its weight added to the shared sums
         gx = np.flatnonzero(has_x)
+        xg = xj = xv = np.empty(0, np.int64)
         if gx.size:
             xr = last[gx]
             codes = self.X[np.ix_(xr, self.nominal_idx)]
-            gi, ji = np.nonzero(~np.isnan(codes))
-            g = gx[gi]
-            counts[g, ji, codes[gi, ji].astype(np.int64), self.y[xr[gi]]] += b.w[hi[g] - 1]
+            gi, xj = np.nonzero(~np.isnan(codes))
+            xg, xv = gx[gi], codes[gi, xj].astype(np.int64)
+            counts[xg, xj, xv, self.y[xr[gi]]] += b.w[hi[xg] - 1]
+        # N·impurity per (node, column, value): the groups' once, x's cells apart — all
+        # columns in one call each (elementwise over the class axis: the same numbers)
+        gini = self.params.criterion == "gini"
+        by_col = np.argsort(xj, kind="stable")
+        xg, xj, xv = xg[by_col], xj[by_col], xv[by_col]
+        self._chunk = _Chunk(counts, group, _impurity_last(shared, gini), xg, xv,
+                             _impurity_last(counts[xg, xj, xv], gini),
+                             np.searchsorted(xj, np.arange(self.nominal_idx.size + 1)))
         return counts, elig
+
+    def _value_impurity(self, cnt: np.ndarray, j: int, gini: bool) -> np.ndarray:
+        """The groups' per-value N·impurity, with each node's own where x's value is."""
+        ch = self._chunk
+        if ch is None or cnt.shape[0] != ch.group.size or not np.may_share_memory(cnt, ch.counts):
+            return super()._value_impurity(cnt, j, gini)
+        out = ch.shared_imp[ch.group, j, :cnt.shape[1]]
+        lo, hi = ch.col_ptr[j], ch.col_ptr[j + 1]
+        out[ch.xg[lo:hi], ch.xv[lo:hi]] = ch.x_imp[lo:hi]
+        return out
+
+
+@dataclass
+class _Chunk:
+    """The last tally: the nodes' counts, each node's group, the groups' N·impurity per
+    (column, value), x's cells (node, value; by column: ``col_ptr``) and their
+    N·impurity."""
+
+    counts: np.ndarray
+    group: np.ndarray
+    shared_imp: np.ndarray
+    xg: np.ndarray
+    xv: np.ndarray
+    x_imp: np.ndarray
+    col_ptr: np.ndarray

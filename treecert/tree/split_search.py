@@ -304,6 +304,12 @@ class SplitFinder(NumericSearch):
         ).reshape(G, q, V)
         return counts, elig
 
+    def _value_impurity(self, cnt: np.ndarray, j: int, gini: bool) -> np.ndarray:
+        """N·impurity (G, nv) of every (node, value) of the j-th nominal column, from the
+        counts ``cnt`` (G, nv, K) of the last :meth:`_nominal_tally` (a hook: the
+        transductive engine's shared tallies reuse these among nodes)."""
+        return _impurity_last(cnt, gini)
+
     def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
         """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
         params = self.params
@@ -327,7 +333,7 @@ class SplitFinder(NumericSearch):
             cnt = counts[:, j, :nv]  # (G, nv, K)
             if not params.binary_splits:
                 ok[:, j] = (elig[:, j, :nv] >= ml).sum(axis=1) >= 2
-                g = (parent_imp[:, j] - _lastsum(_impurity_last(cnt, gini))) / tw
+                g = (parent_imp[:, j] - _lastsum(self._value_impurity(cnt, j, gini))) / tw
                 gain[:, j] = g
                 if params.criterion == "gain_ratio":
                     br = _lastsum(cnt)  # (G, nv)
@@ -344,7 +350,7 @@ class SplitFinder(NumericSearch):
             if not ok[:, j].any():
                 continue
             rest = known_counts[:, j][:, None, :] - cnt
-            gains = (parent_imp[:, j][:, None] - _impurity_last(cnt, gini)
+            gains = (parent_imp[:, j][:, None] - self._value_impurity(cnt, j, gini)
                      - _impurity_last(rest, gini)) / tw[:, None]
             if params.criterion == "gain_ratio":
                 si = _split_info([_lastsum(cnt), _lastsum(rest)], (tw - wk[:, j])[:, None],
