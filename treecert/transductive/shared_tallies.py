@@ -23,6 +23,7 @@ Everything after the tally is the grower's own scoring
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -66,8 +67,10 @@ class SharedTallies(SplitFinder):
             np.empty(0, np.int64)
         rseg = np.zeros(r.size + 1, dtype=np.int64)
         np.cumsum(lens, out=rseg[1:])
-        sub = _Batch(rseg, b.rows[take], b.w[take], None if b.we is None else b.we[take],
-                     None, None, None)
+        # the groups' rows as a batch (what the tally reads of one: no sums, no sorts)
+        sub = SimpleNamespace(seg=rseg, rows=b.rows[take], w=b.w[take],
+                              we=None if b.we is None else b.we[take],
+                              node=np.repeat(np.arange(r.size), lens))
         shared, shared_elig = super()._nominal_tally(sub, 0, r.size)
         counts, elig = shared[group], shared_elig[group]
         # x, last in every cell it enters: its weight added to the shared sums

@@ -1,0 +1,79 @@
+"""Shared nominal tallies (:mod:`treecert.transductive.shared_tallies`) give the grower's
+split search bit for bit: nodes whose training rows repeat (with fractional, non-dyadic
+weights, as C4.5's missing-value fractions make them) and an ineligible x of any weight
+and class appended, every criterion, multiway and binary tests, 2–19 classes.
+
+The whole engine with missing values is checked against whole trees in
+``tests/test_exact_paths.py``. ``TREECERT_ENGINE_EXAMPLES`` raises the number of random
+cases (CI uses the default).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from conftest import random_datasets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treecert.transductive.node_search import evaluate_nodes
+from treecert.transductive.shared_tallies import SharedTallies
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.segments import _Batch
+
+EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "60"))
+
+
+def _same_split(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return (a.feature == b.feature and a.n_branches == b.n_branches and a.score == b.score
+            and (a.threshold == b.threshold or (np.isnan(a.threshold)
+                                                and np.isnan(b.threshold)))
+            and ((a.value_branch is None and b.value_branch is None)
+                 or np.array_equal(a.value_branch, b.value_branch)))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(data=random_datasets(min_rows=20, max_rows=60, max_classes=19, missing=True),
+       criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
+       binary=st.booleans(), min_leaf=st.sampled_from([0.5, 1.0, 2.0]),
+       seed=st.integers(0, 2**32 - 1))
+def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, seed):
+    rng = np.random.default_rng(seed)
+    n, K = data.n_samples, data.schema.n_classes
+    J = 8  # jobs: x rows appended to the training rows, ineligible
+    Xq = data.X[rng.integers(0, n, J)].copy()
+    Xq[rng.random(Xq.shape) < 0.3] = np.nan
+    X = np.vstack([data.X, Xq])
+    y = np.concatenate([data.y, rng.integers(0, K, J)])
+    elig = np.r_[np.ones(n, bool), np.zeros(J, bool)]
+    learner = DecisionTree(criterion=criterion, binary_splits=binary, min_leaf=min_leaf)
+    finder = learner.make_finder(data, eligible=elig, X=X, y=y)
+    # a few sets of training rows with fractional weights, each shared by several nodes
+    sets = []
+    for _ in range(3):
+        rows = np.flatnonzero(rng.random(n) < 0.7)
+        w = data.weights[rows] * rng.choice([1.0, 1 / 3, 0.7, 0.15], rows.size)
+        sets.append((rows, w))
+    nodes = []
+    for i in range(J):
+        rows, w = sets[int(rng.integers(len(sets)))]
+        nodes.append((np.r_[rows, n + i], np.r_[w, rng.choice([1.0, 0.3, 1 / 7])]))
+    nodes.append(sets[0])  # a node without x
+    shared = SharedTallies.of(finder)
+    want = evaluate_nodes(finder, nodes)
+    got = evaluate_nodes(shared, nodes)
+    assert all(_same_split(a, b) for a, b in zip(got, want, strict=True))
+    # the tallies themselves, with fewer groups than nodes
+    lens = np.array([r.size for r, _ in nodes])
+    seg = np.r_[0, np.cumsum(lens)]
+    rows = np.concatenate([r for r, _ in nodes])
+    w = np.concatenate([v for _, v in nodes])
+    b = _Batch(seg, rows, w, w * elig[rows], None, None, None)
+    if finder.nominal_idx.size:
+        for a, c in zip(shared._nominal_tally(b, 0, b.G), finder._nominal_tally(b, 0, b.G),
+                        strict=True):
+            np.testing.assert_array_equal(a, c)
+        assert shared._chunk.group.max() + 1 <= len(sets)
