@@ -133,9 +133,10 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         seen: dict[bytes, int] = {}
         keep = []
         nxt = base + G
+        bounds, has_weight = c_seg.tolist(), weighty.tolist()  # Python ints: cheap slices
         for c in range(slot.size):
-            lo, hi = c_seg[c], c_seg[c + 1]
-            if weighty[c]:
+            lo, hi = bounds[c], bounds[c + 1]
+            if has_weight[c]:
                 key = c_rows[lo:hi].tobytes() + c_w[lo:hi].tobytes()
                 got = seen.get(key)
                 if got is not None:
