@@ -69,6 +69,10 @@ class Forest:
     est: np.ndarray
 
 
+#: A node without a nominal test's value-branch table (one shared empty array).
+_NO_BRANCHES = np.empty(0, np.int64)
+
+
 def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
                 rank: np.ndarray | None = None) -> Forest:
     """The trees grown from ``roots[i] = (rows, weights)`` (rows increasing) at depth 0,
@@ -109,7 +113,7 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         counts_l.append(counts)
         feature_l.append(feature)
         threshold_l.append(threshold)
-        vb_parts.extend(value_branch.get(g, np.empty(0, np.int64)) for g in range(G))
+        vb_parts.extend(value_branch.get(g, _NO_BRANCHES) for g in range(G))
         routed = route_batch(X, is_nominal, rows, w, ne, G, feature, threshold, n_br,
                              value_branch) if (feature >= 0).any() else []
         if not routed:
