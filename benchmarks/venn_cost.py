@@ -59,12 +59,27 @@ def _measure(name: str, spec: str, sample: int) -> float:
     return total
 
 
-def _run(code: Path, name: str, spec: str, sample: int) -> float:
-    """:func:`_measure` in a fresh process importing ``treecert`` from ``code``."""
+def _run(code: Path, name: str, spec: str, sample: int, warm: int = 0):
+    """:func:`_measure` in a fresh process importing ``treecert`` from ``code``; with
+    ``warm``, the list of ``warm`` whole runs one after the other in that process."""
     env = {**os.environ, "PYTHONPATH": str(code)}
-    out = subprocess.run([sys.executable, __file__, "--one", name, spec, str(sample)],
+    args = ["--one", name, spec, str(sample)] + (["--warm", str(warm)] if warm else [])
+    out = subprocess.run([sys.executable, __file__, *args],
                          env=env, cwd=code, capture_output=True, text=True, check=True)
-    return float(json.loads(out.stdout.strip().splitlines()[-1]))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _warm(args) -> None:
+    """``--warm N``: N whole 10-fold runs per (dataset, method, code) in one process each,
+    the later ones without a fresh process's first-call costs, which weigh on a sub-second
+    denominator."""
+    codes = [("this", ROOT)] + ([("before", args.before)] if args.before else [])
+    for name in args.datasets:
+        for label, code in codes:
+            for spec in ("frequency", "venn"):
+                times = _run(code, name, spec, 0, args.warm)
+                print(f"{name} {label} {spec}: " + ", ".join(f"{t:.2f}" for t in times),
+                      flush=True)
 
 
 def main() -> None:
@@ -74,11 +89,19 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=20, help="--before: test rows per fold")
     ap.add_argument("--sampled", nargs="*", default=["vote", "soybean"],
                     help="--before: the datasets timed on --sample rows per fold")
+    ap.add_argument("--warm", type=int, default=0,
+                    help="time N whole runs in one process per method instead (no table)")
     ap.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         name, spec, sample = args.one
-        print(json.dumps(_measure(name, spec, int(sample))))
+        if args.warm:
+            print(json.dumps([_measure(name, spec, 0) for _ in range(args.warm)]))
+        else:
+            print(json.dumps(_measure(name, spec, int(sample))))
+        return
+    if args.warm:
+        _warm(args)
         return
     print(f"load: {os.getloadavg()}", file=sys.stderr)
     head = "| dataset | plain tree CV, CPU s | `venn` CV, CPU s | × plain tree |"

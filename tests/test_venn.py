@@ -3,6 +3,9 @@ one-(x, j)-at-a-time reference, grouped MDL against Weka's, incremental Naive Ba
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import SAMPLE_DATA, make_dataset, random_datasets
@@ -15,7 +18,12 @@ from treecert.data.schema import Dataset
 from treecert.methods import make_method
 from treecert.methods.naive_bayes import NaiveBayes
 from treecert.methods.venn import _NBVenn, bag_venn_matrices, summarise, type_columns, venn_row
-from treecert.methods.venn_types import mdl_cuts_segments, venn_rows_atoms
+from treecert.methods.venn_types import mdl_cuts_segments, merge_atoms, venn_rows_atoms
+
+#: ``TREECERT_VENN_EXAMPLES`` raises the number of random cases of the machine's property
+#: tests (CI uses the defaults).
+EXAMPLES = int(os.environ.get("TREECERT_VENN_EXAMPLES", "30"))
+TEST_DATA = Path(__file__).parent / "data"
 
 
 def test_venn_row_by_hand():
@@ -56,7 +64,7 @@ def test_leaf_taxonomy_by_hand(engine):
     np.testing.assert_allclose(pred.upper, [[0.5, 1.0]])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=max(30, EXAMPLES), deadline=None)
 @given(
     data=random_datasets(min_rows=8, max_rows=40, missing=False),
     criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
@@ -88,6 +96,18 @@ def test_batched_machine_equals_reference_on_diabetes():
         a = make_method(f"venn:taxonomy={taxonomy}").fit(train).predict(test)
         b = make_method(f"venn:taxonomy={taxonomy},engine=naive").fit(train).predict(test)
         np.testing.assert_array_equal(a.proba, b.proba)
+
+
+def test_batched_machine_equals_reference_with_seven_classes():
+    """Segment-challenge (7 classes, numeric): many pure leaves share a forecast vector, so
+    a row's atoms are merged (integer weights) before the MDL."""
+    data = load_dataset(TEST_DATA / "segment-challenge.arff")
+    train, test = data.subset(np.arange(10, 210)), data.subset(np.arange(4))
+    a = make_method("venn").fit(train).predict(test)
+    b = make_method("venn:engine=naive").fit(train).predict(test)
+    np.testing.assert_array_equal(a.proba, b.proba)
+    np.testing.assert_array_equal(a.lower, b.lower)
+    np.testing.assert_array_equal(a.upper, b.upper)
 
 
 @pytest.mark.parametrize(("name", "budget"), [("diabetes", "_ATOMS_PER_BATCH"),
@@ -174,6 +194,14 @@ def test_batched_venn_rows_equal_weka_mdl_row_by_row(seed, n_classes, n_rows):
     got = venn_rows_atoms(np.vstack(values), np.vstack(counts), np.concatenate(n_inst),
                           np.array(ptr), np.array(x_atom), columns)
     np.testing.assert_array_equal(got, np.array(want))
+    # atoms of one row with one forecast vector merged (integer counts): the same rows
+    V = np.vstack(values)
+    vid = np.unique(V, axis=0, return_inverse=True)[1].ravel()
+    vid[x_atom] = vid.max() + 1
+    first, *merged = merge_atoms(vid, np.vstack(counts), np.concatenate(n_inst), np.array(ptr),
+                                 np.array(x_atom))
+    assert merged[2][-1] <= len(vid)
+    np.testing.assert_array_equal(venn_rows_atoms(V[first], *merged, columns), got)
 
 
 def test_incremental_naive_bayes_equals_refitting():

@@ -37,6 +37,8 @@ def _assert_same(spec: str, train, test) -> None:
     np.testing.assert_array_equal(a.proba, b.proba)
     np.testing.assert_array_equal(a.lower, b.lower)
     np.testing.assert_array_equal(a.upper, b.upper)
+    # the size, read from the forest that grew the tree on D with the jobs' trees
+    assert fast.size == fast.engine_.base[0].n_leaves
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

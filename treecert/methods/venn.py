@@ -44,7 +44,8 @@ all their forecasts in one segmented MDL per column. On complete data it walks t
 transductive engine (certified tests, memoised hanging subtrees). With unknown values (in
 the training data or in x) every forecast of a fractional example needs the whole tree, so
 the trees of the batch are grown whole, together, as one DAG in which each distinct node is
-grown once (:mod:`treecert.transductive.venn_forest`); with ``taxonomy=leaf`` such rows take
+grown once and nodes that differ only by x share their nominal tallies
+(:mod:`treecert.transductive.venn_forest`); with ``taxonomy=leaf`` such rows take
 the engine's exact batched paths. All give the same bits as ``engine=naive``.
 
 Inductive variant: ``treecert calibrate MODEL DATA --method venn`` stores the model's
@@ -381,4 +382,6 @@ class VennMethod(HoldsSharedEngine, Method):
             return None
         if self.batch_ is not None and self.batch_.walks:  # the same tree, already grown
             return float(self.batch_.base_sub.tree.n_leaves)
+        if self.batch_ is not None and self.batch_.base_leaves is not None:  # grown in a forest
+            return float(self.batch_.base_leaves)
         return float(self.engine_.base[0].n_leaves)

@@ -31,6 +31,7 @@ run on pairs), so
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,7 @@ from treecert.transductive.node_search import (
     counts_and_stops,
     evaluate_nodes,
 )
+from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.arrays import route_weighted
 from treecert.tree.grow import route_batch
 from treecert.tree.leaf_estimates import leaf_proba
@@ -67,12 +69,21 @@ class Forest:
     est: np.ndarray
 
 
+#: A node without a nominal test's value-branch table (one shared empty array).
+_NO_BRANCHES = np.empty(0, np.int64)
+
+
 def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
                 rank: np.ndarray | None = None) -> Forest:
     """The trees grown from ``roots[i] = (rows, weights)`` (rows increasing) at depth 0,
     level by level, each distinct non-empty node of a level grown once (module docstring).
-    ``rank``: :func:`~treecert.transductive.node_search.value_ranks` of the finder."""
+    ``rank``: :func:`~treecert.transductive.node_search.value_ranks` of the finder.
+    Nodes with the same training rows — every job's root, the K labels of one x until
+    their tests part — take their nominal tallies once
+    (:class:`~treecert.transductive.shared_tallies.SharedTallies`; x is a root's last,
+    ineligible row)."""
     K = finder.n_classes
+    search = SharedTallies.of(finder)
     X = finder.X
     is_nominal = np.zeros(X.shape[1], dtype=bool)
     is_nominal[finder.nominal_idx] = True
@@ -88,7 +99,7 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         seg, ne = _segments(lens)
         counts, stop = counts_and_stops(finder, rows, w, seg, ne, np.full(G, depth))
         open_g = np.flatnonzero(~stop)
-        splits = evaluate_nodes(finder, [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]])
+        splits = evaluate_nodes(search, [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]])
                                          for g in open_g], rank)
         feature = np.full(G, -1, dtype=np.int64)
         threshold = np.full(G, np.nan)
@@ -102,7 +113,7 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         counts_l.append(counts)
         feature_l.append(feature)
         threshold_l.append(threshold)
-        vb_parts.extend(value_branch.get(g, np.empty(0, np.int64)) for g in range(G))
+        vb_parts.extend(value_branch.get(g, _NO_BRANCHES) for g in range(G))
         routed = route_batch(X, is_nominal, rows, w, ne, G, feature, threshold, n_br,
                              value_branch) if (feature >= 0).any() else []
         if not routed:
@@ -126,9 +137,10 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         seen: dict[bytes, int] = {}
         keep = []
         nxt = base + G
+        bounds, has_weight = c_seg.tolist(), weighty.tolist()  # Python ints: cheap slices
         for c in range(slot.size):
-            lo, hi = c_seg[c], c_seg[c + 1]
-            if weighty[c]:
+            lo, hi = bounds[c], bounds[c + 1]
+            if has_weight[c]:
                 key = c_rows[lo:hi].tobytes() + c_w[lo:hi].tobytes()
                 got = seen.get(key)
                 if got is not None:
@@ -178,6 +190,23 @@ def _assemble(counts_l, feature_l, threshold_l, vb_parts, edge_parent, edge_bran
             est[u] = est[p]
     return Forest(counts, np.concatenate(feature_l), np.concatenate(threshold_l), vb_ptr, vb,
                   kid_ptr, child, frac, est)
+
+
+def n_leaves(forest: Forest, root: int) -> int:
+    """Leaves of the tree rooted at node ``root`` — :attr:`Tree.n_leaves` of that tree grown
+    alone: a node shared by several of its paths counts once per path."""
+    paths, todo, total = {root: 1}, [root], 0
+    while todo:  # children have higher ids than their parents: each node once, all paths in
+        u = heapq.heappop(todo)
+        k = paths.pop(u)
+        if forest.feature[u] < 0:
+            total += k
+            continue
+        for c in forest.kids[forest.kid_ptr[u]:forest.kid_ptr[u + 1]].tolist():
+            if c not in paths:
+                heapq.heappush(todo, c)
+            paths[c] = paths.get(c, 0) + k
+    return total
 
 
 def route_pairs(forest: Forest, X: np.ndarray, pair_row: np.ndarray,
