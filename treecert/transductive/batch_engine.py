@@ -70,7 +70,7 @@ import itertools
 import numpy as np
 
 from treecert.data.schema import Dataset
-from treecert.transductive import budget
+from treecert.transductive import budget, label_search
 from treecert.transductive.certificates import _MARGIN, Competitors, NodeScores, Sub
 from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
@@ -163,6 +163,7 @@ class BatchEngine:
         self._comp: Competitors | None = None
         self._t1 = None
         self._gains: tuple[np.ndarray, np.ndarray] | None = None
+        self._labels_shared: bool | None = None  # device 4 applies (:meth:`_search`)
         # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
         self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
         self.certified = self.certifies(data, learner)
@@ -340,11 +341,10 @@ class BatchEngine:
             hanging = forest.open_nodes() if forest is not None else []
             if not items and not hanging:
                 break
-            splits = evaluate_nodes(finder, [(rows, w) for _, _, rows, w, _ in items] + hanging,
-                                    rank)
+            splits = self._search(finder, items, rank, Xq, labels)
             if forest is not None:
-                forest.advance(splits[len(items):])
-            for (job, u, rows, w, depth), split in zip(items, splits[:len(items)], strict=True):
+                forest.advance(evaluate_nodes(finder, hanging, rank))
+            for (job, u, rows, w, depth), split in zip(items, splits, strict=True):
                 if u >= 0:  # a node of the base tree
                     leaf = bool(base.tree.is_leaf[u])
                     if not leaf and base.tree.has_test(u, split):
@@ -381,6 +381,42 @@ class BatchEngine:
                 self.memo.resize(key, len(key[0]) + len(key[1]) + 100 + leaves[0].nbytes
                                  + leaves[1].nbytes, shrink=False)
         return jobs
+
+    def _search(self, finder, items: list, rank: np.ndarray, Xq: np.ndarray,
+                labels: np.ndarray) -> list:
+        """The grower's split of every node ``(job, u, rows, w, depth)`` holding x (the last
+        row): nodes of one x with the same training rows — its jobs differing only in x's
+        class — searched together (device 4, :mod:`treecert.transductive.label_search`),
+        where it covers the data; else one batched search of every node (device 3)."""
+        if self._labels_shared is None:
+            self._labels_shared = label_search.covers(finder, self.w)
+        if not self._labels_shared:
+            return evaluate_nodes(finder, [(rows, w) for _, _, rows, w, _ in items], rank)
+        split_of: list = [None] * len(items)
+        alone = [i for i, it in enumerate(items) if np.isnan(Xq[it[0]]).any()]
+        skip = set(alone)  # an unknown value of x is not covered: searched job by job
+        for i, split in zip(alone, evaluate_nodes(finder, [items[i][2:4] for i in alone],
+                                                  rank), strict=True):
+            split_of[i] = split
+        where: dict[tuple, int] = {}
+        groups: list = []
+        members: list[list[int]] = []
+        for i, (job, _, rows, w, _) in enumerate(items):
+            if i in skip:
+                continue
+            key = (Xq[job].tobytes(), rows[:-1].tobytes(), w[:-1].tobytes())
+            g = where.get(key)
+            if g is None:
+                g = where[key] = len(groups)
+                groups.append((rows[:-1], w[:-1], Xq[job], []))
+                members.append([])
+            groups[g][3].append(int(labels[job]))
+            members[g].append(i)
+        for idx, splits in zip(members, label_search.search_groups(finder, groups, rank),
+                               strict=True):
+            for i, split in zip(idx, splits, strict=True):
+                split_of[i] = split
+        return split_of
 
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
                   count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:
