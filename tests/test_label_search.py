@@ -1,5 +1,6 @@
 """The split search shared by the labels of one x (device 4 of the batched engine) chooses
-what the grower's search of every node R ∪ {(x, c)} chooses, bit for bit.
+what the grower's search of every node R ∪ {(x, c)} chooses, bit for bit, with its
+tables of R built at once or found in its cache.
 
 ``TREECERT_ENGINE_EXAMPLES`` raises the number of random cases (CI uses the default).
 """
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.transductive import label_search
+from treecert.transductive.budget import ByteLRU
 from treecert.transductive.node_search import evaluate_nodes, value_ranks
 from treecert.tree.classifier import DecisionTree
 
@@ -67,15 +69,20 @@ def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rul
     rank = value_ranks(finder)
     want = evaluate_nodes(finder, [(np.r_[R, n + j], np.r_[train.weights[R], 1.0])
                                    for j, (R, _, _) in enumerate(jobs)], rank)
-    got = [s for found in label_search.search_groups(finder, groups, rank) for s in found]
-    for a, b in zip(got, want, strict=True):
-        assert (a is None) == (b is None)
-        if a is not None:
-            assert (a.feature, a.n_branches, a.score) == (b.feature, b.n_branches, b.score)
-            np.testing.assert_array_equal(a.threshold, b.threshold)
-            assert (a.value_branch is None) == (b.value_branch is None)
-            if a.value_branch is not None:
-                np.testing.assert_array_equal(a.value_branch, b.value_branch)
+    # without a cache, then twice through one (tables built, then found; or evicted at
+    # once by a budget of one byte)
+    cache = ByteLRU(1 if rng.random() < 0.5 else 1 << 30)
+    for held in (None, cache, cache):
+        got = [s for found in label_search.search_groups(finder, groups, rank, held)
+               for s in found]
+        for a, b in zip(got, want, strict=True):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert (a.feature, a.n_branches, a.score) == (b.feature, b.n_branches, b.score)
+                np.testing.assert_array_equal(a.threshold, b.threshold)
+                assert (a.value_branch is None) == (b.value_branch is None)
+                if a.value_branch is not None:
+                    np.testing.assert_array_equal(a.value_branch, b.value_branch)
 
 
 def test_not_covered_settings_are_named():

@@ -164,6 +164,8 @@ class BatchEngine:
         self._t1 = None
         self._gains: tuple[np.ndarray, np.ndarray] | None = None
         self._labels_shared: bool | None = None  # device 4 applies (:meth:`_search`)
+        #: device 4's tables of searched training rows (:class:`label_search.NodeTable`)
+        self._tables = budget.ByteLRU(budget.TABLE_BYTES)
         # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
         self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
         self.certified = self.certifies(data, learner)
@@ -412,8 +414,8 @@ class BatchEngine:
                 members.append([])
             groups[g][3].append(int(labels[job]))
             members[g].append(i)
-        for idx, splits in zip(members, label_search.search_groups(finder, groups, rank),
-                               strict=True):
+        for idx, splits in zip(members, label_search.search_groups(finder, groups, rank,
+                                                                   self._tables), strict=True):
             for i, split in zip(idx, splits, strict=True):
                 split_of[i] = split
         return split_of

@@ -44,7 +44,6 @@ from treecert.transductive.node_search import SEARCH_CELLS
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum
 from treecert.tree.numeric_search import _TABLE_MAX
 from treecert.tree.segments import _ranges
-from treecert.tree.split_search import _NOMINAL_CELLS
 
 #: (cut, label) pairs × classes scored at once: bounds the per-label arrays (~100 MB).
 PAIR_CELLS = 1 << 22
@@ -60,66 +59,64 @@ def covers(finder, weights: np.ndarray) -> bool:
             and bool(np.all(w == np.round(w))) and float(w.sum()) + 1.0 < 2.0**31)
 
 
-def search_groups(finder, groups: list, rank: np.ndarray) -> list[list]:
+class NodeTable:
+    """What a node's search needs of its training rows R alone, whatever x and its class:
+    every valid cut of every numeric column (its column, threshold, R's class counts
+    left and right of it and their N·impurities), R's class counts per nominal value, R's
+    class totals and weight. Kept per R between searches (:func:`search_groups`): many
+    test rows change the same base test, or to the same competitor, and so search nodes
+    of the very same rows."""
+
+    __slots__ = ("N", "T", "cnt", "col", "e_left", "e_right", "elig", "left", "right", "thr")
+
+    def nbytes(self) -> int:
+        return sum(getattr(self, a).nbytes for a in self.__slots__
+                   if isinstance(getattr(self, a), np.ndarray))
+
+
+def search_groups(finder, groups: list, rank: np.ndarray, cache=None) -> list[list]:
     """Per group ``(rows, w, x, labels)`` — training rows R (ascending, eligible, no
     missing values) with weights, x's values (no missing value) and x's classes — the
     split the grower's finder chooses for R ∪ {(x, c)} (x ineligible, weight 1) for every
     c in ``labels``, or None. ``rank``: the finder's value ranks (one row per numeric
-    column, :func:`~treecert.transductive.node_search.value_ranks`). Groups are searched
-    in parts of at most :data:`~treecert.transductive.node_search.SEARCH_CELLS` rows ×
-    attributes."""
+    column, :func:`~treecert.transductive.node_search.value_ranks`). ``cache``: a
+    :class:`~treecert.transductive.budget.ByteLRU` of :class:`NodeTable` by R (the
+    finder's training rows must not change while it is used). Tables are built in parts
+    of at most :data:`~treecert.transductive.node_search.SEARCH_CELLS` rows ×
+    attributes, and scored in parts of at most :data:`PAIR_CELLS`."""
     if not groups:
         return []
-    cells = np.cumsum([g[0].size for g in groups]) * max(1, finder.X.shape[1])
-    out, start = [], 0
-    while start < len(groups):  # consecutive parts within the budget, one group at least
+    keys = [(g[0].tobytes(), g[1].tobytes()) for g in groups]
+    tables: dict = {}
+    missing = []
+    for key, g in zip(keys, groups, strict=True):
+        if key not in tables:
+            tables[key] = None if cache is None else cache.get(key)
+            if tables[key] is None:
+                missing.append((key, g[0], g[1]))
+    cells = np.cumsum([r.size for _, r, _ in missing]) * max(1, finder.X.shape[1])
+    start = 0
+    while start < len(missing):  # consecutive parts within the budget, one node at least
         before = cells[start - 1] if start else 0
         stop = max(start + 1, int(np.searchsorted(cells, before + SEARCH_CELLS, side="right")))
-        out += _search(finder, groups[start:stop], rank)
+        part = missing[start:stop]
+        for (key, _, _), table in zip(part, _tables(finder, [(r, w) for _, r, w in part], rank),
+                                      strict=True):
+            tables[key] = table
+            if cache is not None:
+                cache.put(key, table, table.nbytes() + len(key[0]) + len(key[1]) + 200)
+        start = stop
+    tabs = [tables[key] for key in keys]
+    nominal = finder.nominal_idx.size * max(finder.max_values, 1)
+    size = np.cumsum([(t.col.size + nominal + 1) * len(g[3]) * finder.n_classes
+                      for t, g in zip(tabs, groups, strict=True)])
+    out, start = [], 0
+    while start < len(groups):
+        before = size[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(size, before + PAIR_CELLS, side="right")))
+        out += _choose(finder, tabs[start:stop], groups[start:stop])
         start = stop
     return out
-
-
-def _search(finder, groups: list, rank: np.ndarray) -> list[list]:
-    K, G = finder.n_classes, len(groups)
-    lens = np.array([g[0].size for g in groups], dtype=np.int64)
-    seg = np.zeros(G + 1, dtype=np.int64)
-    np.cumsum(lens, out=seg[1:])
-    node = np.repeat(np.arange(G), lens)
-    rows = np.concatenate([g[0] for g in groups]).astype(np.int64)
-    w = np.concatenate([g[1] for g in groups]).astype(float)
-    xq = np.array([g[2] for g in groups], dtype=float).reshape(G, -1)
-    m = np.array([len(g[3]) for g in groups], dtype=np.int64)
-    lab = np.concatenate([np.asarray(g[3], dtype=np.int64) for g in groups])
-    gl = np.repeat(np.arange(G), m)  # each label-node's group
-    Lg = lab.size
-    yr = finder.y[rows].astype(np.int64)
-    T = np.bincount(node * K + yr, weights=w, minlength=G * K).reshape(G, K)  # R's counts
-    N = np.bincount(node, weights=w, minlength=G)
-    tw = N[gl] + 1.0  # the node's total weight, x included (exact: integer weights)
-    Tx = T[gl]
-    Tx[np.arange(Lg), lab] += 1.0
-    gini = finder.params.criterion == "gini"
-    p, q = finder.numeric_idx.size, finder.nominal_idx.size
-    ok = np.zeros((Lg, p + q), dtype=bool)
-    gain = np.zeros((Lg, p + q))
-    score = np.zeros((Lg, p + q))
-    thr = np.full((Lg, p), np.nan)
-    vb = np.full((Lg, q), -1, dtype=np.int64)
-    if p and rows.size:
-        table = None
-        if not gini and float(tw.max()) < _TABLE_MAX:
-            table = finder._xlogx_table(int(tw.max()))  # the grower's x ln x of integers
-        parent = _impurity_last(Tx, gini)
-        _numeric(finder, rows, w, seg, node, xq, rank, T, lab, gl, parent, tw, table,
-                 ok, gain, thr)
-        score[:, :p] = gain[:, :p]
-    if q and rows.size:
-        _nominal(finder, rows, w, node, xq, lab, gl, tw, ok, gain, score, vb)
-    choice = finder._choose(ok, gain, score, thr, vb)
-    splits = [choice.split(i) for i in range(Lg)]
-    bounds = np.r_[0, np.cumsum(m)]
-    return [splits[bounds[g]:bounds[g + 1]] for g in range(G)]
 
 
 def _nimp(counts: np.ndarray, gini: bool, table: np.ndarray | None) -> np.ndarray:
@@ -131,12 +128,73 @@ def _nimp(counts: np.ndarray, gini: bool, table: np.ndarray | None) -> np.ndarra
     return (table.take(c.sum(axis=-1)) - _lastsum(table.take(c))) / _LN2
 
 
-def _numeric(finder, rows, w, seg, node, xq, rank, T, lab, gl, parent, tw, table,
-             ok, gain, thr):
-    """Best cut of every (label-node, numeric column) into ``ok``, ``gain``, ``thr``."""
+def _xlogx_table(finder, total: float):
+    """The grower's table of x ln x for integer counts up to ``total``, or None where its
+    cut search computes x ln x directly (Gini; totals from 2^22)."""
+    if finder.params.criterion == "gini" or total >= _TABLE_MAX:
+        return None
+    return finder._xlogx_table(int(total))
+
+
+def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
+    """:class:`NodeTable` of every node ``(rows, w)``, laid end to end and built together."""
     params = finder.params
     gini = params.criterion == "gini"
-    K, G, M = finder.n_classes, seg.size - 1, rows.size
+    K, G = finder.n_classes, len(nodes)
+    lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
+    seg = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum(lens, out=seg[1:])
+    node = np.repeat(np.arange(G), lens)
+    rows = np.concatenate([r for r, _ in nodes]).astype(np.int64)
+    w = np.concatenate([v for _, v in nodes]).astype(float)
+    M = rows.size
+    yr = finder.y[rows].astype(np.int64)
+    T = np.bincount(node * K + yr, weights=w, minlength=G * K).reshape(G, K)
+    N = np.bincount(node, weights=w, minlength=G)
+    out = []
+    for g in range(G):
+        t = NodeTable()
+        t.T, t.N = T[g], float(N[g])
+        out.append(t)
+    cols = finder.numeric_idx
+    p = cols.size
+    ncut = np.zeros(G, dtype=np.int64)
+    col, thr, left = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, K))
+    if p and M:
+        col, thr, left, cg = _cuts(finder, rows, w, seg, node, rank, N)
+        ncut = np.bincount(cg, minlength=G)
+    right = T[np.repeat(np.arange(G), ncut)] - left
+    table = _xlogx_table(finder, float(N.max(initial=0.0)) + 1.0)
+    e_left, e_right = _nimp(left, gini, table), _nimp(right, gini, table)
+    bounds = np.r_[0, np.cumsum(ncut)]
+    for g, t in enumerate(out):
+        s = slice(bounds[g], bounds[g + 1])
+        t.col, t.thr, t.left, t.right = col[s], thr[s], left[s], right[s]
+        t.e_left, t.e_right = e_left[s], e_right[s]
+    q = finder.nominal_idx.size
+    if q:
+        V = max(finder.max_values, 1)
+        codes = finder.X[np.ix_(rows, finder.nominal_idx)].astype(np.int64)
+        cell = (node[:, None] * q + np.arange(q)[None, :]) * V + codes
+        wb = np.broadcast_to(w[:, None], cell.shape)
+        cnt = np.bincount((cell * K + yr[:, None]).ravel(), weights=wb.ravel(),
+                          minlength=G * q * V * K).reshape(G, q, V, K)
+        elig = np.bincount(cell.ravel(), weights=wb.ravel(),
+                           minlength=G * q * V).reshape(G, q, V)
+        for g, t in enumerate(out):
+            t.cnt, t.elig = cnt[g], elig[g]
+    else:
+        for t in out:
+            t.cnt = t.elig = None
+    return out
+
+
+def _cuts(finder, rows, w, seg, node, rank, N):
+    """Every valid cut of every (node, numeric column) of nodes laid end to end, ordered by
+    (node, column, position): its column (local index), threshold, the node's class counts
+    left of it, and its node."""
+    params = finder.params
+    K, M = finder.n_classes, rows.size
     cols = finder.numeric_idx
     p = cols.size
     # R sorted along every column: the grower's stable value order (unique ranks)
@@ -153,9 +211,7 @@ def _numeric(finder, rows, w, seg, node, xq, rank, T, lab, gl, parent, tw, table
     left = cw[:, :-1] - before[:, node[:-1]]  # weight left of cut i (eligible: all of R)
     a, b = V[:, :-1], V[:, 1:]
     ml = float(params.min_leaf)
-    valid = np.zeros((p, M), dtype=bool)
-    cut = (node[:-1] == node[1:]) & (a < b) & (left >= ml)
-    cut &= (np.bincount(node, weights=w, minlength=G)[node[:-1]] - left) >= ml
+    cut = (node[:-1] == node[1:]) & (a < b) & (left >= ml) & (N[node[:-1]] - left >= ml)
     # the ineligible-cut rule of the grower (every node here holds x): thresholds from
     # finite eligible neighbours only, a midpoint strictly below the upper value
     cut &= np.isfinite(a) & np.isfinite(b)
@@ -165,9 +221,10 @@ def _numeric(finder, rows, w, seg, node, xq, rank, T, lab, gl, parent, tw, table
         with np.errstate(invalid="ignore", over="ignore"):
             t = (a + b) / 2.0
         cut &= (a <= t) & (t < b)
+    valid = np.zeros((p, M), dtype=bool)
     valid[:, :-1] = cut
-    # R's class counts left of every valid cut: entries summed in blocks ending at the
-    # valid cuts and at group ends, cumulated, less the group's start
+    # class counts left of every valid cut: entries summed in blocks ending at the valid
+    # cuts and at node ends, cumulated, less the node's start
     stop = valid.copy()
     stop[:, seg[1:] - 1] = True
     flat = stop.ravel()
@@ -176,74 +233,73 @@ def _numeric(finder, rows, w, seg, node, xq, rank, T, lab, gl, parent, tw, table
     cum = np.cumsum(np.bincount(blk * K + Y.ravel(), weights=W.ravel(), minlength=B * K)
                     .reshape(B, K), axis=0)
     cum0 = np.vstack([np.zeros((1, K)), cum])
-    base = cum0[blk.reshape(p, M)[:, np.minimum(start, M - 1)]]  # (p, G, K): before each group
+    base = cum0[blk.reshape(p, M)[:, np.minimum(start, M - 1)]]  # (p, G, K): before a node
     fc = np.flatnonzero(valid)
-    if not fc.size:
-        return
     ck, ci = fc // M, fc % M
     cg = node[ci]
-    order = np.argsort(cg * p + ck, kind="stable")  # cuts by (group, column, position)
+    order = np.argsort(cg * p + ck, kind="stable")  # cuts by (node, column, position)
     fc, ck, ci, cg = fc[order], ck[order], ci[order], cg[order]
-    L = cum[blk[fc]] - base[ck, cg]
-    R = T[cg] - L
-    t_cut = t[ck, ci]
-    xl = xq[cg, cols[ck]] <= t_cut  # x's side of each cut
-    # the side without x, once per cut
-    e_other = _nimp(np.where(xl[:, None], R, L), gini, table)
-    x_side = np.where(xl[:, None], L, R)
-    ncut = np.bincount(cg, minlength=G)
-    cstart = np.cumsum(ncut) - ncut
-    per = ncut[gl] * K
-    lo = 0
+    return ck, t[ck, ci], cum[blk[fc]] - base[ck, cg], cg
+
+
+def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
+    """The grower's split for every label of every group, from its node's table."""
+    K, G = finder.n_classes, len(groups)
+    gini = finder.params.criterion == "gini"
+    p, q = finder.numeric_idx.size, finder.nominal_idx.size
+    m = np.array([len(g[3]) for g in groups], dtype=np.int64)
+    lab = np.concatenate([np.asarray(g[3], dtype=np.int64) for g in groups])
+    gl = np.repeat(np.arange(G), m)  # each label-node's group
     Lg = lab.size
-    while lo < Lg:  # label-nodes in parts of at most PAIR_CELLS pairs × classes
-        hi = lo + max(1, int(np.searchsorted(np.cumsum(per[lo:]), PAIR_CELLS, side="right")))
-        hi = min(hi, Lg)
-        ln = np.arange(lo, hi)
-        pl = np.repeat(ln, ncut[gl[ln]])
-        pc = _ranges(cstart[gl[ln]], ncut[gl[ln]])
-        if pc.size:
-            xs = x_side[pc]
-            xs[np.arange(pc.size), lab[pl]] += 1.0
-            e_x = _nimp(xs, gini, table)
-            e_o = e_other[pc]
-            left_x = xl[pc]
-            g = (parent[pl] - np.where(left_x, e_x, e_o) - np.where(left_x, e_o, e_x)) / tw[pl]
-            key = pl * p + ck[pc]
-            rg = np.round(g, _ROUND)
-            n = key.size
-            first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-            sizes = np.diff(np.r_[first, n])
-            gmax = np.maximum.reduceat(rg, first)
-            kb = np.minimum.reduceat(np.where(rg == np.repeat(gmax, sizes), np.arange(n), n),
-                                     first)
-            li, kj = pl[kb], ck[pc[kb]]
-            ok[li, kj] = True
-            gain[li, kj] = g[kb]
-            thr[li, kj] = t_cut[pc[kb]]
-        lo = hi
-
-
-def _nominal(finder, rows, w, node, xq, lab, gl, tw, ok, gain, score, vb):
-    """Best test of every (label-node, nominal column) into ``ok``, ``gain``, ``score``
-    and ``vb``."""
-    cols = finder.nominal_idx
-    K, V, q = finder.n_classes, max(finder.max_values, 1), cols.size
-    G = xq.shape[0]
-    p = finder.numeric_idx.size
-    codes = finder.X[np.ix_(rows, cols)].astype(np.int64)
-    cell = (node[:, None] * q + np.arange(q)[None, :]) * V + codes
-    yr = finder.y[rows].astype(np.int64)
-    wb = np.broadcast_to(w[:, None], cell.shape)
-    counts = np.bincount((cell * K + yr[:, None]).ravel(), weights=wb.ravel(),
-                         minlength=G * q * V * K).reshape(G, q, V, K)
-    elig = np.bincount(cell.ravel(), weights=wb.ravel(), minlength=G * q * V).reshape(G, q, V)
-    xc = xq[:, cols].astype(np.int64)  # x's value per (group, column)
-    step = max(1, _NOMINAL_CELLS // (q * V * K))
-    for lo in range(0, lab.size, step):
-        ln = np.arange(lo, min(lab.size, lo + step))
-        cnt = counts[gl[ln]]
-        cnt[np.arange(ln.size)[:, None], np.arange(q)[None, :], xc[gl[ln]],
-            lab[ln][:, None]] += 1.0
-        ok[ln, p:], gain[ln, p:], score[ln, p:], vb[ln] = finder._nominal_scores(
-            cnt, elig[gl[ln]], tw[ln])
+    N = np.array([t.N for t in tabs])
+    tw = N[gl] + 1.0  # the node's total weight, x included (exact: integer weights)
+    Tx = np.array([t.T for t in tabs]).reshape(G, K)[gl]
+    Tx[np.arange(Lg), lab] += 1.0
+    ok = np.zeros((Lg, p + q), dtype=bool)
+    gain = np.zeros((Lg, p + q))
+    score = np.zeros((Lg, p + q))
+    thr = np.full((Lg, p), np.nan)
+    vb = np.full((Lg, q), -1, dtype=np.int64)
+    ncut = np.array([t.col.size for t in tabs], dtype=np.int64)
+    if p and ncut.any():
+        # per cut, x's side (x <= threshold: left) and the N·impurity of the other side
+        xl = np.concatenate([g[2][finder.numeric_idx[t.col]] <= t.thr
+                             for t, g in zip(tabs, groups, strict=True)])
+        col = np.concatenate([t.col for t in tabs])
+        t_cut = np.concatenate([t.thr for t in tabs])
+        e_other = np.where(xl, np.concatenate([t.e_right for t in tabs]),
+                           np.concatenate([t.e_left for t in tabs]))
+        x_side = np.where(xl[:, None], np.concatenate([t.left for t in tabs]),
+                          np.concatenate([t.right for t in tabs]))
+        cstart = np.cumsum(ncut) - ncut
+        pl = np.repeat(np.arange(Lg), ncut[gl])  # (label-node, cut) pairs
+        pc = _ranges(cstart[gl], ncut[gl])
+        xs = x_side[pc]
+        xs[np.arange(pc.size), lab[pl]] += 1.0
+        e_x = _nimp(xs, gini, _xlogx_table(finder, float(tw.max())))
+        e_o = e_other[pc]
+        left_x = xl[pc]
+        parent = _impurity_last(Tx, gini)
+        g = (parent[pl] - np.where(left_x, e_x, e_o) - np.where(left_x, e_o, e_x)) / tw[pl]
+        # per (label-node, column): the first cut of largest rounded gain
+        key = pl * p + col[pc]
+        rg = np.round(g, _ROUND)
+        n = key.size
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        gmax = np.maximum.reduceat(rg, first)
+        kb = np.minimum.reduceat(np.where(rg == np.repeat(gmax, np.diff(np.r_[first, n])),
+                                          np.arange(n), n), first)
+        li, kj = pl[kb], col[pc[kb]]
+        ok[li, kj] = True
+        gain[li, kj] = score[li, kj] = g[kb]
+        thr[li, kj] = t_cut[pc[kb]]
+    if q:
+        cnt = np.array([t.cnt for t in tabs])[gl]
+        xc = np.array([g[2][finder.nominal_idx] for g in groups]).astype(np.int64)[gl]
+        cnt[np.arange(Lg)[:, None], np.arange(q)[None, :], xc, lab[:, None]] += 1.0
+        ok[:, p:], gain[:, p:], score[:, p:], vb[:] = finder._nominal_scores(
+            cnt, np.array([t.elig for t in tabs])[gl], tw)
+    choice = finder._choose(ok, gain, score, thr, vb)
+    splits = [choice.split(i) for i in range(Lg)]
+    bounds = np.r_[0, np.cumsum(m)]
+    return [splits[bounds[g]:bounds[g + 1]] for g in range(G)]
