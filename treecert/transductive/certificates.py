@@ -355,8 +355,8 @@ def _nbytes(obj) -> int:
     """Bytes of the arrays in nested tuples / lists / CountRows."""
     if isinstance(obj, np.ndarray):
         return obj.nbytes
-    if isinstance(obj, CountRows):
-        return _nbytes(tuple(vars(obj).values()))
+    if isinstance(obj, CountRows):  # the x ln x table is shared, counted by its owner
+        return _nbytes(tuple(v for k, v in vars(obj).items() if k != "table"))
     if isinstance(obj, (tuple, list)):
         return sum(_nbytes(o) for o in obj)
     if isinstance(obj, dict):
@@ -471,8 +471,8 @@ class NodeScores:
         self._rows = None
 
     def nbytes(self) -> int:
-        """Bytes held: the tables and the memoised arrays of every change seen."""
-        return _nbytes(tuple(vars(self).values()))
+        """Bytes held: tables and memoised arrays per change (not the shared x ln x table)."""
+        return _nbytes(tuple(v for k, v in vars(self).items() if k != "table"))
 
     def _arrays(self, d: np.ndarray):
         """Gains of every candidate with ``d`` (class-weight change) added to x's side, T1
