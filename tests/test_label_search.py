@@ -23,16 +23,25 @@ from treecert.tree.classifier import DecisionTree
 EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "150"))
 
 
-def _with_ties(data: Dataset, rng) -> Dataset:
-    """Integer weights (zeros too) and a copy of the first numeric column (exact ties)."""
+def _with_ties(data: Dataset, rng, runs: bool) -> Dataset:
+    """Integer weights (zeros too) and a copy of the first numeric column (exact ties);
+    with ``runs``, many distinct values and classes in runs along the first numeric
+    column (long stretches of cuts the Fayyad–Irani rule skips, near-ties beside them)."""
+    K = data.schema.n_classes
     w = rng.integers(0, 4, data.n_samples).astype(float)
-    w[: data.schema.n_classes] = 1.0
+    w[:K] = 1.0
     num = [j for j, a in enumerate(data.schema.attributes) if not a.is_nominal]
-    X, attrs = data.X, list(data.schema.attributes)
+    X, y, attrs = data.X.copy(), data.y.copy(), list(data.schema.attributes)
+    if num and runs:
+        X[:, num] = np.round(rng.normal(size=(X.shape[0], len(num))), 1)
+        x0 = X[:, num[0]]
+        y = np.minimum(((x0 - x0.min()) / (np.ptp(x0) + 1e-9) * K).astype(np.int64), K - 1)
+        y = np.where(rng.random(y.size) < 0.1, rng.integers(0, K, y.size), y)
+        y[:K] = np.arange(K)
     if num:
         X = np.hstack([X, X[:, num[:1]] * 2.0 - 1.0])
         attrs.append(Attribute("copy", "numeric"))
-    return Dataset(Schema(tuple(attrs), data.schema.class_attribute), X, data.y, w,
+    return Dataset(Schema(tuple(attrs), data.schema.class_attribute), X, y, w,
                    source=data.source)
 
 
@@ -45,11 +54,12 @@ def _with_ties(data: Dataset, rng) -> Dataset:
     rule=st.sampled_from(["midpoint", "lower"]),
     min_gain=st.sampled_from([0.0, 0.05]),
     seed=st.integers(0, 2**32 - 1),
+    runs=st.booleans(),
 )
 def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rule, min_gain,
-                                          seed):
+                                          seed, runs):
     rng = np.random.default_rng(seed)
-    data = _with_ties(data, rng)
+    data = _with_ties(data, rng, runs)
     K, n = data.schema.n_classes, data.n_samples - 3
     learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, binary_splits=binary,
                            threshold=rule, min_gain=min_gain)

@@ -67,7 +67,8 @@ class NodeTable:
     test rows change the same base test, or to the same competitor, and so search nodes
     of the very same rows."""
 
-    __slots__ = ("N", "T", "cnt", "col", "e_left", "e_right", "elig", "left", "right", "thr")
+    __slots__ = ("N", "T", "cnt", "col", "e_left", "e_right", "elig", "left", "right", "skip",
+                 "thr")
 
     def nbytes(self) -> int:
         return sum(getattr(self, a).nbytes for a in self.__slots__
@@ -160,8 +161,9 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
     p = cols.size
     ncut = np.zeros(G, dtype=np.int64)
     col, thr, left = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, K))
+    skip = np.zeros(0, dtype=bool)
     if p and M:
-        col, thr, left, cg = _cuts(finder, rows, w, seg, node, rank, N)
+        col, thr, left, cg, skip = _cuts(finder, rows, w, seg, node, rank, N)
         ncut = np.bincount(cg, minlength=G)
     right = T[np.repeat(np.arange(G), ncut)] - left
     table = _xlogx_table(finder, float(N.max(initial=0.0)) + 1.0)
@@ -169,7 +171,7 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
     bounds = np.r_[0, np.cumsum(ncut)]
     for g, t in enumerate(out):
         s = slice(bounds[g], bounds[g + 1])
-        t.col, t.thr, t.left, t.right = col[s], thr[s], left[s], right[s]
+        t.col, t.thr, t.left, t.right, t.skip = col[s], thr[s], left[s], right[s], skip[s]
         t.e_left, t.e_right = e_left[s], e_right[s]
     q = finder.nominal_idx.size
     if q:
@@ -239,13 +241,22 @@ def _cuts(finder, rows, w, seg, node, rank, N):
     cg = node[ci]
     order = np.argsort(cg * p + ck, kind="stable")  # cuts by (node, column, position)
     fc, ck, ci, cg = fc[order], ck[order], ci[order], cg[order]
-    return ck, t[ck, ci], cum[blk[fc]] - base[ck, cg], cg
+    # Fayyad & Irani (:func:`_best_cuts`): the rows between a cut's neighbouring valid
+    # cuts (its block and the next) are of one class; block b ends at a valid cut iff
+    # ``ends_cut[b]``, so a cut's neighbours exist iff the blocks around it end at cuts
+    classes = np.bincount(blk * K + Y.ravel(), minlength=B * K).reshape(B, K) > 0
+    pure = classes.sum(axis=1) == 1
+    cls = np.argmax(classes, axis=1)
+    ends_cut = np.r_[valid.ravel()[np.flatnonzero(flat)], False]
+    b = blk[fc]
+    skip = (b > 0) & ends_cut[np.maximum(b - 1, 0)] & ends_cut[b + 1] & pure[b]
+    skip &= pure[np.minimum(b + 1, B - 1)] & (cls[b] == cls[np.minimum(b + 1, B - 1)])
+    return ck, t[ck, ci], cum[b] - base[ck, cg], cg, skip
 
 
 def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
     """The grower's split for every label of every group, from its node's table."""
     K, G = finder.n_classes, len(groups)
-    gini = finder.params.criterion == "gini"
     p, q = finder.numeric_idx.size, finder.nominal_idx.size
     m = np.array([len(g[3]) for g in groups], dtype=np.int64)
     lab = np.concatenate([np.asarray(g[3], dtype=np.int64) for g in groups])
@@ -260,39 +271,9 @@ def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
     score = np.zeros((Lg, p + q))
     thr = np.full((Lg, p), np.nan)
     vb = np.full((Lg, q), -1, dtype=np.int64)
-    ncut = np.array([t.col.size for t in tabs], dtype=np.int64)
-    if p and ncut.any():
-        # per cut, x's side (x <= threshold: left) and the N·impurity of the other side
-        xl = np.concatenate([g[2][finder.numeric_idx[t.col]] <= t.thr
-                             for t, g in zip(tabs, groups, strict=True)])
-        col = np.concatenate([t.col for t in tabs])
-        t_cut = np.concatenate([t.thr for t in tabs])
-        e_other = np.where(xl, np.concatenate([t.e_right for t in tabs]),
-                           np.concatenate([t.e_left for t in tabs]))
-        x_side = np.where(xl[:, None], np.concatenate([t.left for t in tabs]),
-                          np.concatenate([t.right for t in tabs]))
-        cstart = np.cumsum(ncut) - ncut
-        pl = np.repeat(np.arange(Lg), ncut[gl])  # (label-node, cut) pairs
-        pc = _ranges(cstart[gl], ncut[gl])
-        xs = x_side[pc]
-        xs[np.arange(pc.size), lab[pl]] += 1.0
-        e_x = _nimp(xs, gini, _xlogx_table(finder, float(tw.max())))
-        e_o = e_other[pc]
-        left_x = xl[pc]
-        parent = _impurity_last(Tx, gini)
-        g = (parent[pl] - np.where(left_x, e_x, e_o) - np.where(left_x, e_o, e_x)) / tw[pl]
-        # per (label-node, column): the first cut of largest rounded gain
-        key = pl * p + col[pc]
-        rg = np.round(g, _ROUND)
-        n = key.size
-        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        gmax = np.maximum.reduceat(rg, first)
-        kb = np.minimum.reduceat(np.where(rg == np.repeat(gmax, np.diff(np.r_[first, n])),
-                                          np.arange(n), n), first)
-        li, kj = pl[kb], col[pc[kb]]
-        ok[li, kj] = True
-        gain[li, kj] = score[li, kj] = g[kb]
-        thr[li, kj] = t_cut[pc[kb]]
+    if p:
+        _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, thr)
+        score[:, :p] = gain[:, :p]
     if q:
         cnt = np.array([t.cnt for t in tabs])[gl]
         xc = np.array([g[2][finder.nominal_idx] for g in groups]).astype(np.int64)[gl]
@@ -303,3 +284,80 @@ def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
     splits = [choice.split(i) for i in range(Lg)]
     bounds = np.r_[0, np.cumsum(m)]
     return [splits[bounds[g]:bounds[g + 1]] for g in range(G)]
+
+
+def _first_best(g: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per run of equal ``key`` (consecutive): the index of the first entry of largest
+    ``g`` rounded to 10 decimals (the grower's choice of a column's cut), and that
+    rounded maximum repeated over the run."""
+    rg = np.round(g, _ROUND)
+    n = key.size
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    gmax = np.repeat(np.maximum.reduceat(rg, first), np.diff(np.r_[first, n]))
+    return np.minimum.reduceat(np.where(rg == gmax, np.arange(n), n), first), gmax
+
+
+def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, thr) -> None:
+    """Best cut of every (label-node, numeric column) into ``ok``, ``gain``, ``thr``.
+
+    Fayyad & Irani, as in the grower: moving rows of one class across a cut changes the
+    gain convexly (N·entropy and N·Gini are concave in the counts), so a cut whose
+    neighbouring valid cuts of its column move rows of a single class between them, with
+    x on one side of all three, never beats both neighbours and is not scored at first
+    (``NodeTable.skip``, and x's side here). The runs of skipped cuts next to a cut within
+    2e-10 of its column's best are scored afterwards (rounding to 10 decimals could make
+    them tie); a run next to no such cut stays below the best even rounded."""
+    p = finder.numeric_idx.size
+    gini = finder.params.criterion == "gini"
+    G, Lg = len(groups), lab.size
+    ncut = np.array([t.col.size for t in tabs], dtype=np.int64)
+    if not ncut.any():
+        return
+    # per cut, x's side (x <= threshold: left) and the N·impurity of the other side
+    xl = np.concatenate([g[2][finder.numeric_idx[t.col]] <= t.thr
+                         for t, g in zip(tabs, groups, strict=True)])
+    col = np.concatenate([t.col for t in tabs])
+    t_cut = np.concatenate([t.thr for t in tabs])
+    e_other = np.where(xl, np.concatenate([t.e_right for t in tabs]),
+                       np.concatenate([t.e_left for t in tabs]))
+    x_side = np.where(xl[:, None], np.concatenate([t.left for t in tabs]),
+                      np.concatenate([t.right for t in tabs]))
+    # a skipped cut has both neighbours in its (node, column): x on the same side of all
+    skip = np.concatenate([t.skip for t in tabs])
+    skip &= (xl == np.r_[xl[:1], xl[:-1]]) & (xl == np.r_[xl[1:], xl[-1:]])
+    beside = np.r_[skip[1:], False] | np.r_[False, skip[:-1]]  # a skipped neighbour
+    table = _xlogx_table(finder, float(tw.max()))
+    parent = _impurity_last(Tx, gini)
+
+    def gains(pl, pc):  # the grower's gain of cut pc for label-node pl
+        xs = x_side[pc]
+        xs[np.arange(pc.size), lab[pl]] += 1.0
+        e_x, e_o, left_x = _nimp(xs, gini, table), e_other[pc], xl[pc]
+        return (parent[pl] - np.where(left_x, e_x, e_o) - np.where(left_x, e_o, e_x)) / tw[pl]
+
+    kept = np.flatnonzero(~skip)
+    cut_group = np.repeat(np.arange(G), ncut)
+    kcount = np.bincount(cut_group[kept], minlength=G)
+    pl = np.repeat(np.arange(Lg), kcount[gl])  # (label-node, kept cut) pairs
+    pc = kept[_ranges(np.cumsum(kcount)[gl] - kcount[gl], kcount[gl])]
+    g = gains(pl, pc)
+    key = pl * p + col[pc]
+    kb, gmax = _first_best(g, key)
+    near = np.flatnonzero((g >= gmax - 2e-10) & beside[pc])
+    if near.size:  # score the runs of skipped cuts either side of those, and choose again
+        c = pc[near]
+        at = np.searchsorted(kept, c)
+        lo = np.r_[-1, kept][at] + 1  # first cut after the previous kept cut
+        hi = np.r_[kept, col.size][at + 1]  # the next kept cut
+        starts = np.stack([lo, c + 1], axis=1).ravel()
+        lens = np.stack([c - lo, hi - c - 1], axis=1).ravel()
+        pl = np.r_[pl, np.repeat(np.repeat(pl[near], 2), lens)]
+        pc = np.r_[pc, _ranges(starts, lens)]
+        g = np.r_[g, gains(pl[g.size:], pc[g.size:])]
+        order = np.lexsort((pc, pl))  # by label-node, then cut: (column, position)
+        pl, pc, g = pl[order], pc[order], g[order]
+        kb, _ = _first_best(g, pl * p + col[pc])
+    li, kj = pl[kb], col[pc[kb]]
+    ok[li, kj] = True
+    gain[li, kj] = g[kb]
+    thr[li, kj] = t_cut[pc[kb]]
