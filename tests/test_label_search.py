@@ -105,3 +105,21 @@ def test_not_covered_settings_are_named():
                                 (DecisionTree(), np.full(4, 0.5), False)):
         finder = learner.make_finder(data, eligible=np.ones(4, dtype=bool))
         assert label_search.covers(finder, w) is covered
+
+
+def test_nodes_of_an_x_with_an_unknown_value_are_searched_alone():
+    schema = Schema((Attribute("a", "numeric"), Attribute("b", "numeric")),
+                    Attribute("class", "nominal", ("p", "q")))
+    X = np.array([[1.0, 5.0], [2.0, 4.0], [3.0, 3.0], [4.0, 2.0], [5.0, 1.0], [6.0, 0.0]])
+    train = Dataset(schema, X, np.array([0, 0, 0, 1, 1, 1]), np.ones(6), source="<toy>")
+    Xq = np.array([[np.nan, 2.5], [3.5, 2.5], [3.5, 2.5]])
+    finder = DecisionTree(min_leaf=1.0).make_finder(
+        train, eligible=np.r_[np.ones(6, dtype=bool), np.zeros(3, dtype=bool)],
+        X=np.vstack([X, Xq]), y=np.r_[train.y, 1, 0, 1])
+    rank = value_ranks(finder)
+    nodes = [(np.r_[np.arange(6), 6 + j], np.ones(7), Xq[j], int(finder.y[6 + j]))
+             for j in range(3)]
+    got = label_search.search_nodes(finder, nodes, rank, ByteLRU(1 << 20))
+    want = evaluate_nodes(finder, [nd[:2] for nd in nodes], rank)
+    assert [(s.feature, s.threshold, s.score) for s in got] == \
+        [(s.feature, s.threshold, s.score) for s in want]

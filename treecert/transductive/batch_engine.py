@@ -37,9 +37,16 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
    memory). For the Venn machine the subtrees without x that hang off the paths
    (:class:`~treecert.transductive.leaf_forest.LeafForest`) grow a level in the same
    calls.
+4. **Searches shared by the labels of one x.** The nodes x's jobs search hold the same
+   training rows R for every label that reaches them; R's cut tables are built once,
+   kept per R (many x change a test to the same competitor), and only the side holding
+   x is rescored per label, with the grower's arithmetic and choice
+   (:mod:`treecert.transductive.label_search`; information gain and Gini, integer
+   weights; elsewhere device 3).
 
 The devices live in :mod:`treecert.transductive.certificates` (1, 2),
-:mod:`treecert.transductive.node_search` (3) and :mod:`treecert.transductive.leaf_forest`;
+:mod:`treecert.transductive.node_search` (3), :mod:`treecert.transductive.label_search`
+(4) and :mod:`treecert.transductive.leaf_forest`;
 this module walks x's paths with them and shares one engine per process.
 
 With ``gain_ratio`` (J48's average-gain filter and MDL correction) devices 1 and 2 give
@@ -394,31 +401,9 @@ class BatchEngine:
             self._labels_shared = label_search.covers(finder, self.w)
         if not self._labels_shared:
             return evaluate_nodes(finder, [(rows, w) for _, _, rows, w, _ in items], rank)
-        split_of: list = [None] * len(items)
-        alone = [i for i, it in enumerate(items) if np.isnan(Xq[it[0]]).any()]
-        skip = set(alone)  # an unknown value of x is not covered: searched job by job
-        for i, split in zip(alone, evaluate_nodes(finder, [items[i][2:4] for i in alone],
-                                                  rank), strict=True):
-            split_of[i] = split
-        where: dict[tuple, int] = {}
-        groups: list = []
-        members: list[list[int]] = []
-        for i, (job, _, rows, w, _) in enumerate(items):
-            if i in skip:
-                continue
-            key = (Xq[job].tobytes(), rows[:-1].tobytes(), w[:-1].tobytes())
-            g = where.get(key)
-            if g is None:
-                g = where[key] = len(groups)
-                groups.append((rows[:-1], w[:-1], Xq[job], []))
-                members.append([])
-            groups[g][3].append(int(labels[job]))
-            members[g].append(i)
-        for idx, splits in zip(members, label_search.search_groups(finder, groups, rank,
-                                                                   self._tables), strict=True):
-            for i, split in zip(idx, splits, strict=True):
-                split_of[i] = split
-        return split_of
+        return label_search.search_nodes(
+            finder, [(rows, w, Xq[job], int(labels[job])) for job, _, rows, w, _ in items],
+            rank, self._tables)
 
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
                   count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.transductive.node_search import SEARCH_CELLS
+from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum
 from treecert.tree.numeric_search import _TABLE_MAX
 from treecert.tree.segments import _ranges
@@ -73,6 +73,38 @@ class NodeTable:
     def nbytes(self) -> int:
         return sum(getattr(self, a).nbytes for a in self.__slots__
                    if isinstance(getattr(self, a), np.ndarray))
+
+
+def search_nodes(finder, nodes: list, rank: np.ndarray, cache=None) -> list:
+    """The grower's split (or None) of every node ``(rows, w, x, c)``: training rows with
+    x's appended row last in ``rows`` (weight 1, ineligible), x's values and class. Nodes
+    of one x with the same training rows are one group of :func:`search_groups`; a node
+    whose x has an unknown value is not covered and is searched alone
+    (:func:`~treecert.transductive.node_search.evaluate_nodes`)."""
+    out: list = [None] * len(nodes)
+    alone = [i for i, nd in enumerate(nodes) if np.isnan(nd[2]).any()]
+    for i, split in zip(alone, evaluate_nodes(finder, [nodes[i][:2] for i in alone], rank),
+                        strict=True):
+        out[i] = split
+    skip = set(alone)
+    where: dict[tuple, int] = {}
+    groups: list = []
+    members: list[list[int]] = []
+    for i, (rows, w, x, c) in enumerate(nodes):
+        if i in skip:
+            continue
+        key = (x.tobytes(), rows[:-1].tobytes(), w[:-1].tobytes())
+        g = where.get(key)
+        if g is None:
+            g = where[key] = len(groups)
+            groups.append((rows[:-1], w[:-1], x, []))
+            members.append([])
+        groups[g][3].append(c)
+        members[g].append(i)
+    for idx, splits in zip(members, search_groups(finder, groups, rank, cache), strict=True):
+        for i, split in zip(idx, splits, strict=True):
+            out[i] = split
+    return out
 
 
 def search_groups(finder, groups: list, rank: np.ndarray, cache=None) -> list[list]:
