@@ -24,8 +24,14 @@ arithmetic that depends on c is done per label:
   (``SplitFinder._nominal_scores``) scores them.
 * **The choice.** Per (label, column) the first cut of largest gain rounded to 10
   decimals — what the grower's cut search finds (its Fayyad–Irani pruning loses no such
-  cut, ``tests/test_grow_equivalence.py``); then the grower's own selection among columns
+  cut, ``tests/test_grow_equivalence.py``), found here with the same pruning
+  (:func:`_best_cuts`); then the grower's own selection among columns
   (``SplitFinder._choose``).
+* **Kept between searches.** R's tables (:class:`NodeTable`) do not depend on x: every x
+  whose test changes at a base node searches that node's very rows first, and many
+  change it to the same competitor, so the tables are kept per R in a byte-bounded LRU
+  (:data:`~treecert.transductive.budget.TABLE_BYTES`) and a repeated node costs only its
+  per-label arithmetic (on the shuttle-shaped data most of the search).
 
 Every gain is computed from the same integer class counts with the same operations in
 the same order as the grower's (:mod:`treecert.tree.impurity`: x ln x read from the same
