@@ -80,11 +80,17 @@ def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rul
     want = evaluate_nodes(finder, [(np.r_[R, n + j], np.r_[train.weights[R], 1.0])
                                    for j, (R, _, _) in enumerate(jobs)], rank)
     # without a cache, then twice through one (tables built, then found; or evicted at
-    # once by a budget of one byte)
+    # once by a budget of one byte); the last time in parts of one node each
     cache = ByteLRU(1 if rng.random() < 0.5 else 1 << 30)
-    for held in (None, cache, cache):
-        got = [s for found in label_search.search_groups(finder, groups, rank, held)
-               for s in found]
+    for held, tiny in ((None, False), (cache, False), (cache, True)):
+        cells = label_search.SEARCH_CELLS, label_search.PAIR_CELLS
+        if tiny:
+            label_search.SEARCH_CELLS = label_search.PAIR_CELLS = 1
+        try:
+            got = [s for found in label_search.search_groups(finder, groups, rank, held)
+                   for s in found]
+        finally:
+            label_search.SEARCH_CELLS, label_search.PAIR_CELLS = cells
         for a, b in zip(got, want, strict=True):
             assert (a is None) == (b is None)
             if a is not None:

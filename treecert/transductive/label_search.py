@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes
+from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum
 from treecert.tree.numeric_search import _TABLE_MAX
 from treecert.tree.segments import _ranges
@@ -134,27 +134,20 @@ def search_groups(finder, groups: list, rank: np.ndarray, cache=None) -> list[li
             if tables[key] is None:
                 missing.append((key, g[0], g[1]))
     cells = np.cumsum([r.size for _, r, _ in missing]) * max(1, finder.X.shape[1])
-    start = 0
-    while start < len(missing):  # consecutive parts within the budget, one node at least
-        before = cells[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(cells, before + SEARCH_CELLS, side="right")))
+    for start, stop in parts(cells, SEARCH_CELLS):
         part = missing[start:stop]
         for (key, _, _), table in zip(part, _tables(finder, [(r, w) for _, r, w in part], rank),
                                       strict=True):
             tables[key] = table
             if cache is not None:
                 cache.put(key, table, table.nbytes() + len(key[0]) + len(key[1]) + 200)
-        start = stop
     tabs = [tables[key] for key in keys]
     nominal = finder.nominal_idx.size * max(finder.max_values, 1)
     size = np.cumsum([(t.col.size + nominal + 1) * len(g[3]) * finder.n_classes
                       for t, g in zip(tabs, groups, strict=True)])
-    out, start = [], 0
-    while start < len(groups):
-        before = size[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(size, before + PAIR_CELLS, side="right")))
+    out = []
+    for start, stop in parts(size, PAIR_CELLS):
         out += _choose(finder, tabs[start:stop], groups[start:stop])
-        start = stop
     return out
 
 
@@ -188,8 +181,9 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
     w = np.concatenate([v for _, v in nodes]).astype(float)
     M = rows.size
     yr = finder.y[rows].astype(np.int64)
-    T = np.bincount(node * K + yr, weights=w, minlength=G * K).reshape(G, K)
-    N = np.bincount(node, weights=w, minlength=G)
+    # (floats even for empty nodes: bincount of nothing gives integers)
+    T = np.bincount(node * K + yr, weights=w, minlength=G * K).reshape(G, K).astype(float)
+    N = np.bincount(node, weights=w, minlength=G).astype(float)
     out = []
     for g in range(G):
         t = NodeTable()
@@ -218,9 +212,9 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
         cell = (node[:, None] * q + np.arange(q)[None, :]) * V + codes
         wb = np.broadcast_to(w[:, None], cell.shape)
         cnt = np.bincount((cell * K + yr[:, None]).ravel(), weights=wb.ravel(),
-                          minlength=G * q * V * K).reshape(G, q, V, K)
+                          minlength=G * q * V * K).reshape(G, q, V, K).astype(float)
         elig = np.bincount(cell.ravel(), weights=wb.ravel(),
-                           minlength=G * q * V).reshape(G, q, V)
+                           minlength=G * q * V).reshape(G, q, V).astype(float)
         for g, t in enumerate(out):
             t.cnt, t.elig = cnt[g], elig[g]
     else:
