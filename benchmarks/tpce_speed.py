@@ -3,6 +3,8 @@
 Run from the repository root (needs ../shared/datasets, scikit-learn)::
 
     python benchmarks/tpce_speed.py [--sample 60] [--out benchmarks/results/tpce_speed.csv]
+    python benchmarks/tpce_speed.py --datasets diabetes --protocols 10-fold --no-path \
+        --sizes "" --before /tmp/base     # and the fast engine of an earlier commit
 
 What is timed (in-process CPU time, ``time.process_time``, one run each; every engine is
 single-threaded, so CPU time is wall time on a quiet machine and is much less disturbed
@@ -82,7 +84,30 @@ def _time(fn) -> float:
     return time.process_time() - t0
 
 
-def cv_row(name: str, sample: int) -> dict:
+def fast_seconds_in(code: str, name: str) -> float:
+    """CPU seconds of the fast engine's 10-fold TPCE on ``name`` with the treecert of the
+    directory ``code`` (e.g. ``git archive <commit> | tar -x -C code``), in a fresh
+    process: the before of a before/after pair measured in one run."""
+    import subprocess
+    import sys
+
+    snippet = (
+        "import sys, time; sys.path.insert(0, '.')\n"
+        "from treecert.data.folds import read_fold_ids\n"
+        "from treecert.data.loading import load_dataset\n"
+        "from treecert.methods import make_method\n"
+        f"d = load_dataset('{SHARED / name}.arff')\n"
+        f"ids = read_fold_ids(open('{SHARED / name}.folds.csv').read(), d.n_samples, '{name}')\n"
+        "t0 = time.process_time()\n"
+        "for f in range(10):\n"
+        "    make_method('tpce').fit(d.subset(ids != f)).predict(d.subset(ids == f))\n"
+        "print(time.process_time() - t0)\n")
+    out = subprocess.run([sys.executable, "-c", snippet], cwd=code, capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def cv_row(name: str, sample: int, engines: tuple[str, ...] = ("path", "naive")) -> dict:
     data = load_dataset(SHARED / f"{name}.arff")
     ids = read_fold_ids((SHARED / f"{name}.folds.csv").read_text(), data.n_samples, name)
     fast_s = path_s = naive_s = sk_s = 0.0
@@ -94,7 +119,7 @@ def cv_row(name: str, sample: int) -> dict:
         p_fast = make_method("tpce").fit(train).predict(test).proba
         fast_s += time.process_time() - t0
         sub = test.subset(np.arange(min(per_fold, test.n_samples)))
-        for engine in ("path", "naive"):
+        for engine in engines:
             t0 = time.process_time()
             p_other = make_method(f"tpce:engine={engine}").fit(train).predict(sub).proba
             if engine == "path":
@@ -169,11 +194,23 @@ def main() -> None:
     ap.add_argument("--datasets", default="credit-g,diabetes,segment-challenge")
     ap.add_argument("--sizes", default="1000,5000,20000")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tpce_speed.csv"))
+    ap.add_argument("--protocols", default="10-fold,LOO")
+    ap.add_argument("--no-path", action="store_true", help="skip the path engine (10-fold)")
+    ap.add_argument("--before", help="directory holding an earlier treecert: its fast "
+                    "10-fold time too, in the same run (fresh process)")
     args = ap.parse_args()
     rows = []
     for name in args.datasets.split(","):
-        rows.append(cv_row(name, args.sample))
-        rows.append(loo_row(name, max(10, args.sample // 2)))
+        if "10-fold" in args.protocols:
+            rows.append(cv_row(name, args.sample,
+                               ("naive",) if args.no_path else ("path", "naive")))
+            if args.before:
+                before = fast_seconds_in(args.before, name)
+                print(f"{name} 10-fold fast: before {before:.2f} s, after "
+                      f"{rows[-1]['fast_s']:.2f} s ({before / rows[-1]['fast_s']:.2f}x)",
+                      flush=True)
+        if "LOO" in args.protocols:
+            rows.append(loo_row(name, max(10, args.sample // 2)))
     print("| dataset | protocol | n | fast (s) | path (s, est.) | naive (s, est.) |"
           " sklearn refit (s, est.) | naive/fast | sklearn/fast | path/fast |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -181,12 +218,12 @@ def main() -> None:
         print(f"| {r['dataset']} | {r['protocol']} | {r['n']} | {r['fast_s']:.2f} | "
               f"{r['path_s']:.1f} | {r['naive_s']:.1f} | {r['sklearn_s']:.1f} | "
               f"{r['naive_s'] / r['fast_s']:.1f}x | {r['sklearn_s'] / r['fast_s']:.1f}x | "
-              f"{r['path_s'] / r['fast_s']:.1f}x |", flush=True)
+              + (f"{r['path_s'] / r['fast_s']:.1f}x |" if r["path_s"] else "– |"), flush=True)
     print()
     print("| n (synthetic, 20 numeric, 2 classes) | fast ms/instance | naive ms/instance |"
           " sklearn ms/instance | naive/fast | sklearn/fast |")
     print("|---:|---:|---:|---:|---:|---:|")
-    for r in scaling_rows([int(s) for s in args.sizes.split(",")]):
+    for r in scaling_rows([int(s) for s in args.sizes.split(",") if s]):
         print(f"| {r['n']} | {r['fast_ms']:.2f} | {r['naive_ms']:.0f} | {r['sklearn_ms']:.0f} |"
               f" {r['naive_ms'] / r['fast_ms']:.0f}x | {r['sklearn_ms'] / r['fast_ms']:.0f}x |",
               flush=True)

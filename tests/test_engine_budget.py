@@ -18,7 +18,7 @@ from treecert.tree.classifier import DecisionTree
 
 
 def _tiny(monkeypatch):
-    for name in ("COMPETITOR_BYTES", "SCORE_BYTES", "LEAF_BYTES", "PATH_ENTRIES",
+    for name in ("COMPETITOR_BYTES", "SCORE_BYTES", "TABLE_BYTES", "LEAF_BYTES", "PATH_ENTRIES",
                  "CHUNK_CELLS"):
         monkeypatch.setattr(budget, name, 1)
     monkeypatch.setattr(batch_engine, "_SHARED", {})

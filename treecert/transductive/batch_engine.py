@@ -37,9 +37,16 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
    memory). For the Venn machine the subtrees without x that hang off the paths
    (:class:`~treecert.transductive.leaf_forest.LeafForest`) grow a level in the same
    calls.
+4. **Searches shared by the labels of one x.** The nodes x's jobs search hold the same
+   training rows R for every label that reaches them; R's cut tables are built once,
+   kept per R (many x change a test to the same competitor), and only the side holding
+   x is rescored per label, with the grower's arithmetic and choice
+   (:mod:`treecert.transductive.label_search`; information gain and Gini, integer
+   weights; elsewhere device 3).
 
 The devices live in :mod:`treecert.transductive.certificates` (1, 2),
-:mod:`treecert.transductive.node_search` (3) and :mod:`treecert.transductive.leaf_forest`;
+:mod:`treecert.transductive.node_search` (3), :mod:`treecert.transductive.label_search`
+(4) and :mod:`treecert.transductive.leaf_forest`;
 this module walks x's paths with them and shares one engine per process.
 
 With ``gain_ratio`` (J48's average-gain filter and MDL correction) devices 1 and 2 give
@@ -70,7 +77,7 @@ import itertools
 import numpy as np
 
 from treecert.data.schema import Dataset
-from treecert.transductive import budget
+from treecert.transductive import budget, label_search
 from treecert.transductive.certificates import _MARGIN, Competitors, NodeScores, Sub
 from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
@@ -163,6 +170,9 @@ class BatchEngine:
         self._comp: Competitors | None = None
         self._t1 = None
         self._gains: tuple[np.ndarray, np.ndarray] | None = None
+        self._labels_shared: bool | None = None  # device 4 applies (:meth:`_search`)
+        #: device 4's tables of searched training rows (:class:`label_search.NodeTable`)
+        self._tables = budget.ByteLRU(budget.TABLE_BYTES)
         # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
         self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
         self.certified = self.certifies(data, learner)
@@ -340,11 +350,10 @@ class BatchEngine:
             hanging = forest.open_nodes() if forest is not None else []
             if not items and not hanging:
                 break
-            splits = evaluate_nodes(finder, [(rows, w) for _, _, rows, w, _ in items] + hanging,
-                                    rank)
+            splits = self._search(finder, items, rank, Xq, labels)
             if forest is not None:
-                forest.advance(splits[len(items):])
-            for (job, u, rows, w, depth), split in zip(items, splits[:len(items)], strict=True):
+                forest.advance(evaluate_nodes(finder, hanging, rank))
+            for (job, u, rows, w, depth), split in zip(items, splits, strict=True):
                 if u >= 0:  # a node of the base tree
                     leaf = bool(base.tree.is_leaf[u])
                     if not leaf and base.tree.has_test(u, split):
@@ -381,6 +390,20 @@ class BatchEngine:
                 self.memo.resize(key, len(key[0]) + len(key[1]) + 100 + leaves[0].nbytes
                                  + leaves[1].nbytes, shrink=False)
         return jobs
+
+    def _search(self, finder, items: list, rank: np.ndarray, Xq: np.ndarray,
+                labels: np.ndarray) -> list:
+        """The grower's split of every node ``(job, u, rows, w, depth)`` holding x (the last
+        row): nodes of one x with the same training rows — its jobs differing only in x's
+        class — searched together (device 4, :mod:`treecert.transductive.label_search`),
+        where it covers the data; else one batched search of every node (device 3)."""
+        if self._labels_shared is None:
+            self._labels_shared = label_search.covers(finder, self.w)
+        if not self._labels_shared:
+            return evaluate_nodes(finder, [(rows, w) for _, _, rows, w, _ in items], rank)
+        return label_search.search_nodes(
+            finder, [(rows, w, Xq[job], int(labels[job])) for job, _, rows, w, _ in items],
+            rank, self._tables)
 
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
                   count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:

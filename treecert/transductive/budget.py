@@ -1,7 +1,8 @@
 """Memory budgets of the batched engine, and the byte-bounded cache that keeps to them.
 
 Everything the batched engine (:mod:`treecert.transductive.batch_engine`) keeps between
-calls — certificate tables, per-node rescoring tables, the Venn machine's hanging leaves —
+calls — certificate tables, per-node rescoring tables, the tables of the nodes searched
+below a changed test, the Venn machine's hanging leaves —
 lives in a :class:`ByteLRU` of a fixed budget, and everything it holds during one call is
 sized from the budgets below, so that its memory depends on the training data (rows n,
 attributes p, classes K, tree depth) and never on the number of test rows:
@@ -9,7 +10,7 @@ attributes p, classes K, tree depth) and never on the number of test rows:
     peak ≈ 8·n·p·(3K + 6)     data, its augmented copy, value ranks, and one node's
                               rescoring table while it is built (p numeric columns)
          + 16·n·depth         the base tree's per-node rows and weights
-         + COMPETITOR_BYTES + SCORE_BYTES + LEAF_BYTES     caches, 3 × 128 MiB
+         + COMPETITOR_BYTES + SCORE_BYTES + TABLE_BYTES + LEAF_BYTES   caches, 4 × 128 MiB
          + ~50·PATH_ENTRIES   rows held by the jobs of one part of a batch (~200 MiB)
          + ~150 MiB           one batched split search (node_search.SEARCH_CELLS) and
                               one chunk of certificate tables (CHUNK_CELLS)
@@ -30,6 +31,9 @@ MIB = 1 << 20
 COMPETITOR_BYTES = 128 * MIB
 #: Per-node rescoring tables (NodeScores) kept between walks.
 SCORE_BYTES = 128 * MIB
+#: Tables of the training rows of nodes searched below a changed test
+#: (:class:`~treecert.transductive.label_search.NodeTable`), kept between walks.
+TABLE_BYTES = 128 * MIB
 #: Leaves of the subtrees hanging off x's paths (Venn machine), kept between batches.
 LEAF_BYTES = 128 * MIB
 #: Training-row entries (rows + weights + search copies) held by the jobs of one batch:
@@ -42,7 +46,7 @@ CHUNK_CELLS = 1 << 21
 def memory_formula() -> str:
     """The peak memory of the batched transductive engine, for ``--help`` texts."""
     return ("Memory of the transductive engine: about 8·n·p·(3K + 6) + 16·n·d bytes "
-            "+ 0.9 GiB for n training rows, p attributes, K classes and a tree of depth d, "
+            "+ 1.0 GiB for n training rows, p attributes, K classes and a tree of depth d, "
             "whatever the number of test rows.")
 
 

@@ -279,15 +279,10 @@ class Competitors:
         self._tables.put(c, table, _nbytes(table))
         return table
 
-    def upper(self, d: np.ndarray) -> np.ndarray:
-        """Per node: the largest gain of any test other than T1 once class weights ``d`` are
-        added to the node and to the branch that favours that test most; -inf where there
-        is no other test, NaN for leaves."""
-        return self.upper_many(np.asarray(d, dtype=float)[None, :])[0]
-
     def upper_many(self, D: np.ndarray) -> np.ndarray:
-        """:meth:`upper` of every row of ``D`` (changes), (len(D), nodes): the bounds not
-        yet known are found in one pass over the chunks."""
+        """Per row d of ``D`` (changes) and node: the largest gain of any test other than T1
+        once d is added to the node and to the branch that favours that test most (-inf:
+        no other test, NaN: leaves), (len(D), nodes); unknown bounds found in one pass."""
         keys = [tuple(d.tolist()) for d in D]
         missing = list(dict.fromkeys(k for k in keys if k not in self._bounds))
         if missing:
@@ -355,8 +350,8 @@ def _nbytes(obj) -> int:
     """Bytes of the arrays in nested tuples / lists / CountRows."""
     if isinstance(obj, np.ndarray):
         return obj.nbytes
-    if isinstance(obj, CountRows):
-        return _nbytes(tuple(vars(obj).values()))
+    if isinstance(obj, CountRows):  # the x ln x table is shared, counted by its owner
+        return _nbytes(tuple(v for k, v in vars(obj).items() if k != "table"))
     if isinstance(obj, (tuple, list)):
         return sum(_nbytes(o) for o in obj)
     if isinstance(obj, dict):
@@ -468,11 +463,13 @@ class NodeScores:
             vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
             self.t1_value = int(np.flatnonzero(vb == 0)[0]) if self.binary else -1
         self._memo: dict[tuple, tuple] = {}
-        self._rows = None
+        self._rows = self._bytes = None  # bytes: counted once, then per change added
 
     def nbytes(self) -> int:
-        """Bytes held: the tables and the memoised arrays of every change seen."""
-        return _nbytes(tuple(vars(self).values()))
+        """Bytes held: tables and memoised arrays per change (not the shared x ln x table)."""
+        if self._bytes is None:
+            self._bytes = _nbytes(tuple(v for k, v in vars(self).items() if k != "table"))
+        return self._bytes
 
     def _arrays(self, d: np.ndarray):
         """Gains of every candidate with ``d`` (class-weight change) added to x's side, T1
@@ -483,6 +480,7 @@ class NodeScores:
             return self._memo[key]
         if self._rows is None:
             t = self.table
+            self._bytes = None  # counted again with the count rows
             self._rows = (CountRows(self.L, self.gini, t),
                           CountRows(self.P - self.L, self.gini, t),
                           CountRows(self.cnt, self.gini, t),
@@ -546,6 +544,7 @@ class NodeScores:
             nom = (g,)
         out = (num_best, nom, t1)
         self._memo[key] = out
+        self._bytes = None if self._bytes is None else self._bytes + _nbytes(out)
         return out
 
     def certify(self, Xq: np.ndarray, D: np.ndarray, min_gain: float) -> np.ndarray:

@@ -73,13 +73,21 @@ def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
     cells = np.cumsum([r.size for r, _ in nodes]) * max(1, finder.X.shape[1])
     if cells[-1] <= SEARCH_CELLS:
         return _evaluate_batch(finder, nodes, rank)
-    out, start = [], 0
-    while start < len(nodes):  # consecutive parts within the budget, one node at least
-        before = cells[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(cells, before + SEARCH_CELLS, side="right")))
+    out = []
+    for start, stop in parts(cells, SEARCH_CELLS):
         out += _evaluate_batch(finder, nodes[start:stop], rank)
-        start = stop
     return out
+
+
+def parts(cum: np.ndarray, limit: int):
+    """(start, stop) of consecutive parts of items whose sizes cumulate to ``cum``, each
+    within ``limit`` (or of one item): the bounded-memory cut of a list of searches."""
+    start = 0
+    while start < len(cum):
+        before = cum[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(cum, before + limit, side="right")))
+        yield start, stop
+        start = stop
 
 
 def _evaluate_batch(finder, nodes, rank) -> list:

@@ -216,7 +216,6 @@ class SplitFinder(NumericSearch):
 
     def _evaluate(self, b: _Batch) -> _Choice:
         """The chosen test of every node of the batch (the rules in the module docstring)."""
-        params = self.params
         G, p, q = b.G, self.numeric_idx.size, self.nominal_idx.size
         ok = np.zeros((G, p + q), dtype=bool)
         gain = np.zeros((G, p + q))
@@ -227,6 +226,16 @@ class SplitFinder(NumericSearch):
             ok[:, :p], gain[:, :p], score[:, :p], thr = self._numeric_batch(b)
         if q and b.rows.size:
             ok[:, p:], gain[:, p:], score[:, p:], vb = self._nominal_batch(b)
+        return self._choose(ok, gain, score, thr, vb)
+
+    def _choose(self, ok: np.ndarray, gain: np.ndarray, score: np.ndarray, thr: np.ndarray,
+                vb: np.ndarray) -> _Choice:
+        """The chosen test of every node from its candidates (numeric columns first, then
+        nominal): ``ok``, ``gain``, ``score`` (G, p + q), numeric thresholds (G, p) and the
+        branch-0 value of binary nominal tests (G, q). Shared with the engine's searches of
+        many labels at once (:mod:`treecert.transductive.label_search`)."""
+        params = self.params
+        G, p, q = ok.shape[0], self.numeric_idx.size, self.nominal_idx.size
         if params.criterion == "gain_ratio":
             counted = ok & self._in_avg
             acc = np.zeros(G)
@@ -312,15 +321,20 @@ class SplitFinder(NumericSearch):
 
     def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
         """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
+        counts, elig = self._nominal_tally(b, g0, g1)
+        return self._nominal_scores(counts, elig, b.total_w[g0:g1])
+
+    def _nominal_scores(self, counts: np.ndarray, elig: np.ndarray, tw: np.ndarray):
+        """(ok, gain, score, value) of every (node, nominal column) from its class counts
+        per value ``counts`` (G, q, V, K), eligible weights per value ``elig`` (G, q, V)
+        and total weights ``tw`` (G,)."""
         params = self.params
         gini = params.criterion == "gini"
         cols = self.nominal_idx
-        q, G = cols.size, g1 - g0
-        counts, elig = self._nominal_tally(b, g0, g1)
+        G, q = counts.shape[0], cols.size
         known_counts = counts.sum(axis=2)  # (G, q, K)
         wk = _lastsum(known_counts)
         parent_imp = _impurity_last(known_counts, gini)
-        tw = b.total_w[g0:g1]
         ok = np.zeros((G, q), dtype=bool)
         gain = np.zeros((G, q))
         score = np.zeros((G, q))

@@ -1,0 +1,131 @@
+"""The split search shared by the labels of one x (device 4 of the batched engine) chooses
+what the grower's search of every node R ∪ {(x, c)} chooses, bit for bit, with its
+tables of R built at once or found in its cache.
+
+``TREECERT_ENGINE_EXAMPLES`` raises the number of random cases (CI uses the default).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from conftest import random_datasets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treecert.data.schema import Attribute, Dataset, Schema
+from treecert.transductive import label_search
+from treecert.transductive.budget import ByteLRU
+from treecert.transductive.node_search import evaluate_nodes, value_ranks
+from treecert.tree.classifier import DecisionTree
+
+EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "150"))
+
+
+def _with_ties(data: Dataset, rng, runs: bool) -> Dataset:
+    """Integer weights (zeros too) and a copy of the first numeric column (exact ties);
+    with ``runs``, many distinct values and classes in runs along the first numeric
+    column (long stretches of cuts the Fayyad–Irani rule skips, near-ties beside them)."""
+    K = data.schema.n_classes
+    w = rng.integers(0, 4, data.n_samples).astype(float)
+    w[:K] = 1.0
+    num = [j for j, a in enumerate(data.schema.attributes) if not a.is_nominal]
+    X, y, attrs = data.X.copy(), data.y.copy(), list(data.schema.attributes)
+    if num and runs:
+        X[:, num] = np.round(rng.normal(size=(X.shape[0], len(num))), 1)
+        x0 = X[:, num[0]]
+        y = np.minimum(((x0 - x0.min()) / (np.ptp(x0) + 1e-9) * K).astype(np.int64), K - 1)
+        y = np.where(rng.random(y.size) < 0.1, rng.integers(0, K, y.size), y)
+        y[:K] = np.arange(K)
+    if num:
+        X = np.hstack([X, X[:, num[:1]] * 2.0 - 1.0])
+        attrs.append(Attribute("copy", "numeric"))
+    return Dataset(Schema(tuple(attrs), data.schema.class_attribute), X, y, w,
+                   source=data.source)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    data=random_datasets(min_rows=6, max_rows=50, max_classes=5, missing=False),
+    criterion=st.sampled_from(["info_gain", "gini"]),
+    min_leaf=st.sampled_from([0.0, 1.0, 2.0, 3.0]),
+    binary=st.booleans(),
+    rule=st.sampled_from(["midpoint", "lower"]),
+    min_gain=st.sampled_from([0.0, 0.05]),
+    seed=st.integers(0, 2**32 - 1),
+    runs=st.booleans(),
+)
+def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rule, min_gain,
+                                          seed, runs):
+    rng = np.random.default_rng(seed)
+    data = _with_ties(data, rng, runs)
+    K, n = data.schema.n_classes, data.n_samples - 3
+    learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, binary_splits=binary,
+                           threshold=rule, min_gain=min_gain)
+    train, Xq = data.subset(np.arange(n)), data.X[n:]
+    groups, jobs = [], []  # (R, w, x, labels); per job: (R, x's appended row)
+    for _ in range(4):
+        R = np.flatnonzero(rng.random(n) < rng.uniform(0.3, 1.0))
+        i = int(rng.integers(0, Xq.shape[0]))
+        labels = rng.permutation(K)[:int(rng.integers(1, K + 1))]
+        groups.append((R, train.weights[R], Xq[i], labels.tolist()))
+        jobs += [(R, i, int(c)) for c in labels]
+    X_aug = np.vstack([train.X, Xq[[i for _, i, _ in jobs]]])
+    y_aug = np.concatenate([train.y, [c for _, _, c in jobs]])
+    elig = np.r_[np.ones(n, dtype=bool), np.zeros(len(jobs), dtype=bool)]
+    finder = learner.make_finder(train, eligible=elig, X=X_aug, y=y_aug)
+    assert label_search.covers(finder, train.weights)
+    rank = value_ranks(finder)
+    want = evaluate_nodes(finder, [(np.r_[R, n + j], np.r_[train.weights[R], 1.0])
+                                   for j, (R, _, _) in enumerate(jobs)], rank)
+    # without a cache, then twice through one (tables built, then found; or evicted at
+    # once by a budget of one byte); the last time in parts of one node each
+    cache = ByteLRU(1 if rng.random() < 0.5 else 1 << 30)
+    for held, tiny in ((None, False), (cache, False), (cache, True)):
+        cells = label_search.SEARCH_CELLS, label_search.PAIR_CELLS
+        if tiny:
+            label_search.SEARCH_CELLS = label_search.PAIR_CELLS = 1
+        try:
+            got = [s for found in label_search.search_groups(finder, groups, rank, held)
+                   for s in found]
+        finally:
+            label_search.SEARCH_CELLS, label_search.PAIR_CELLS = cells
+        for a, b in zip(got, want, strict=True):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert (a.feature, a.n_branches, a.score) == (b.feature, b.n_branches, b.score)
+                np.testing.assert_array_equal(a.threshold, b.threshold)
+                assert (a.value_branch is None) == (b.value_branch is None)
+                if a.value_branch is not None:
+                    np.testing.assert_array_equal(a.value_branch, b.value_branch)
+
+
+def test_not_covered_settings_are_named():
+    """Gain ratio and fractional weights are not covered: the engine searches job by job."""
+    schema = Schema((Attribute("a", "numeric"),), Attribute("class", "nominal", ("p", "q")))
+    data = Dataset(schema, np.array([[1.0], [2.0], [3.0], [4.0]]), np.array([0, 0, 1, 1]),
+                   np.ones(4), source="<toy>")
+    for learner, w, covered in ((DecisionTree(), np.ones(4), True),
+                                (DecisionTree(criterion="gain_ratio"), np.ones(4), False),
+                                (DecisionTree(), np.full(4, 0.5), False)):
+        finder = learner.make_finder(data, eligible=np.ones(4, dtype=bool))
+        assert label_search.covers(finder, w) is covered
+
+
+def test_nodes_of_an_x_with_an_unknown_value_are_searched_alone():
+    schema = Schema((Attribute("a", "numeric"), Attribute("b", "numeric")),
+                    Attribute("class", "nominal", ("p", "q")))
+    X = np.array([[1.0, 5.0], [2.0, 4.0], [3.0, 3.0], [4.0, 2.0], [5.0, 1.0], [6.0, 0.0]])
+    train = Dataset(schema, X, np.array([0, 0, 0, 1, 1, 1]), np.ones(6), source="<toy>")
+    Xq = np.array([[np.nan, 2.5], [3.5, 2.5], [3.5, 2.5]])
+    finder = DecisionTree(min_leaf=1.0).make_finder(
+        train, eligible=np.r_[np.ones(6, dtype=bool), np.zeros(3, dtype=bool)],
+        X=np.vstack([X, Xq]), y=np.r_[train.y, 1, 0, 1])
+    rank = value_ranks(finder)
+    nodes = [(np.r_[np.arange(6), 6 + j], np.ones(7), Xq[j], int(finder.y[6 + j]))
+             for j in range(3)]
+    got = label_search.search_nodes(finder, nodes, rank, ByteLRU(1 << 20))
+    want = evaluate_nodes(finder, [nd[:2] for nd in nodes], rank)
+    assert [(s.feature, s.threshold, s.score) for s in got] == \
+        [(s.feature, s.threshold, s.score) for s in want]

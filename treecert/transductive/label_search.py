@@ -1,0 +1,395 @@
+"""Exact split searches shared by the labels of one test row (device 4 of
+:mod:`treecert.transductive.batch_engine`).
+
+Below a test that x changed, the batched engine searches x's node exactly for every job
+(x, c). The jobs of one x that reach the same node hold the same training rows R and
+differ only in x's class, yet the grower's search of R ∪ {(x, c)} sorts R, cumulates its
+class weights along every column and scores every cut K times over (26 times on a
+letter-shaped problem). Here R is sorted and counted once per node, and only the
+arithmetic that depends on c is done per label:
+
+* **Numeric cuts.** x is ineligible (:mod:`treecert.tree.split_search`): its value never
+  becomes a threshold and its weight never makes a test admissible. Between two
+  consecutive distinct values a < b of R the grower, on R ∪ {x}, offers exactly one cut:
+  its threshold comes from the eligible neighbours a and b (midpoint (a + b)/2 or the
+  lower value a), it is admissible iff it is in R (eligible weights), and x lies on the
+  side ``x <= threshold``. (If a <= x < b, x sits between a and b in the sorted column and
+  of the two positions either side of it the ineligible-cut rule keeps the one on x's side
+  of the threshold; elsewhere the cut's neighbours are a and b themselves.) So a cut's
+  class counts with x are R's plus ``e_c`` on x's side: R's counts at every cut are
+  cumulated once (in blocks ending at the valid cuts), the side without x is scored once
+  per cut, and only the side with x once per label.
+* **Nominal tests.** R's class counts per value are tallied once and x's class added to
+  x's value per label; the grower's own scoring of counts
+  (``SplitFinder._nominal_scores``) scores them.
+* **The choice.** Per (label, column) the first cut of largest gain rounded to 10
+  decimals — what the grower's cut search finds (its Fayyad–Irani pruning loses no such
+  cut, ``tests/test_grow_equivalence.py``), found here with the same pruning
+  (:func:`_best_cuts`); then the grower's own selection among columns
+  (``SplitFinder._choose``).
+* **Kept between searches.** R's tables (:class:`NodeTable`) do not depend on x: every x
+  whose test changes at a base node searches that node's very rows first, and many
+  change it to the same competitor, so the tables are kept per R in a byte-bounded LRU
+  (:data:`~treecert.transductive.budget.TABLE_BYTES`) and a repeated node costs only its
+  per-label arithmetic (on the shuttle-shaped data most of the search).
+
+Every gain is computed from the same integer class counts with the same operations in
+the same order as the grower's (:mod:`treecert.tree.impurity`: x ln x read from the same
+table, class sums in numpy's order), so the chosen tests are the grower's bit for bit
+(``tests/test_label_search.py`` compares with the per-node search). It covers what those
+arguments need (:func:`covers`): complete data, integer weights, every training row
+eligible, ``info_gain`` or ``gini``; elsewhere the engine searches job by job
+(:func:`~treecert.transductive.node_search.evaluate_nodes`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts
+from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum
+from treecert.tree.numeric_search import _TABLE_MAX
+from treecert.tree.segments import _ranges
+
+#: (cut, label) pairs × classes scored at once: bounds the per-label arrays (~100 MB).
+PAIR_CELLS = 1 << 22
+
+
+def covers(finder, weights: np.ndarray) -> bool:
+    """Whether the shared search equals the grower's on nodes of training rows with these
+    ``weights`` plus one ineligible x of weight 1 (module docstring): integer weights
+    whose sums stay exact, and a criterion without gain ratio's MDL term and average-gain
+    filter (those take the per-job search)."""
+    w = np.asarray(weights, dtype=float)
+    return (finder.params.criterion in ("info_gain", "gini") and bool(np.all(w >= 0))
+            and bool(np.all(w == np.round(w))) and float(w.sum()) + 1.0 < 2.0**31)
+
+
+class NodeTable:
+    """What a node's search needs of its training rows R alone, whatever x and its class:
+    every valid cut of every numeric column (its column, threshold, R's class counts
+    left and right of it and their N·impurities), R's class counts per nominal value, R's
+    class totals and weight. Kept per R between searches (:func:`search_groups`): many
+    test rows change the same base test, or to the same competitor, and so search nodes
+    of the very same rows."""
+
+    __slots__ = ("N", "T", "cnt", "col", "e_left", "e_right", "elig", "left", "right", "skip",
+                 "thr")
+
+    def nbytes(self) -> int:
+        return sum(getattr(self, a).nbytes for a in self.__slots__
+                   if isinstance(getattr(self, a), np.ndarray))
+
+
+def search_nodes(finder, nodes: list, rank: np.ndarray, cache=None) -> list:
+    """The grower's split (or None) of every node ``(rows, w, x, c)``: training rows with
+    x's appended row last in ``rows`` (weight 1, ineligible), x's values and class. Nodes
+    of one x with the same training rows are one group of :func:`search_groups`; a node
+    whose x has an unknown value is not covered and is searched alone
+    (:func:`~treecert.transductive.node_search.evaluate_nodes`)."""
+    out: list = [None] * len(nodes)
+    alone = [i for i, nd in enumerate(nodes) if np.isnan(nd[2]).any()]
+    for i, split in zip(alone, evaluate_nodes(finder, [nodes[i][:2] for i in alone], rank),
+                        strict=True):
+        out[i] = split
+    skip = set(alone)
+    where: dict[tuple, int] = {}
+    groups: list = []
+    members: list[list[int]] = []
+    for i, (rows, w, x, c) in enumerate(nodes):
+        if i in skip:
+            continue
+        key = (x.tobytes(), rows[:-1].tobytes(), w[:-1].tobytes())
+        g = where.get(key)
+        if g is None:
+            g = where[key] = len(groups)
+            groups.append((rows[:-1], w[:-1], x, []))
+            members.append([])
+        groups[g][3].append(c)
+        members[g].append(i)
+    for idx, splits in zip(members, search_groups(finder, groups, rank, cache), strict=True):
+        for i, split in zip(idx, splits, strict=True):
+            out[i] = split
+    return out
+
+
+def search_groups(finder, groups: list, rank: np.ndarray, cache=None) -> list[list]:
+    """Per group ``(rows, w, x, labels)`` — training rows R (ascending, eligible, no
+    missing values) with weights, x's values (no missing value) and x's classes — the
+    split the grower's finder chooses for R ∪ {(x, c)} (x ineligible, weight 1) for every
+    c in ``labels``, or None. ``rank``: the finder's value ranks (one row per numeric
+    column, :func:`~treecert.transductive.node_search.value_ranks`). ``cache``: a
+    :class:`~treecert.transductive.budget.ByteLRU` of :class:`NodeTable` by R (the
+    finder's training rows must not change while it is used). Tables are built in parts
+    of at most :data:`~treecert.transductive.node_search.SEARCH_CELLS` rows ×
+    attributes, and scored in parts of at most :data:`PAIR_CELLS`."""
+    if not groups:
+        return []
+    keys = [(g[0].tobytes(), g[1].tobytes()) for g in groups]
+    tables: dict = {}
+    missing = []
+    for key, g in zip(keys, groups, strict=True):
+        if key not in tables:
+            tables[key] = None if cache is None else cache.get(key)
+            if tables[key] is None:
+                missing.append((key, g[0], g[1]))
+    cells = np.cumsum([r.size for _, r, _ in missing]) * max(1, finder.X.shape[1])
+    for start, stop in parts(cells, SEARCH_CELLS):
+        part = missing[start:stop]
+        for (key, _, _), table in zip(part, _tables(finder, [(r, w) for _, r, w in part], rank),
+                                      strict=True):
+            tables[key] = table
+            if cache is not None:
+                cache.put(key, table, table.nbytes() + len(key[0]) + len(key[1]) + 200)
+    tabs = [tables[key] for key in keys]
+    nominal = finder.nominal_idx.size * max(finder.max_values, 1)
+    size = np.cumsum([(t.col.size + nominal + 1) * len(g[3]) * finder.n_classes
+                      for t, g in zip(tabs, groups, strict=True)])
+    out = []
+    for start, stop in parts(size, PAIR_CELLS):
+        out += _choose(finder, tabs[start:stop], groups[start:stop])
+    return out
+
+
+def _nimp(counts: np.ndarray, gini: bool, table: np.ndarray | None) -> np.ndarray:
+    """N·impurity of integer count rows (..., K), as the grower's cut search computes it:
+    x ln x from its table (entropy, integer totals) or :func:`_impurity_last`."""
+    if table is None:
+        return _impurity_last(counts, gini)
+    c = counts.astype(np.intp)
+    return (table.take(c.sum(axis=-1)) - _lastsum(table.take(c))) / _LN2
+
+
+def _xlogx_table(finder, total: float):
+    """The grower's table of x ln x for integer counts up to ``total``, or None where its
+    cut search computes x ln x directly (Gini; totals from 2^22)."""
+    if finder.params.criterion == "gini" or total >= _TABLE_MAX:
+        return None
+    return finder._xlogx_table(int(total))
+
+
+def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
+    """:class:`NodeTable` of every node ``(rows, w)``, laid end to end and built together."""
+    params = finder.params
+    gini = params.criterion == "gini"
+    K, G = finder.n_classes, len(nodes)
+    lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
+    seg = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum(lens, out=seg[1:])
+    node = np.repeat(np.arange(G), lens)
+    rows = np.concatenate([r for r, _ in nodes]).astype(np.int64)
+    w = np.concatenate([v for _, v in nodes]).astype(float)
+    M = rows.size
+    yr = finder.y[rows].astype(np.int64)
+    # (floats even for empty nodes: bincount of nothing gives integers)
+    T = np.bincount(node * K + yr, weights=w, minlength=G * K).reshape(G, K).astype(float)
+    N = np.bincount(node, weights=w, minlength=G).astype(float)
+    out = []
+    for g in range(G):
+        t = NodeTable()
+        t.T, t.N = T[g], float(N[g])
+        out.append(t)
+    cols = finder.numeric_idx
+    p = cols.size
+    ncut = np.zeros(G, dtype=np.int64)
+    col, thr, left = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, K))
+    skip = np.zeros(0, dtype=bool)
+    if p and M:
+        col, thr, left, cg, skip = _cuts(finder, rows, w, seg, node, rank, N)
+        ncut = np.bincount(cg, minlength=G)
+    right = T[np.repeat(np.arange(G), ncut)] - left
+    table = _xlogx_table(finder, float(N.max(initial=0.0)) + 1.0)
+    e_left, e_right = _nimp(left, gini, table), _nimp(right, gini, table)
+    bounds = np.r_[0, np.cumsum(ncut)]
+    for g, t in enumerate(out):
+        s = slice(bounds[g], bounds[g + 1])
+        t.col, t.thr, t.left, t.right, t.skip = col[s], thr[s], left[s], right[s], skip[s]
+        t.e_left, t.e_right = e_left[s], e_right[s]
+    q = finder.nominal_idx.size
+    if q:
+        V = max(finder.max_values, 1)
+        codes = finder.X[np.ix_(rows, finder.nominal_idx)].astype(np.int64)
+        cell = (node[:, None] * q + np.arange(q)[None, :]) * V + codes
+        wb = np.broadcast_to(w[:, None], cell.shape)
+        cnt = np.bincount((cell * K + yr[:, None]).ravel(), weights=wb.ravel(),
+                          minlength=G * q * V * K).reshape(G, q, V, K).astype(float)
+        elig = np.bincount(cell.ravel(), weights=wb.ravel(),
+                           minlength=G * q * V).reshape(G, q, V).astype(float)
+        for g, t in enumerate(out):
+            t.cnt, t.elig = cnt[g], elig[g]
+    else:
+        for t in out:
+            t.cnt = t.elig = None
+    return out
+
+
+def _cuts(finder, rows, w, seg, node, rank, N):
+    """Every valid cut of every (node, numeric column) of nodes laid end to end, ordered by
+    (node, column, position): its column (local index), threshold, the node's class counts
+    left of it, and its node."""
+    params = finder.params
+    K, M = finder.n_classes, rows.size
+    cols = finder.numeric_idx
+    p = cols.size
+    # R sorted along every column: the grower's stable value order (unique ranks)
+    offset = node * rank.shape[1]
+    S = np.empty((p, M), dtype=np.int64)
+    for k in range(p):
+        S[k] = np.argsort(offset + rank[k, rows])
+    V = np.take_along_axis(finder.X[np.ix_(rows, cols)].T, S, axis=1)
+    Y = finder.y[rows].astype(np.int64)[S]
+    W = w[S]
+    cw = np.cumsum(W, axis=1)  # exact: integer weights
+    start = seg[:-1]
+    before = np.where(start > 0, cw[:, np.maximum(start - 1, 0)], 0.0)  # (p, G)
+    left = cw[:, :-1] - before[:, node[:-1]]  # weight left of cut i (eligible: all of R)
+    a, b = V[:, :-1], V[:, 1:]
+    ml = float(params.min_leaf)
+    cut = (node[:-1] == node[1:]) & (a < b) & (left >= ml) & (N[node[:-1]] - left >= ml)
+    # the ineligible-cut rule of the grower (every node here holds x): thresholds from
+    # finite eligible neighbours only, a midpoint strictly below the upper value
+    cut &= np.isfinite(a) & np.isfinite(b)
+    if params.threshold == "lower":
+        t = a
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            t = (a + b) / 2.0
+        cut &= (a <= t) & (t < b)
+    valid = np.zeros((p, M), dtype=bool)
+    valid[:, :-1] = cut
+    # class counts left of every valid cut: entries summed in blocks ending at the valid
+    # cuts and at node ends, cumulated, less the node's start
+    stop = valid.copy()
+    stop[:, seg[1:] - 1] = True
+    flat = stop.ravel()
+    blk = np.cumsum(flat) - flat
+    B = int(flat.sum())
+    cum = np.cumsum(np.bincount(blk * K + Y.ravel(), weights=W.ravel(), minlength=B * K)
+                    .reshape(B, K), axis=0)
+    cum0 = np.vstack([np.zeros((1, K)), cum])
+    base = cum0[blk.reshape(p, M)[:, np.minimum(start, M - 1)]]  # (p, G, K): before a node
+    fc = np.flatnonzero(valid)
+    ck, ci = fc // M, fc % M
+    cg = node[ci]
+    order = np.argsort(cg * p + ck, kind="stable")  # cuts by (node, column, position)
+    fc, ck, ci, cg = fc[order], ck[order], ci[order], cg[order]
+    # Fayyad & Irani (:func:`_best_cuts`): the rows between a cut's neighbouring valid
+    # cuts (its block and the next) are of one class; block b ends at a valid cut iff
+    # ``ends_cut[b]``, so a cut's neighbours exist iff the blocks around it end at cuts
+    classes = np.bincount(blk * K + Y.ravel(), minlength=B * K).reshape(B, K) > 0
+    pure = classes.sum(axis=1) == 1
+    cls = np.argmax(classes, axis=1)
+    ends_cut = np.r_[valid.ravel()[np.flatnonzero(flat)], False]
+    b = blk[fc]
+    skip = (b > 0) & ends_cut[np.maximum(b - 1, 0)] & ends_cut[b + 1] & pure[b]
+    skip &= pure[np.minimum(b + 1, B - 1)] & (cls[b] == cls[np.minimum(b + 1, B - 1)])
+    return ck, t[ck, ci], cum[b] - base[ck, cg], cg, skip
+
+
+def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
+    """The grower's split for every label of every group, from its node's table."""
+    K, G = finder.n_classes, len(groups)
+    p, q = finder.numeric_idx.size, finder.nominal_idx.size
+    m = np.array([len(g[3]) for g in groups], dtype=np.int64)
+    lab = np.concatenate([np.asarray(g[3], dtype=np.int64) for g in groups])
+    gl = np.repeat(np.arange(G), m)  # each label-node's group
+    Lg = lab.size
+    N = np.array([t.N for t in tabs])
+    tw = N[gl] + 1.0  # the node's total weight, x included (exact: integer weights)
+    Tx = np.array([t.T for t in tabs]).reshape(G, K)[gl]
+    Tx[np.arange(Lg), lab] += 1.0
+    ok = np.zeros((Lg, p + q), dtype=bool)
+    gain = np.zeros((Lg, p + q))
+    score = np.zeros((Lg, p + q))
+    thr = np.full((Lg, p), np.nan)
+    vb = np.full((Lg, q), -1, dtype=np.int64)
+    if p:
+        _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, thr)
+        score[:, :p] = gain[:, :p]
+    if q:
+        cnt = np.array([t.cnt for t in tabs])[gl]
+        xc = np.array([g[2][finder.nominal_idx] for g in groups]).astype(np.int64)[gl]
+        cnt[np.arange(Lg)[:, None], np.arange(q)[None, :], xc, lab[:, None]] += 1.0
+        ok[:, p:], gain[:, p:], score[:, p:], vb[:] = finder._nominal_scores(
+            cnt, np.array([t.elig for t in tabs])[gl], tw)
+    choice = finder._choose(ok, gain, score, thr, vb)
+    splits = [choice.split(i) for i in range(Lg)]
+    bounds = np.r_[0, np.cumsum(m)]
+    return [splits[bounds[g]:bounds[g + 1]] for g in range(G)]
+
+
+def _first_best(g: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per run of equal ``key`` (consecutive): the index of the first entry of largest
+    ``g`` rounded to 10 decimals (the grower's choice of a column's cut), and that
+    rounded maximum repeated over the run."""
+    rg = np.round(g, _ROUND)
+    n = key.size
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    gmax = np.repeat(np.maximum.reduceat(rg, first), np.diff(np.r_[first, n]))
+    return np.minimum.reduceat(np.where(rg == gmax, np.arange(n), n), first), gmax
+
+
+def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, thr) -> None:
+    """Best cut of every (label-node, numeric column) into ``ok``, ``gain``, ``thr``.
+
+    Fayyad & Irani, as in the grower: moving rows of one class across a cut changes the
+    gain convexly (N·entropy and N·Gini are concave in the counts), so a cut whose
+    neighbouring valid cuts of its column move rows of a single class between them, with
+    x on one side of all three, never beats both neighbours and is not scored at first
+    (``NodeTable.skip``, and x's side here). The runs of skipped cuts next to a cut within
+    2e-10 of its column's best are scored afterwards (rounding to 10 decimals could make
+    them tie); a run next to no such cut stays below the best even rounded."""
+    p = finder.numeric_idx.size
+    gini = finder.params.criterion == "gini"
+    G, Lg = len(groups), lab.size
+    ncut = np.array([t.col.size for t in tabs], dtype=np.int64)
+    if not ncut.any():
+        return
+    # per cut, x's side (x <= threshold: left) and the N·impurity of the other side
+    xl = np.concatenate([g[2][finder.numeric_idx[t.col]] <= t.thr
+                         for t, g in zip(tabs, groups, strict=True)])
+    col = np.concatenate([t.col for t in tabs])
+    t_cut = np.concatenate([t.thr for t in tabs])
+    e_other = np.where(xl, np.concatenate([t.e_right for t in tabs]),
+                       np.concatenate([t.e_left for t in tabs]))
+    x_side = np.where(xl[:, None], np.concatenate([t.left for t in tabs]),
+                      np.concatenate([t.right for t in tabs]))
+    # a skipped cut has both neighbours in its (node, column): x on the same side of all
+    skip = np.concatenate([t.skip for t in tabs])
+    skip &= (xl == np.r_[xl[:1], xl[:-1]]) & (xl == np.r_[xl[1:], xl[-1:]])
+    beside = np.r_[skip[1:], False] | np.r_[False, skip[:-1]]  # a skipped neighbour
+    table = _xlogx_table(finder, float(tw.max()))
+    parent = _impurity_last(Tx, gini)
+
+    def gains(pl, pc):  # the grower's gain of cut pc for label-node pl
+        xs = x_side[pc]
+        xs[np.arange(pc.size), lab[pl]] += 1.0
+        e_x, e_o, left_x = _nimp(xs, gini, table), e_other[pc], xl[pc]
+        return (parent[pl] - np.where(left_x, e_x, e_o) - np.where(left_x, e_o, e_x)) / tw[pl]
+
+    kept = np.flatnonzero(~skip)
+    cut_group = np.repeat(np.arange(G), ncut)
+    kcount = np.bincount(cut_group[kept], minlength=G)
+    pl = np.repeat(np.arange(Lg), kcount[gl])  # (label-node, kept cut) pairs
+    pc = kept[_ranges(np.cumsum(kcount)[gl] - kcount[gl], kcount[gl])]
+    g = gains(pl, pc)
+    key = pl * p + col[pc]
+    kb, gmax = _first_best(g, key)
+    near = np.flatnonzero((g >= gmax - 2e-10) & beside[pc])
+    if near.size:  # score the runs of skipped cuts either side of those, and choose again
+        c = pc[near]
+        at = np.searchsorted(kept, c)
+        lo = np.r_[-1, kept][at] + 1  # first cut after the previous kept cut
+        hi = np.r_[kept, col.size][at + 1]  # the next kept cut
+        starts = np.stack([lo, c + 1], axis=1).ravel()
+        lens = np.stack([c - lo, hi - c - 1], axis=1).ravel()
+        pl = np.r_[pl, np.repeat(np.repeat(pl[near], 2), lens)]
+        pc = np.r_[pc, _ranges(starts, lens)]
+        g = np.r_[g, gains(pl[g.size:], pc[g.size:])]
+        order = np.lexsort((pc, pl))  # by label-node, then cut: (column, position)
+        pl, pc, g = pl[order], pc[order], g[order]
+        kb, _ = _first_best(g, pl * p + col[pc])
+    li, kj = pl[kb], col[pc[kb]]
+    ok[li, kj] = True
+    gain[li, kj] = g[kb]
+    thr[li, kj] = t_cut[pc[kb]]
