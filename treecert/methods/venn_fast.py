@@ -26,7 +26,8 @@ import numpy as np
 
 from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.batch_engine import BatchEngine
-from treecert.transductive.venn_forest import Forecasts, grow_forest
+from treecert.transductive.edited_trees import edited_forest, has_edits
+from treecert.transductive.venn_forest import Forecasts
 from treecert.tree.leaf_estimates import leaf_proba
 
 #: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
@@ -44,10 +45,11 @@ class TreeVennBatch(BatchEngine):
 
     @property
     def walks(self) -> bool:
-        """Whether complete rows walk the base tree (complete training data); elsewhere the
-        forecast taxonomy grows whole trees and the leaf taxonomy takes the engine's exact
-        paths."""
-        return self.base_sub is not None
+        """Whether complete rows walk the base tree (complete training data, no collapse or
+        cp); elsewhere the forecast taxonomy grows whole trees (edited:
+        :func:`~treecert.transductive.edited_trees.edited_forest`) and the leaf taxonomy
+        takes the engine's exact paths."""
+        return self.base_sub is not None and not has_edits(self.learner)
 
     # -------------------------------------------------------------- Venn rows
     def venn_matrices(self, Q: np.ndarray, taxonomy: str, kind: str, alpha: float,
@@ -100,7 +102,7 @@ class TreeVennBatch(BatchEngine):
             J = (hi - lo) * K
             labels = np.tile(np.arange(K), hi - lo)
             finder, rank = self._augmented(np.repeat(Q[lo:hi], K, axis=0), labels)
-            forest = grow_forest(finder, self._roots(J, np.full(J, -1)), rank)
+            forest = edited_forest(self.learner, finder, self._roots(J, np.full(J, -1)), rank)
             job = np.repeat(np.arange(J), n + 1)
             row = np.tile(np.arange(n + 1), J)
             F = Forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind, alpha,
