@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.data.loading import load_dataset
+from treecert.data.schema import Dataset
 from treecert.methods import make_method
 from treecert.transductive.edited_trees import EditedEngine, edited_forest
 from treecert.transductive.engine import TransductiveEngine
@@ -87,19 +88,47 @@ def _nested(counts, feature, threshold, kids_of, u):
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(data=random_datasets(min_rows=6, max_rows=30, max_classes=6),
        criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]), binary=st.booleans(),
-       edit=edits)
-def test_edited_forest_holds_each_jobs_edited_tree(data, criterion, binary, edit):
-    """Every job's tree in the edited forest is the tree grown whole and edited by
-    tree.arrays' collapse and prune_to_cp — every node, not only x's leaves."""
+       edit=edits, walked=st.booleans(), loo=st.booleans())
+def test_edited_forest_holds_each_jobs_edited_tree(data, criterion, binary, edit, walked,
+                                                   loo):
+    """Every job's tree in the edited forest — grown whole (unknown values), or composed
+    from the certified walk on complete data (``walked``, its devices on small trees too),
+    x new or swapped for a training row (``loo``) — is the tree grown whole and edited by
+    tree.arrays' collapse and prune_to_cp: every node, not only x's leaves."""
+    from treecert.transductive.batch_engine import BatchEngine
+    from treecert.transductive.edited_trees import apply_edits
+    from treecert.transductive.walked_trees import walked_forest
+
+    if walked:  # complete data, integer weights (leave-one-out rows walk only then)
+        X = np.where(np.isnan(data.X), 0.0, data.X)
+        data = Dataset(data.schema, X, data.y, np.round(data.weights + 0.5),
+                       source=data.source)
     train, Q = _test_rows(data, 3)
     learner = _learner(criterion, binary, 1.0, edit)
-    batch = EditedEngine(train, learner)
+    saved = BatchEngine.cert_min_rows, BatchEngine.rescore_min_rows
+    BatchEngine.cert_min_rows = BatchEngine.rescore_min_rows = 0
+    try:
+        batch = EditedEngine(train, learner)
+    finally:
+        BatchEngine.cert_min_rows, BatchEngine.rescore_min_rows = saved
+    batch.cert_min_rows = batch.rescore_min_rows = 0
     K, n = batch.K, batch.n
+    if loo:
+        Q = train.X[: max(1, n // 3)]
+    if walked:
+        Q = np.where(np.isnan(Q), 0.0, Q)
     Xq, labels = np.repeat(Q, K, axis=0), np.tile(np.arange(K), Q.shape[0])
     J = labels.size
+    drop = np.repeat(np.arange(Q.shape[0]), K) if loo else np.full(J, -1)
     finder, rank = batch._augmented(Xq, labels)
-    roots = batch._roots(J, np.full(J, -1))
-    forest = edited_forest(learner, finder, roots, rank)
+    roots = batch._roots(J, drop)
+    if walked:
+        assert batch.walkable(Xq, drop).all()
+        forest = walked_forest(batch, batch.grow_batch(Xq, labels, drop), labels, drop,
+                               finder, rank)
+        forest = apply_edits(learner, forest, J)
+    else:
+        forest = edited_forest(learner, finder, roots, rank)
     for i, (rows, w) in enumerate(roots):
         tree = Tree.from_grown(grow(finder, rows, w))
         if learner.collapse:

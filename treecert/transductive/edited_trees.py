@@ -211,10 +211,14 @@ def prune_cp_all(forest: Forest, parent: np.ndarray, level: np.ndarray, n_roots:
 def edited_forest(learner: DecisionTree, finder, roots: list[tuple[np.ndarray, np.ndarray]],
                   rank: np.ndarray | None = None) -> Forest:
     """The trees grown from ``roots`` (as :func:`grow_forest`; job i's tree rooted at node
-    i) with the learner's edits applied: collapse on the shared DAG, then cp on each job's
-    own tree. Without edits, :func:`grow_forest`'s forest as it is."""
-    forest = grow_forest(finder, roots, rank)
-    J = len(roots)
+    i) with the learner's edits applied (:func:`apply_edits`). Without edits,
+    :func:`grow_forest`'s forest as it is."""
+    return apply_edits(learner, grow_forest(finder, roots, rank), len(roots))
+
+
+def apply_edits(learner: DecisionTree, forest: Forest, J: int) -> Forest:
+    """The grown trees of J jobs (job i's rooted at node i of ``forest``) edited as the
+    learner edits a tree: collapse on the shared DAG, then cp on each job's own tree."""
     if learner.collapse:
         forest = _with_leaves(forest, collapse_marks(forest, J))
     if learner.cp > 0:
@@ -239,22 +243,42 @@ def reach_edited(forest: Forest, X: np.ndarray, x_rows: np.ndarray) -> ReachedLe
 
 class EditedEngine(BatchEngine):
     """The batched engine for learners with ``collapse`` or ``cp``: every batch of jobs
-    grown as one DAG of whole trees, edited, x routed (module docstring)."""
+    grown as one DAG of whole trees, edited, x routed (module docstring). On complete data
+    the DAG comes from the certified walk (:mod:`treecert.transductive.walked_trees`:
+    the base tree shared, x's path and the subtrees below a changed test per job); with
+    unknown values (in D or in x), under leave-one-out with fractional weights, or with
+    ``max_depth`` (the cut subtrees would be grown at depth 0) from
+    :func:`~treecert.transductive.venn_forest.grow_forest`'s whole trees."""
+
+    def walkable(self, Xq: np.ndarray, drop: np.ndarray) -> np.ndarray:
+        """Per job, whether its tree comes from the certified walk (class docstring)."""
+        ok = self.certified and self.params.max_depth is None
+        return ok & ~np.isnan(Xq).any(axis=1) & ((drop < 0) | self.integral)
 
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
                   count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:
         """Laplace estimate of x's leaves in the edited tree of every job, as
         :meth:`BatchEngine.estimates` (the same arguments)."""
+        from treecert.transductive.walked_trees import walked_forest
+
         J, K, n = Xq.shape[0], self.K, self.n
         out = np.empty((J, K))
-        # bounded memory: each job's root holds every training row
-        per = max(1, min(batch, budget.PATH_ENTRIES // (n + 1)))
-        for lo in range(0, J, per):
-            part = np.arange(lo, min(J, lo + per))
-            finder, rank = self._augmented(Xq[part], labels[part])
-            forest = edited_forest(self.learner, finder, self._roots(part.size, drop[part]),
-                                   rank)
-            reached = reach_edited(forest, finder.X, n + np.arange(part.size))
-            out[part] = mix_laplace(reached, labels[part], part.size, K, count_x=count_x,
-                                    alpha=alpha)
+        walk = self.walkable(Xq, drop)
+        # bounded memory: each job's root holds every training row (and one part of
+        # grow_batch: x of job i is row n + i of the augmented finder)
+        per = max(1, budget.PATH_ENTRIES // (n + 1))
+        for group, size in ((np.flatnonzero(walk), per), (np.flatnonzero(~walk),
+                                                          min(batch, per))):
+            for lo in range(0, group.size, size):
+                part = group[lo:lo + size]
+                finder, rank = self._augmented(Xq[part], labels[part])
+                if walk[part[0]]:
+                    jobs = self.grow_batch(Xq[part], labels[part], drop[part])
+                    forest = walked_forest(self, jobs, labels[part], drop[part], finder, rank)
+                else:
+                    forest = grow_forest(finder, self._roots(part.size, drop[part]), rank)
+                forest = apply_edits(self.learner, forest, part.size)
+                reached = reach_edited(forest, finder.X, n + np.arange(part.size))
+                out[part] = mix_laplace(reached, labels[part], part.size, K,
+                                        count_x=count_x, alpha=alpha)
         return out
