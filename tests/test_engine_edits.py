@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from treecert.data.loading import load_dataset
 from treecert.data.schema import Dataset
 from treecert.methods import make_method
-from treecert.transductive.edited_trees import EditedEngine, edited_forest
+from treecert.transductive.edited_trees import EditedEngine, apply_edits, walkable
 from treecert.transductive.engine import TransductiveEngine
+from treecert.transductive.venn_forest import grow_forest
 from treecert.tree.arrays import Tree, collapse, prune_to_cp
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow
@@ -96,7 +97,6 @@ def test_edited_forest_holds_each_jobs_edited_tree(data, criterion, binary, edit
     x new or swapped for a training row (``loo``) — is the tree grown whole and edited by
     tree.arrays' collapse and prune_to_cp: every node, not only x's leaves."""
     from treecert.transductive.batch_engine import BatchEngine
-    from treecert.transductive.edited_trees import apply_edits
     from treecert.transductive.walked_trees import walked_forest
 
     if walked:  # complete data, integer weights (leave-one-out rows walk only then)
@@ -123,12 +123,12 @@ def test_edited_forest_holds_each_jobs_edited_tree(data, criterion, binary, edit
     finder, rank = batch._augmented(Xq, labels)
     roots = batch._roots(J, drop)
     if walked:
-        assert batch.walkable(Xq, drop).all()
+        assert walkable(batch, Xq, drop).all()
         forest = walked_forest(batch, batch.grow_batch(Xq, labels, drop), labels, drop,
                                finder, rank)
         forest = apply_edits(learner, forest, J)
     else:
-        forest = edited_forest(learner, finder, roots, rank)
+        forest = apply_edits(learner, grow_forest(finder, roots, rank), J)
     for i, (rows, w) in enumerate(roots):
         tree = Tree.from_grown(grow(finder, rows, w))
         if learner.collapse:

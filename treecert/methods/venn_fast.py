@@ -26,7 +26,7 @@ import numpy as np
 
 from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.batch_engine import BatchEngine
-from treecert.transductive.edited_trees import edited_forest, has_edits
+from treecert.transductive.edited_trees import batch_forest, has_edits
 from treecert.transductive.venn_forest import Forecasts
 from treecert.tree.leaf_estimates import leaf_proba
 
@@ -47,7 +47,7 @@ class TreeVennBatch(BatchEngine):
     def walks(self) -> bool:
         """Whether complete rows walk the base tree (complete training data, no collapse or
         cp); elsewhere the forecast taxonomy grows whole trees (edited:
-        :func:`~treecert.transductive.edited_trees.edited_forest`) and the leaf taxonomy
+        :func:`~treecert.transductive.edited_trees.batch_forest`) and the leaf taxonomy
         takes the engine's exact paths."""
         return self.base_sub is not None and not has_edits(self.learner)
 
@@ -101,8 +101,9 @@ class TreeVennBatch(BatchEngine):
             hi = min(B, lo + per)
             J = (hi - lo) * K
             labels = np.tile(np.arange(K), hi - lo)
-            finder, rank = self._augmented(np.repeat(Q[lo:hi], K, axis=0), labels)
-            forest = edited_forest(self.learner, finder, self._roots(J, np.full(J, -1)), rank)
+            Xq = np.repeat(Q[lo:hi], K, axis=0)
+            finder, rank = self._augmented(Xq, labels)
+            forest = batch_forest(self, Xq, labels, np.full(J, -1), finder, rank)  # collapse/cp
             job = np.repeat(np.arange(J), n + 1)
             row = np.tile(np.arange(n + 1), J)
             F = Forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind, alpha,

@@ -32,7 +32,7 @@ of an edited tree are the grown tree's (an edit keeps the counts of every node i
 and x's weight in a leaf is its share, as
 :meth:`~treecert.transductive.engine.TransductiveEngine.naive_leaves` reads it. The Venn
 machine's forecast taxonomy reads every example's forecast from the same edited forest
-(:func:`edited_forest`, called by :mod:`treecert.methods.venn_fast`).
+(:func:`batch_forest`, called by :mod:`treecert.methods.venn_fast`).
 """
 
 from __future__ import annotations
@@ -208,14 +208,6 @@ def prune_cp_all(forest: Forest, parent: np.ndarray, level: np.ndarray, n_roots:
             alive[at] = alive[parent[at]] & ~leaf[parent[at]]
 
 
-def edited_forest(learner: DecisionTree, finder, roots: list[tuple[np.ndarray, np.ndarray]],
-                  rank: np.ndarray | None = None) -> Forest:
-    """The trees grown from ``roots`` (as :func:`grow_forest`; job i's tree rooted at node
-    i) with the learner's edits applied (:func:`apply_edits`). Without edits,
-    :func:`grow_forest`'s forest as it is."""
-    return apply_edits(learner, grow_forest(finder, roots, rank), len(roots))
-
-
 def apply_edits(learner: DecisionTree, forest: Forest, J: int) -> Forest:
     """The grown trees of J jobs (job i's rooted at node i of ``forest``) edited as the
     learner edits a tree: collapse on the shared DAG, then cp on each job's own tree."""
@@ -241,29 +233,49 @@ def reach_edited(forest: Forest, X: np.ndarray, x_rows: np.ndarray) -> ReachedLe
                          forest.counts[leaf].sum(axis=1))
 
 
+def walkable(engine: BatchEngine, Xq: np.ndarray, drop: np.ndarray) -> np.ndarray:
+    """Per job, whether its grown tree comes from ``engine``'s certified walk
+    (:mod:`treecert.transductive.walked_trees`): certified complete training data, x
+    complete, leave-one-out only with integer weights (the path's counts are then exact),
+    no ``max_depth`` (the cut subtrees are grown from depth 0)."""
+    ok = engine.certified and engine.params.max_depth is None
+    return ok & ~np.isnan(Xq).any(axis=1) & ((drop < 0) | engine.integral)
+
+
+def batch_forest(engine: BatchEngine, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray,
+                 finder, rank) -> Forest:
+    """Every job's edited tree, job i's rooted at node i: x = ``Xq[i]`` (row n + i of
+    ``finder``, ``engine._augmented``) with class ``labels[i]``, training row ``drop[i]``
+    removed when >= 0 — from the certified walk when every job walks (at most
+    :data:`~treecert.transductive.budget.PATH_ENTRIES` / (n + 1) jobs: one part of
+    ``grow_batch``), else grown whole (:func:`grow_forest`). Without edits, the whole
+    trees as :func:`grow_forest` grows them."""
+    from treecert.transductive.walked_trees import walked_forest
+
+    J = labels.size
+    if J and has_edits(engine.learner) and walkable(engine, Xq, drop).all():
+        jobs = engine.grow_batch(Xq, labels, drop)
+        forest = walked_forest(engine, jobs, labels, drop, finder, rank)
+    else:
+        forest = grow_forest(finder, engine._roots(J, drop), rank)
+    return apply_edits(engine.learner, forest, J)
+
+
 class EditedEngine(BatchEngine):
     """The batched engine for learners with ``collapse`` or ``cp``: every batch of jobs
     grown as one DAG of whole trees, edited, x routed (module docstring). On complete data
     the DAG comes from the certified walk (:mod:`treecert.transductive.walked_trees`:
-    the base tree shared, x's path and the subtrees below a changed test per job); with
-    unknown values (in D or in x), under leave-one-out with fractional weights, or with
-    ``max_depth`` (the cut subtrees would be grown at depth 0) from
-    :func:`~treecert.transductive.venn_forest.grow_forest`'s whole trees."""
-
-    def walkable(self, Xq: np.ndarray, drop: np.ndarray) -> np.ndarray:
-        """Per job, whether its tree comes from the certified walk (class docstring)."""
-        ok = self.certified and self.params.max_depth is None
-        return ok & ~np.isnan(Xq).any(axis=1) & ((drop < 0) | self.integral)
+    the base tree shared, x's path and the subtrees below a changed test per job);
+    elsewhere (:func:`walkable`) from :func:`~treecert.transductive.venn_forest.grow_forest`'s
+    whole trees."""
 
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
                   count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:
         """Laplace estimate of x's leaves in the edited tree of every job, as
         :meth:`BatchEngine.estimates` (the same arguments)."""
-        from treecert.transductive.walked_trees import walked_forest
-
         J, K, n = Xq.shape[0], self.K, self.n
         out = np.empty((J, K))
-        walk = self.walkable(Xq, drop)
+        walk = walkable(self, Xq, drop)
         # bounded memory: each job's root holds every training row (and one part of
         # grow_batch: x of job i is row n + i of the augmented finder)
         per = max(1, budget.PATH_ENTRIES // (n + 1))
@@ -272,12 +284,7 @@ class EditedEngine(BatchEngine):
             for lo in range(0, group.size, size):
                 part = group[lo:lo + size]
                 finder, rank = self._augmented(Xq[part], labels[part])
-                if walk[part[0]]:
-                    jobs = self.grow_batch(Xq[part], labels[part], drop[part])
-                    forest = walked_forest(self, jobs, labels[part], drop[part], finder, rank)
-                else:
-                    forest = grow_forest(finder, self._roots(part.size, drop[part]), rank)
-                forest = apply_edits(self.learner, forest, part.size)
+                forest = batch_forest(self, Xq[part], labels[part], drop[part], finder, rank)
                 reached = reach_edited(forest, finder.X, n + np.arange(part.size))
                 out[part] = mix_laplace(reached, labels[part], part.size, K,
                                         count_x=count_x, alpha=alpha)
