@@ -38,17 +38,8 @@ def _spec(method: str, options: str) -> str:
     return f"{method}:{options}" if options else method
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
-    ap.add_argument("--methods", nargs="*", default=["tpce", "kk", "venn"])
-    ap.add_argument("--edits", nargs="*", default=list(EDITS))
-    ap.add_argument("--sample", type=int, default=2, help="naive: test rows per fold")
-    args = ap.parse_args()
-    print(f"load: {os.getloadavg()}", file=sys.stderr)
-    lines = ["| dataset | edit | method | plain tree CV | unedited fast | edited fast | "
-             "naive (≈) | edited / unedited | naive / edited | edited / plain |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+def _rows(args):
+    """One table row per (dataset, edit, method), as it is measured."""
     for name in args.datasets:
         for edit in args.edits:
             edited, unedited = EDITS[edit]
@@ -57,13 +48,27 @@ def main() -> None:
                 fast = _run(ROOT, name, _spec(method, edited), 0)
                 before = _run(ROOT, name, _spec(method, unedited), 0)
                 naive = _run(ROOT, name, _spec(method, edited + ",engine=naive"), args.sample)
-                line = (f"| {name} | {edit} | {method} | {plain:.2f} | {before:.2f} | "
-                        f"{fast:.2f} | {naive:.1f} | {fast / before:.1f} | "
-                        f"{naive / fast:.0f} | {fast / plain:.1f} |")
-                lines.append(line)
-                print(line, file=sys.stderr, flush=True)
-    print(f"load: {os.getloadavg()}", file=sys.stderr)
-    print("\n".join(lines))
+                yield (f"| {name} | {edit} | {method} | {plain:.2f} | {before:.2f} | "
+                       f"{fast:.2f} | {naive:.1f} | {fast / before:.1f} | "
+                       f"{naive / fast:.0f} | {fast / plain:.1f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
+    ap.add_argument("--methods", nargs="*", default=["tpce", "kk", "venn"])
+    ap.add_argument("--edits", nargs="*", default=list(EDITS))
+    ap.add_argument("--sample", type=int, default=2, help="naive: test rows per fold")
+    args = ap.parse_args()
+    loads = [os.getloadavg()]
+    table = ["| dataset | edit | method | plain tree CV | unedited fast | edited fast | "
+             "naive (≈) | edited / unedited | naive / edited | edited / plain |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in _rows(args):
+        table.append(row)
+        print(row, file=sys.stderr, flush=True)
+    loads.append(os.getloadavg())
+    print("\n".join(table) + f"\n\nload average (1, 5, 15 min) before, after: {loads}")
 
 
 if __name__ == "__main__":
