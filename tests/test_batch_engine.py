@@ -107,13 +107,15 @@ def test_batch_engine_equals_path_engine_on_sample_data(name, monkeypatch):
                                       engine.estimates(X, labels, drop, engine="path"))
 
 
-def test_unsupported_settings_fall_back():
+def test_collapse_takes_the_edited_engine():
+    from treecert.transductive.edited_trees import EditedEngine
+
     learner = DecisionTree(collapse=True)
     schema = Schema((Attribute("a", "numeric"),), Attribute("class", "nominal", ("p", "q")))
     data = Dataset(schema, np.array([[1.0], [2.0], [3.0], [4.0]]), np.array([0, 0, 1, 1]),
                    np.ones(4), source="<toy>")
     engine = TransductiveEngine(data, learner)
-    assert engine._batch_engine() is None
+    assert isinstance(engine._batch_engine(), EditedEngine)
     X = np.array([[2.5], [2.5]])
     np.testing.assert_array_equal(engine.estimates(X, [0, 1]),
                                   engine.estimates(X, [0, 1], engine="naive"))

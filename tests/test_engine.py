@@ -146,15 +146,17 @@ def _nested(tree, node=0):
 
 @pytest.mark.parametrize("method", ["tpce", "kk"])
 @pytest.mark.parametrize("edit", ["collapse=true", "cp=0.01"])
-def test_whole_tree_edits_need_the_naive_engine(method, edit):
-    """collapse/cp act on whole trees: the fast engine says so up front instead of growing
-    a whole tree per (x, c) behind the user's back; engine=naive does it."""
+def test_whole_tree_edits_refuse_the_path_engine(method, edit):
+    """collapse/cp act on whole trees: engine=path (x's paths only) says so up front
+    instead of switching engines behind the user's back; fast and naive agree."""
     from treecert.errors import ConfigError
 
     train, test = _toy()
-    with pytest.raises(ConfigError, match="engine=naive"):
-        make_method(f"{method}:{edit}").fit(train)
-    make_method(f"{method}:{edit},engine=naive").fit(train).predict(test)
+    with pytest.raises(ConfigError, match="engine=path"):
+        make_method(f"{method}:{edit},engine=path").fit(train)
+    fast = make_method(f"{method}:{edit}").fit(train).predict(test)
+    naive = make_method(f"{method}:{edit},engine=naive").fit(train).predict(test)
+    np.testing.assert_array_equal(fast.proba, naive.proba)
 
 
 @settings(max_examples=int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "100")) // 8,

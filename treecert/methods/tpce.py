@@ -18,7 +18,8 @@ certified unchanged and exact searches only where a test may change; with missin
 exact searches of every node on x's paths); ``engine=path`` grows x's
 paths one (x, c) at a time (:mod:`treecert.transductive.engine`); ``engine=naive`` grows
 every tree in full — the reference. All three give identical output. ``collapse``/``cp``
-need whole trees, hence ``engine=naive``.
+edit whole trees: ``engine=fast`` grows a batch's trees together and edits them
+(:mod:`treecert.transductive.edited_trees`); ``engine=path`` does not take them.
 """
 
 from __future__ import annotations

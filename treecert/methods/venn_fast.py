@@ -32,6 +32,7 @@ import numpy as np
 
 from treecert.methods.venn_types import merge_atoms, venn_rows_atoms
 from treecert.transductive.batch_engine import BatchEngine
+from treecert.transductive.edited_trees import batch_forest, has_edits
 from treecert.transductive.venn_forest import Forecasts, grow_forest, n_leaves
 from treecert.tree.leaf_estimates import leaf_proba
 
@@ -54,10 +55,11 @@ class TreeVennBatch(BatchEngine):
 
     @property
     def walks(self) -> bool:
-        """Whether complete rows walk the base tree (complete training data); elsewhere the
-        forecast taxonomy grows whole trees and the leaf taxonomy takes the engine's exact
-        paths."""
-        return self.base_sub is not None
+        """Whether complete rows walk the base tree (complete training data, no collapse or
+        cp); elsewhere the forecast taxonomy grows whole trees (edited:
+        :func:`~treecert.transductive.edited_trees.batch_forest`) and the leaf taxonomy
+        takes the engine's exact paths."""
+        return self.base_sub is not None and not has_edits(self.learner)
 
     # -------------------------------------------------------------- Venn rows
     def venn_matrices(self, Q: np.ndarray, taxonomy: str, kind: str, alpha: float,
@@ -118,14 +120,18 @@ class TreeVennBatch(BatchEngine):
             hi = min(B, lo + per)
             J = (hi - lo) * K
             labels = np.tile(np.arange(K), hi - lo)
-            finder, rank = self._augmented(np.repeat(Q[lo:hi], K, axis=0), labels)
-            roots = self._roots(J, np.full(J, -1))
-            alone = self.base_leaves is None  # and the tree on D, for the method's size
-            if alone:
-                roots.append((np.arange(n), self.w))
-            forest = grow_forest(finder, roots, rank)
-            if alone:
-                self.base_leaves = n_leaves(forest, J)
+            Xq = np.repeat(Q[lo:hi], K, axis=0)
+            finder, rank = self._augmented(Xq, labels)
+            if has_edits(self.learner):  # collapse/cp: every job's edited tree
+                forest = batch_forest(self, Xq, labels, np.full(J, -1), finder, rank)
+            else:
+                roots = self._roots(J, np.full(J, -1))
+                alone = self.base_leaves is None  # and the tree on D, for the method's size
+                if alone:
+                    roots.append((np.arange(n), self.w))
+                forest = grow_forest(finder, roots, rank)
+                if alone:
+                    self.base_leaves = n_leaves(forest, J)
             job = np.repeat(np.arange(J), n + 1)
             row = np.tile(np.arange(n + 1), J)
             F = Forecasts(forest, finder.X, np.where(row < n, row, n + job), job, kind, alpha,

@@ -58,8 +58,9 @@ applies — missing values in D or in x (C4.5's fractional instances) —
 (:mod:`treecert.transductive.exact_paths`): every node on x's paths searched, a tree level
 of all jobs per call. The Venn rows (:mod:`treecert.methods.venn_fast`) walk the base tree
 on complete data with any criterion. ``collapse`` and ``cp`` edit whole trees after
-growth: no transductive engine but the naive one follows them (:meth:`BatchEngine.supports`;
-:func:`treecert.transductive.engine.check_engine_covers` says so to the user).
+growth: the subclass :class:`~treecert.transductive.edited_trees.EditedEngine` grows a
+batch's whole trees as one DAG and edits them (this class's own walks follow unedited
+trees; the engine front picks the subclass).
 
 Memory is bounded by the training data, never by the number of test rows
 (:mod:`treecert.transductive.budget` gives the formula): the certificate tables are
@@ -142,8 +143,8 @@ class BatchEngine:
     Parameters
     ----------
     data : labelled training Dataset without missing values.
-    learner : the DecisionTree giving the growing parameters (info_gain or gini, no
-        collapse, cp = 0).
+    learner : the DecisionTree giving the growing parameters (collapse and cp:
+        :class:`~treecert.transductive.edited_trees.EditedEngine`).
     """
 
     #: Trees on fewer training rows skip device (1) (an exact search costs less); tests
@@ -203,10 +204,9 @@ class BatchEngine:
 
     @staticmethod
     def supports(data: Dataset, learner: DecisionTree) -> bool:
-        """Whether the batched engine applies: every learner setting without a post-growth
-        edit (``collapse``, ``cp``), on labelled data (module docstring, limits)."""
-        return (not learner.collapse and learner.cp <= 0 and data.n_samples > 0
-                and bool((data.y >= 0).all()))
+        """Whether the batched engine applies: every learner setting, on labelled data
+        (``collapse``/``cp``: :class:`~treecert.transductive.edited_trees.EditedEngine`)."""
+        return data.n_samples > 0 and bool((data.y >= 0).all())
 
     @staticmethod
     def certifies(data: Dataset, learner: DecisionTree) -> bool:

@@ -18,8 +18,10 @@ serves it from the same arrays by dropping row i from the root (``drop_row``).
 :class:`TransductiveEngine` is also the front the methods call: with ``engine=fast`` its
 :meth:`~TransductiveEngine.estimates` serve every job from the batched engine
 (:mod:`treecert.transductive.batch_engine`: certificates where they apply, exact batched
-paths elsewhere). Whole-tree edits (``collapse``, ``cp``) need whole trees:
-:func:`check_engine_covers` stops the methods up front unless ``engine=naive``.
+paths elsewhere). Whole-tree edits (``collapse``, ``cp``) need whole trees: the fast engine
+grows a batch's trees together as one DAG and edits them
+(:mod:`treecert.transductive.edited_trees`); the path engine follows only x's paths, so
+:func:`check_engine_covers` refuses it for them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
 from treecert.transductive.batch_engine import BatchEngine, HoldsSharedEngine
+from treecert.transductive.edited_trees import EditedEngine, has_edits
 from treecert.transductive.exact_paths import reach_leaves
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree
@@ -48,15 +51,15 @@ def check_engine(engine: str, who: str, allowed: tuple[str, ...] = ENGINES) -> N
 
 
 def check_engine_covers(engine: str, learner: DecisionTree, who: str) -> None:
-    """A user error, up front, for a whole-tree edit the fast and path engines do not
-    follow: ``collapse`` and ``cp`` act on the whole tree after it is grown, so every
-    (x, c) would need a whole tree — stated, not a quiet slow-down."""
-    if engine != "naive" and (learner.collapse or learner.cp > 0):
+    """A user error, up front, for a whole-tree edit the path engine does not follow:
+    ``collapse`` and ``cp`` act on the whole tree after it is grown, and ``engine=path``
+    grows x's paths only (``fast`` grows the batch's whole trees and edits them, ``naive``
+    one whole tree per (x, c)) — stated, not a quiet switch to another engine."""
+    if engine == "path" and has_edits(learner):
         raise ConfigError(
-            f"{who}: --collapse and --cp edit the whole tree after growth; the transductive "
-            f"engines follow only x's paths.",
-            f"Add engine=naive to grow a whole tree per (x, c) (--method {who}:engine=naive, "
-            f"tens of times slower), or leave out --collapse/--cp.")
+            f"{who}: --collapse and --cp edit the whole tree after growth; engine=path "
+            f"follows only x's paths.",
+            "Use engine=fast (the default) or engine=naive, or leave out --collapse/--cp.")
 
 
 @dataclass
@@ -77,8 +80,8 @@ class TransductiveEngine(HoldsSharedEngine):
     ----------
     data : training Dataset (rows with a missing class are ignored).
     learner : a :class:`DecisionTree` giving the growing parameters. Post-growth edits
-        (``collapse``, ``cp``) depend on the whole tree, so with them the engine grows whole
-        trees (the naive path).
+        (``collapse``, ``cp``) depend on the whole tree: :meth:`estimates` grows the whole
+        trees of a batch together and edits them; :meth:`leaves` grows one whole tree.
     """
 
     def __init__(self, data: Dataset, learner: DecisionTree) -> None:
@@ -95,7 +98,7 @@ class TransductiveEngine(HoldsSharedEngine):
         self.eligible = eligible
         self.finder = learner.make_finder(self.data, eligible=eligible, X=self.X, y=self.y)
         self.n_classes = self.data.schema.n_classes
-        self.whole_tree_only = bool(learner.collapse or learner.cp > 0)
+        self.whole_tree_only = has_edits(learner)
 
     def _set_instance(self, x: np.ndarray, label: int, weight: float) -> None:
         """Write x into the spare last row. An engine unpickled from read-only memory
@@ -118,7 +121,8 @@ class TransductiveEngine(HoldsSharedEngine):
     def leaves(self, x: np.ndarray, label: int, *, weight: float = 1.0,
                drop_row: int | None = None, engine: str = "fast") -> list[ReachedLeaf]:
         """Leaves that ``x`` (with class ``label``) reaches in the tree grown on the training
-        data plus x; ``drop_row`` removes one training row first (leave-one-out)."""
+        data plus x; ``drop_row`` removes one training row first (leave-one-out). With
+        collapse/cp, one whole tree, edited (many jobs at once: :meth:`estimates`)."""
         if engine == "naive" or self.whole_tree_only:
             return self.naive_leaves(x, label, weight=weight, drop_row=drop_row)
         if engine != "fast":
@@ -142,11 +146,14 @@ class TransductiveEngine(HoldsSharedEngine):
         with class ``labels[i]``, training row ``drop_rows[i]`` removed when >= 0.
 
         ``engine="fast"`` serves all jobs from
-        :class:`treecert.transductive.batch_engine.BatchEngine` (every setting but
-        collapse/cp, where whole trees are grown); ``"path"`` uses :meth:`leaves` one job
-        at a time, ``"naive"`` grows whole trees. All three give identical results.
+        :class:`treecert.transductive.batch_engine.BatchEngine` (with collapse/cp its
+        subclass :class:`~treecert.transductive.edited_trees.EditedEngine`: the batch's
+        whole trees, grown together and edited); ``"path"`` uses :meth:`leaves` one job
+        at a time (not with collapse/cp), ``"naive"`` grows whole trees. All give identical
+        results.
         """
         check_engine(engine, "estimates")
+        check_engine_covers(engine, self.learner, "estimates")
         X = np.asarray(X, dtype=float)
         labels = np.asarray(labels, dtype=np.int64)
         J, K = X.shape[0], self.n_classes
@@ -193,7 +200,8 @@ class TransductiveEngine(HoldsSharedEngine):
 
     def _batch_engine(self):
         """The batched engine over the training data, or None where it does not apply."""
-        return self._shared_engine(BatchEngine, self.data, self.learner)
+        cls = EditedEngine if self.whole_tree_only else BatchEngine
+        return self._shared_engine(cls, self.data, self.learner)
 
     # ------------------------------------------------------------------ whole trees
     @property
