@@ -69,7 +69,7 @@ def predict(
 
     Input (CSV files, .csv.gz, stdin; ARFF files, dense or sparse) is streamed: read in
     chunks of --chunk-size bytes (1 MB) and written as it goes, so memory stays at the
-    model plus about 30 times the chunk size (~140 MB in all for a small model), whatever
+    model plus about 30 times the chunk size (~100 MB in all for a small model), whatever
     the file size. The output is still written atomically. --shard I/N scores rows
     [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers; every shard has the
     header, so the header once plus the shards' other lines in order is the whole output.
