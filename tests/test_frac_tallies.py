@@ -77,3 +77,27 @@ def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, se
                         strict=True):
             np.testing.assert_array_equal(a, c)
         assert shared._chunk.group.max() + 1 <= len(sets)
+
+
+def test_node_whose_training_rows_all_lack_the_value():
+    """A group of shared rows that all lack a nominal value tallies nothing: numpy's
+    ``bincount`` of no entries is int64, and x's float weight must still be added (found by
+    ``test_engine``'s property test)."""
+    from conftest import make_dataset
+
+    from treecert.transductive.engine import TransductiveEngine
+    from treecert.tree.classifier import DecisionTree
+
+    data = make_dataset(
+        {"num0": [0.5, None, 0.0, 0.5, 0.5, 0.0, 0.0, None],
+         "num1": [0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.0, 0.5],
+         "nom0": (("v0", "v1"), ["v1", "v1", None, None, "v0", "v1", None, "v1"])},
+        ["no", "yes", "no", "no", "no", "yes", "no", "yes"],
+        weights=[2.0, 2.0, 1.0, 2.0, 0.5, 0.5, 2.0, 2.0])
+    engine = TransductiveEngine(data.subset(np.arange(5)), DecisionTree(min_leaf=1.0))
+    for i in range(5, 8):
+        for c in range(2):
+            fast = engine.leaves(data.X[i], c)
+            naive = engine.naive_leaves(data.X[i], c)
+            assert [(leaf.weight, leaf.counts.tolist()) for leaf in fast] == \
+                [(leaf.weight, leaf.counts.tolist()) for leaf in naive]

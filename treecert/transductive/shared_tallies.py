@@ -77,6 +77,10 @@ class SharedTallies(SplitFinder):
                               we=None if b.we is None else b.we[take],
                               node=np.repeat(np.arange(r.size), lens))
         shared, shared_elig = super()._nominal_tally(sub, 0, r.size)
+        # bincount of no entries (every shared row unknown here) is int64 zeros: x's float
+        # weight is added below, so take float64 zeros (the same values)
+        shared = shared.astype(float, copy=False)
+        shared_elig = shared_elig.astype(float, copy=False)
         counts, elig = shared[group], shared_elig[group]
         # x, last in every cell it enters: its weight added to the shared sums
         gx = np.flatnonzero(has_x)
