@@ -20,7 +20,7 @@ from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.engine import TransductiveEngine
 from treecert.transductive.leaf_forest import LeafForest
-from treecert.transductive.node_search import evaluate_nodes, value_ranks
+from treecert.transductive.node_search import evaluate_nodes, sorted_columns, value_ranks
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow
 
@@ -259,7 +259,8 @@ def test_plus_many_equals_plus_bit_for_bit(seed, gini, integral, K):
 @pytest.mark.parametrize("criterion", ["info_gain", "gini"])
 def test_rescoring_changes_together_equals_one_at_a_time(criterion, binary, monkeypatch):
     """:class:`NodeScores` rescoring many class changes in one pass (and in passes of one
-    change each, the memory bound) gives each change's arrays to the bit."""
+    change each, the memory bound) gives each change's arrays to the bit; so does a large
+    node's value order read from D's ranks instead of sorted."""
     import treecert.transductive.node_scores as node_scores
     from treecert.data.loading import load_dataset
 
@@ -270,8 +271,12 @@ def test_rescoring_changes_together_equals_one_at_a_time(criterion, binary, monk
     D = np.vstack([np.eye(K), np.eye(K) - np.eye(K)[::-1], 2.0 * np.eye(K)[:1]])
     keys = [tuple(d.tolist()) for d in D]
     comp = engine._competitors()
-    nodes = [int(v) for v in np.flatnonzero(~tree.is_leaf)[:12]]
-    together = [engine._node_scores(v)._arrays(keys) for v in nodes]
+    num = [f for f, a in enumerate(data.schema.attributes) if not a.is_nominal]
+    rank = dict(zip(num, sorted_columns(data.X, np.array(num))[0], strict=True))
+    nodes = [int(v) for v in np.flatnonzero(~tree.is_leaf)[:12]]  # root: rows sorted by rank
+    together = [node_scores.NodeScores(engine.base_sub, v, data, engine.params, engine.gini,
+                                       comp and comp.table, rank)._arrays(keys)
+                for v in nodes]
     monkeypatch.setattr(node_scores, "RESCORE_CELLS", 1)
     for v, arrays in zip(nodes, together, strict=True):
         for i, k in enumerate(keys):

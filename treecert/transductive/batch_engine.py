@@ -257,7 +257,7 @@ class BatchEngine:
             scores = (RatioScores(self.base_sub, v, self.data, self.params, self.finder)
                       if self.ratio else
                       NodeScores(self.base_sub, v, self.data, self.params, self.gini,
-                                 None if comp is None else comp.table))
+                                 None if comp is None else comp.table, self._rank_d))
             self._scores.put(v, scores, scores.nbytes())
         return scores
 
