@@ -20,7 +20,7 @@ from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.engine import TransductiveEngine
 from treecert.transductive.leaf_forest import LeafForest
-from treecert.transductive.node_search import evaluate_nodes, value_ranks
+from treecert.transductive.node_search import evaluate_nodes, sorted_columns, value_ranks
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow
 
@@ -229,3 +229,58 @@ def test_gain_ratio_certificates_serve_the_venn_rows():
     b = make_method(spec + ",engine=naive").fit(train).predict(test)
     np.testing.assert_array_equal(a.proba, b.proba)
     np.testing.assert_array_equal(a.lower, b.lower)
+
+
+@settings(max_examples=max(20, EXAMPLES // 3), deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), gini=st.booleans(), integral=st.booleans(),
+       K=st.integers(1, 7))
+def test_plus_many_equals_plus_bit_for_bit(seed, gini, integral, K):
+    """Device 2's batched rescoring: :meth:`CountRows.plus_many` gives each change's
+    :meth:`CountRows.plus` to the bit (unit changes, larger single-class changes, swaps
+    e_c − w·e_y, counts pushed below zero; integer counts read x ln x from the table)."""
+    from treecert.transductive.certificates import CountRows, xlogx_table
+
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 9, size=(3, 4, K)).astype(float)
+    if not integral:
+        counts = counts * 0.75
+    table = None if gini or not integral else xlogx_table(np.full(8 * K * 12, 1.0))
+    rows = CountRows(counts, gini, table)
+    eye = np.eye(K)
+    D = [eye[c] for c in range(K)] + [2.0 * eye[K - 1], -eye[0]]
+    D += [eye[c] - eye[int(rng.integers(K))] * rng.choice([1.0, 0.5]) for c in range(K)]
+    D = np.array(D)
+    got = rows.plus_many(D)
+    for d, g in zip(D, got, strict=True):
+        assert g.tobytes() == np.asarray(rows.plus(d), dtype=float).tobytes()
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("criterion", ["info_gain", "gini"])
+def test_rescoring_changes_together_equals_one_at_a_time(criterion, binary, monkeypatch):
+    """:class:`NodeScores` rescoring many class changes in one pass (and in passes of one
+    change each, the memory bound) gives each change's arrays to the bit; so does a large
+    node's value order read from D's ranks instead of sorted."""
+    import treecert.transductive.node_scores as node_scores
+    from treecert.data.loading import load_dataset
+
+    data = load_dataset(SAMPLE_DATA / "credit-g.arff")  # numeric and nominal attributes
+    engine = BatchEngine(data, DecisionTree(criterion=criterion, binary_splits=binary))
+    tree = engine.base_sub.tree
+    K = data.schema.n_classes
+    D = np.vstack([np.eye(K), np.eye(K) - np.eye(K)[::-1], 2.0 * np.eye(K)[:1]])
+    keys = [tuple(d.tolist()) for d in D]
+    comp = engine._competitors()
+    num = [f for f, a in enumerate(data.schema.attributes) if not a.is_nominal]
+    rank = dict(zip(num, sorted_columns(data.X, np.array(num))[0], strict=True))
+    nodes = [int(v) for v in np.flatnonzero(~tree.is_leaf)[:12]]  # root: rows sorted by rank
+    together = [node_scores.NodeScores(engine.base_sub, v, data, engine.params, engine.gini,
+                                       comp and comp.table, rank)._arrays(keys)
+                for v in nodes]
+    monkeypatch.setattr(node_scores, "RESCORE_CELLS", 1)
+    for v, arrays in zip(nodes, together, strict=True):
+        for i, k in enumerate(keys):
+            alone = node_scores.NodeScores(engine.base_sub, v, data, engine.params,
+                                           engine.gini, comp and comp.table)._arrays([k])
+            for a, b in zip(arrays, alone, strict=True):
+                assert a[i].tobytes() == b[0].tobytes()

@@ -22,7 +22,7 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
    changes at all.
 2. **Exact rescoring where x's position matters.** Where the table is not enough — a
    competitor close to T1 — every candidate of the node is rescored for x's actual
-   position (:class:`~treecert.transductive.certificates.NodeScores`): with a column's
+   position (:class:`~treecert.transductive.node_scores.NodeScores`): with a column's
    cuts sorted, those left of x and those right of it are two ranges, and prefix/suffix
    maxima give the best per column in O(1) per x. Exact ties of T1 with a later column
    that splits the rows identically (a duplicated column; or a mirrored one, when the gain
@@ -44,7 +44,8 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
    (:mod:`treecert.transductive.label_search`; information gain and Gini, integer
    weights; elsewhere device 3).
 
-The devices live in :mod:`treecert.transductive.certificates` (1, 2),
+The devices live in :mod:`treecert.transductive.certificates` (1),
+:mod:`treecert.transductive.node_scores` (2),
 :mod:`treecert.transductive.node_search` (3), :mod:`treecert.transductive.label_search`
 (4) and :mod:`treecert.transductive.leaf_forest`;
 this module walks x's paths with them and shares one engine per process.
@@ -79,9 +80,10 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.transductive import budget, label_search
-from treecert.transductive.certificates import _MARGIN, Competitors, NodeScores, Sub
+from treecert.transductive.certificates import _MARGIN, Competitors, Sub
 from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
+from treecert.transductive.node_scores import NodeScores
 from treecert.transductive.node_search import (
     appended_ranks,
     evaluate_nodes,
@@ -255,7 +257,7 @@ class BatchEngine:
             scores = (RatioScores(self.base_sub, v, self.data, self.params, self.finder)
                       if self.ratio else
                       NodeScores(self.base_sub, v, self.data, self.params, self.gini,
-                                 None if comp is None else comp.table))
+                                 None if comp is None else comp.table, self._rank_d))
             self._scores.put(v, scores, scores.nbytes())
         return scores
 

@@ -3,8 +3,9 @@
 The tree grown on D (:class:`Sub`, with each node's rows) is walked by every (x, c). At each
 of its nodes, :class:`Competitors` bounds every other test's gain for all nodes at once
 (device 1 of :mod:`treecert.transductive.batch_engine`) and, where that bound is not
-enough, :class:`NodeScores` rescores every candidate for x's actual position (device 2);
-:class:`CountRows` gives both the impurity after a small class-weight change.
+enough, :class:`~treecert.transductive.node_scores.NodeScores` rescores every candidate
+for x's actual position (device 2); :class:`CountRows` gives both the impurity after a small
+class-weight change.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from treecert.transductive import budget
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _LN2, _impurity_last
 from treecert.tree.segments import _ranges
-from treecert.tree.split_search import _EPS
 
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
 _MARGIN = 1e-9
@@ -81,6 +81,39 @@ class CountRows:
             c = self.counts[..., k]
             nats = nats - (self._lnf(c + d[k], whole) - self._lnf(c))
         return nats / _LN2
+
+
+    def plus_many(self, D: np.ndarray) -> np.ndarray:
+        """:meth:`plus` of every row of ``D``, stacked (len(D), ...): the same numbers, the
+        same operations in the same order. Changes of one class (the +x of TPCE, K&K and
+        Venn jobs: the K labels reaching a node) in whole-array operations, since one call
+        per change costs more than its arithmetic on small tables; others row by row."""
+        D = np.asarray(D, dtype=float)
+        out = np.empty((len(D), *self.total.shape))
+        nz = D != 0
+        one = nz.sum(axis=1) == 1
+        if not self.gini:  # the table path needs whole changes (as in plus)
+            one &= np.all(D == np.round(D), axis=1) & (self.table is not None)
+        for i in np.flatnonzero(~one):
+            out[i] = self.plus(D[i])
+        idx = np.flatnonzero(one)
+        if idx.size:
+            k = nz[idx].argmax(axis=1)
+            s = D[idx, k].reshape((-1,) + (1,) * self.total.ndim)  # = d.sum() exactly
+            if self.gini:
+                total = self.total + s
+                c = np.moveaxis(self.counts[..., k], -1, 0)
+                sq = self.squares + (2.0 * c * s + s * s)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out[idx] = np.where(total > 0, total - sq / total, 0.0)
+            else:
+                it, lnf_t, ic = self._int
+                t, si = self.table, s.astype(np.int64)
+                nats = self.nats + (t.take(np.maximum(it + si, 0)) - lnf_t)
+                c = np.moveaxis(ic[..., k], -1, 0)
+                nats = nats - (t.take(np.maximum(c + si, 0)) - t.take(c))
+                out[idx] = nats / _LN2
+        return out
 
 
 def xlogx_table(w: np.ndarray) -> np.ndarray | None:
@@ -357,243 +390,3 @@ def _nbytes(obj) -> int:
     if isinstance(obj, dict):
         return sum(_nbytes(o) for o in obj.values())
     return 0
-
-
-# ------------------------------------------------------------------------------ rescoring
-class NodeScores:
-    """Every candidate test of one base node, as class counts, ready to be rescored with one
-    instance added (or swapped for one of the node's rows) — device (2) of
-    :mod:`treecert.transductive.batch_engine`. Built once per node, shared by every (x, c)
-    that needs it."""
-
-    def __init__(self, sub: Sub, v: int, data: Dataset, params, gini: bool,
-                 table: np.ndarray | None = None) -> None:
-        tree = sub.tree
-        self.table = table  # x ln x of integer counts (:func:`xlogx_table`)
-        rows, w = sub.rows[v], sub.w[v]
-        X, y = data.X, data.y.astype(np.int64)
-        K = data.schema.n_classes
-        ml = float(params.min_leaf)
-        self.gini = gini
-        self.K = K
-        self.P = tree.counts[v].astype(float)
-        self.N = float(w.sum())
-        f1 = int(tree.feature[v])
-        t1 = float(tree.threshold[v])
-        self.ok = True  # False: T1 not found among the candidates (never expected)
-        m = rows.size
-        onehot = np.zeros((m, K))
-        onehot[np.arange(m), y[rows]] = w
-        attrs = data.schema.attributes
-        # numeric columns: the admissible cuts, compacted per column, ascending
-        num = [f for f, a in enumerate(attrs) if not a.is_nominal]
-        self.num = np.array(num, dtype=np.int64)
-        self.t1_num = -1
-        if num and m >= 2:
-            vals = X[np.ix_(rows, num)]
-            order = np.argsort(vals, axis=0, kind="stable")
-            sv = np.take_along_axis(vals, order, axis=0)
-            L = np.cumsum(onehot[order], axis=0)[:-1]  # (m-1, F, K): left of cut i
-            Lw = L.sum(axis=2)
-            valid = (sv[:-1] < sv[1:]) & (Lw >= ml) & (self.N - Lw >= ml)
-            if params.threshold == "lower":
-                thr = sv[:-1].copy()
-            else:
-                thr = (sv[:-1] + sv[1:]) / 2.0
-            thr = np.where(thr < sv[1:], thr, sv[:-1])
-            F = len(num)
-            C = max(int(valid.sum(axis=0).max()), 1)
-            self.thr = np.full((F, C), np.inf)
-            self.L = np.zeros((F, C, K))
-            self.cut_ok = np.zeros((F, C), dtype=bool)
-            for k in range(F):
-                idx = np.flatnonzero(valid[:, k])
-                self.thr[k, :idx.size] = thr[idx, k]
-                self.L[k, :idx.size] = L[idx, k]
-                self.cut_ok[k, :idx.size] = True
-            self.twin = np.zeros((F, C), dtype=bool)
-            self.mirror = self.twin
-            if f1 in num:
-                k = num.index(f1)
-                hit = np.flatnonzero(self.cut_ok[k] & (self.thr[k] == t1))
-                if hit.size != 1:
-                    self.ok = False
-                else:
-                    self.t1_num = k
-                    self.t1_cut = int(hit[0])
-                    # Cuts of later columns with T1's very class counts tie with T1 for
-                    # any x on the same side of both (bit-identical gains from integer
-                    # counts) and lose the tie to T1's lower column, as in the base tree.
-                    # Mirror twins (T1's counts, sides swapped) tie too, up to the last
-                    # bit: harmless when the gain is far from a rounding boundary.
-                    if np.all(w == np.round(w)):
-                        later = self.cut_ok.copy()
-                        later[:k + 1] = False
-                        t1_left = self.L[k, self.t1_cut]
-                        self.twin = (self.L == t1_left).all(axis=2) & later
-                        self.mirror = (self.L == self.P - t1_left).all(axis=2) & later
-        else:
-            self.thr = np.full((len(num), 1), np.inf)
-            self.L = np.zeros((len(num), 1, K))
-            self.cut_ok = np.zeros((len(num), 1), dtype=bool)
-            self.twin = self.mirror = np.zeros((len(num), 1), dtype=bool)
-            if f1 in num:
-                self.ok = False
-        # nominal columns: class counts per value, padded to the most values
-        nom = [f for f, a in enumerate(attrs) if a.is_nominal]
-        self.nom = np.array(nom, dtype=np.int64)
-        nv = np.array([len(attrs[f].values) for f in nom], dtype=np.int64)
-        Vm = max(int(nv.max()) if nom else 1, 1)
-        self.cnt = np.zeros((len(nom), Vm, K))
-        if nom:
-            codes = X[np.ix_(rows, nom)].astype(np.int64)
-            cell = (np.arange(len(nom))[None, :] * Vm + codes) * K + y[rows][:, None]
-            self.cnt = np.bincount(cell.ravel(), weights=np.repeat(w, len(nom)),
-                                   minlength=len(nom) * Vm * K).reshape(len(nom), Vm, K)
-        bw = self.cnt.sum(axis=2)
-        exists = np.arange(Vm)[None, :] < nv[:, None]
-        self.binary = bool(params.binary_splits)
-        if self.binary:
-            self.val_ok = exists & (bw >= ml) & (self.N - bw >= ml)
-        else:
-            self.val_ok = exists & ((bw >= ml).sum(axis=1) >= 2)[:, None]
-        self.t1_nom = -1
-        if f1 in nom:
-            self.t1_nom = nom.index(f1)
-            vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
-            self.t1_value = int(np.flatnonzero(vb == 0)[0]) if self.binary else -1
-        self._memo: dict[tuple, tuple] = {}
-        self._rows = self._bytes = None  # bytes: counted once, then per change added
-
-    def nbytes(self) -> int:
-        """Bytes held: tables and memoised arrays per change (not the shared x ln x table)."""
-        if self._bytes is None:
-            self._bytes = _nbytes(tuple(v for k, v in vars(self).items() if k != "table"))
-        return self._bytes
-
-    def _arrays(self, d: np.ndarray):
-        """Gains of every candidate with ``d`` (class-weight change) added to x's side, T1
-        taken out: numeric maxima over the cuts below / above x per column, in four variants
-        [x left or right of T1][mirror twins trusted or not]; nominal gains per value."""
-        key = tuple(d.tolist())
-        if key in self._memo:
-            return self._memo[key]
-        if self._rows is None:
-            t = self.table
-            self._bytes = None  # counted again with the count rows
-            self._rows = (CountRows(self.L, self.gini, t),
-                          CountRows(self.P - self.L, self.gini, t),
-                          CountRows(self.cnt, self.gini, t),
-                          CountRows(self.P - self.cnt, self.gini, t))
-        L, R, cnt, rest = self._rows
-        Np = self.N + d.sum()
-        Ep = _impurity_last(self.P + d, self.gini)
-        GL = (Ep - L.plus(d) - R.impurity) / Np
-        GR = (Ep - L.impurity - R.plus(d)) / Np
-        GL = np.where(self.cut_ok, GL, -np.inf)
-        GR = np.where(self.cut_ok, GR, -np.inf)
-        t1 = (-np.inf, -np.inf)
-        if self.t1_num >= 0:
-            k, c = self.t1_num, self.t1_cut
-            t1 = (GL[k, c], GR[k, c])
-            GL[k, c] = GR[k, c] = -np.inf
-        F = GL.shape[0]
-        ninf = np.full((F, 1), -np.inf)
-        no = np.zeros_like(self.twin)
-        # variant 2·side + mirror; side 0 = x left of T1. Twins with x on the same side as
-        # in T1 and (when trusted) mirror twins with x on the opposite side are no threat.
-        def best_other(gr, gl):  # (F, C+1): best cut below x (x right) or above x (x left)
-            below = np.hstack([ninf, np.maximum.accumulate(gr, axis=1)])
-            above = np.hstack([np.maximum.accumulate(gl[:, ::-1], axis=1)[:, ::-1], ninf])
-            return np.maximum(below, above)
-
-        if self.twin.any() or self.mirror.any():
-            variants = []
-            for side in (0, 1):
-                for mirror in (no, self.mirror):
-                    b_mask = (self.twin if side else no) | (mirror if side == 0 else no)
-                    a_mask = (self.twin if side == 0 else no) | (mirror if side else no)
-                    variants.append(best_other(np.where(b_mask, -np.inf, GR),
-                                               np.where(a_mask, -np.inf, GL)))
-            num_best = np.stack(variants)  # (4, F, C+1)
-        else:
-            num_best = best_other(GR, GL)[None]  # one variant serves all
-        # nominal: gain with x's value ``u`` per (column, u)
-        e_v = cnt.impurity  # (Fn, V)
-        e_vd = cnt.plus(d)
-        if self.binary:
-            gin = np.where(self.val_ok, (Ep - e_vd - rest.impurity) / Np, -np.inf)
-            gout = np.where(self.val_ok, (Ep - e_v - rest.plus(d)) / Np, -np.inf)
-            if self.t1_nom >= 0:
-                j, s1 = self.t1_nom, self.t1_value
-                t1 = (gin[j, s1], gout[j, s1])
-                gin[j, s1] = gout[j, s1] = -np.inf
-            # best over the other values s != u (x on the rest side): top two of gout
-            order = np.argsort(-gout, axis=1, kind="stable")
-            top = order[:, 0]
-            top_g = np.take_along_axis(gout, order[:, :1], axis=1)[:, 0]
-            second = (np.take_along_axis(gout, order[:, 1:2], axis=1)[:, 0]
-                      if gout.shape[1] > 1 else np.full(gout.shape[0], -np.inf))
-            nom = (gin, top, top_g, second)
-        else:
-            g = (Ep - e_v.sum(axis=1, keepdims=True) - (e_vd - e_v)) / Np
-            g = np.where(self.val_ok, g, -np.inf)
-            if self.t1_nom >= 0:
-                t1 = g[self.t1_nom].copy()
-                g[self.t1_nom] = -np.inf
-            nom = (g,)
-        out = (num_best, nom, t1)
-        self._memo[key] = out
-        self._bytes = None if self._bytes is None else self._bytes + _nbytes(out)
-        return out
-
-    def certify(self, Xq: np.ndarray, D: np.ndarray, min_gain: float) -> np.ndarray:
-        """For rows ``Xq`` entering the node with class-weight changes ``D`` (one row per
-        job): True where the node's test T1 provably stays the grower's choice."""
-        B = Xq.shape[0]
-        out = np.zeros(B, dtype=bool)
-        if not self.ok:
-            return out
-        # positions of x among each numeric column's cuts, and x's nominal values
-        pos = np.empty((B, self.num.size), dtype=np.int64)
-        for k, f in enumerate(self.num):
-            pos[:, k] = np.searchsorted(self.thr[k], Xq[:, f], side="left")
-        u = Xq[:, self.nom].astype(np.int64)
-        cols = np.arange(self.nom.size)
-        floor = max(float(min_gain), _EPS) + _MARGIN
-        _, group = np.unique(D, axis=0, return_inverse=True)
-        for g in np.unique(group):
-            idx = np.flatnonzero(group == g)
-            num_best, nom, t1 = self._arrays(D[idx[0]])
-            n = idx.size
-            g1 = np.full(n, -np.inf)
-            side = np.zeros(n, dtype=np.int64)
-            if self.t1_num >= 0:
-                side = (Xq[idx, self.num[self.t1_num]]
-                        > self.thr[self.t1_num, self.t1_cut]).astype(np.int64)
-                g1 = np.where(side == 0, t1[0], t1[1])
-            elif self.t1_nom >= 0:
-                ut = u[idx, self.t1_nom]
-                g1 = (np.where(ut == self.t1_value, t1[0], t1[1]) if self.binary
-                      else t1[ut])
-            # mirror twins tie with T1 only up to the last bit: trust them only where T1's
-            # gain is far from a boundary of the grower's rounding to 10 decimals
-            with np.errstate(invalid="ignore"):
-                scaled = g1 * 10.0**10
-                trust = np.abs(scaled - np.floor(scaled) - 0.5) > 1e-3
-            variant = side * 2 + trust if num_best.shape[0] == 4 else np.zeros(n, np.int64)
-            best = np.full(n, -np.inf)
-            if self.num.size:
-                best = num_best[variant[:, None], np.arange(self.num.size)[None, :],
-                                pos[idx]].max(axis=1)
-            if self.nom.size:
-                ui = u[idx]
-                if self.binary:
-                    gin, top, top_g, second = nom
-                    other = np.where(ui == top[None, :], second[None, :], top_g[None, :])
-                    cand = np.maximum(gin[cols[None, :], ui], other)
-                else:
-                    cand = nom[0][cols[None, :], ui]
-                best = np.maximum(best, cand.max(axis=1))
-            out[idx] = (g1 - best > _MARGIN) & (g1 > floor)
-        return out
