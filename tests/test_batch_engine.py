@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
+from treecert.errors import ConfigError
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.engine import TransductiveEngine
 from treecert.transductive.leaf_forest import LeafForest
@@ -119,6 +120,9 @@ def test_collapse_takes_the_edited_engine():
     X = np.array([[2.5], [2.5]])
     np.testing.assert_array_equal(engine.estimates(X, [0, 1]),
                                   engine.estimates(X, [0, 1], engine="naive"))
+    # the plain batched engine, built directly, refuses to ignore the edits
+    with pytest.raises(ConfigError, match="collapse and cp"):
+        BatchEngine(data, learner).estimates(X, np.array([0, 1]), np.full(2, -1))
 
 
 def grow_leaves(finder, roots, rank):

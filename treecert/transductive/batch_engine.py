@@ -79,6 +79,7 @@ import itertools
 import numpy as np
 
 from treecert.data.schema import Dataset
+from treecert.errors import ConfigError
 from treecert.transductive import budget, label_search
 from treecert.transductive.certificates import _MARGIN, Competitors, Sub
 from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
@@ -154,6 +155,8 @@ class BatchEngine:
     cert_min_rows = 64
     #: Nodes lighter than this skip device (2): a batched exact search costs less there.
     rescore_min_rows = 64
+    #: Whether :meth:`estimates` applies collapse and cp (only the subclass that does).
+    follows_edits = False
 
     def __init__(self, data: Dataset, learner: DecisionTree) -> None:
         self.data = data
@@ -411,7 +414,11 @@ class BatchEngine:
                   count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:
         """Laplace estimate of x's leaf (or x's leaves, mixed by x's shares) for every job
         (:meth:`treecert.transductive.engine.TransductiveEngine.estimates`): certified
-        walks where they apply, exact batched paths for the rest."""
+        walks where they apply, exact batched paths for the rest. Collapse and cp would be
+        ignored here: refused (``edited_trees.EditedEngine`` follows them)."""
+        if (self.learner.collapse or self.learner.cp > 0) and not self.follows_edits:
+            raise ConfigError("this batched engine ignores collapse and cp.",
+                              "Use TransductiveEngine (or edited_trees.EditedEngine).")
         J, K = Xq.shape[0], self.K
         out = np.empty((J, K))
         walk = (np.zeros(J, dtype=bool) if not self.certified

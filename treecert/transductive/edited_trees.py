@@ -269,6 +269,8 @@ class EditedEngine(BatchEngine):
     elsewhere (:func:`walkable`) from :func:`~treecert.transductive.venn_forest.grow_forest`'s
     whole trees."""
 
+    follows_edits = True
+
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
                   count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:
         """Laplace estimate of x's leaves in the edited tree of every job, as
