@@ -188,16 +188,25 @@ def _tune_malloc() -> None:
     if _MALLOC_TUNED[0]:
         return
     _MALLOC_TUNED[0] = True
-    if "MALLOC_TRIM_THRESHOLD_" not in os.environ or not sys.platform.startswith("linux"):
+    if "MALLOC_TRIM_THRESHOLD_" in os.environ:
+        set_malloc_thresholds(_MMAP_BYTES, 2 * _MMAP_BYTES)
+
+
+def set_malloc_thresholds(mmap_bytes: int, trim_bytes: int) -> None:
+    """glibc's ``mallopt``: allocations over ``mmap_bytes`` are mmap'ed, freed heap memory
+    beyond ``trim_bytes`` is handed back. The one home of this tuning (Dask workers above;
+    the CLI's streamed ``predict`` of a large file). Nothing happens off Linux or with another
+    C library (e.g. musl), whose allocator has no such parameters."""
+    if not sys.platform.startswith("linux"):
         return
     import ctypes
 
     try:
         libc = ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc (e.g. musl), which does not read the variable either
+    except OSError:  # not glibc
         return
-    libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_BYTES)
-    libc.mallopt(_M_TRIM_THRESHOLD, 2 * _MMAP_BYTES)
+    libc.mallopt(_M_MMAP_THRESHOLD, mmap_bytes)
+    libc.mallopt(_M_TRIM_THRESHOLD, trim_bytes)
 
 
 def _dask_task(fn: Callable[..., T], index: int, *args) -> tuple[int, T]:

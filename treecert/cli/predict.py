@@ -141,16 +141,12 @@ def _keep_freed_memory(data: str) -> None:
 
     try:
         large = os.path.getsize(data) > LARGE_INPUT
-        glibc = bool(os.confstr("CS_GNU_LIBC_VERSION"))
-    except (OSError, ValueError, AttributeError):  # stdin, no such file, not POSIX
+    except (OSError, ValueError):  # stdin, no such file
         return
-    if not (large and glibc):
-        return
-    import ctypes
+    if large:
+        from treecert.parallel import set_malloc_thresholds
 
-    mallopt = ctypes.CDLL(None).mallopt
-    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
-    mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD
+        set_malloc_thresholds(32 << 20, 256 << 20)
 
 
 def _csv_writer(table, data, fh, header: bool) -> None:
