@@ -45,6 +45,7 @@ from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace
 from treecert.transductive.venn_forest import Forest, grow_forest
 from treecert.tree.arrays import route_weighted
 from treecert.tree.classifier import DecisionTree
+from treecert.tree.segments import _ranges
 
 #: J48's collapse margin and prune_to_cp's tolerance (:mod:`treecert.tree.arrays`).
 _COLLAPSE_MARGIN = 1e-3
@@ -105,8 +106,7 @@ def _levels(forest: Forest, n_roots: int) -> np.ndarray:
         n_kids = ptr[front + 1] - ptr[front]
         if not n_kids.sum():
             break
-        pos = np.repeat(ptr[front] - np.cumsum(n_kids) + n_kids, n_kids) + np.arange(
-            n_kids.sum())
+        pos = _ranges(ptr[front], n_kids)
         depth += 1
         front = np.unique(forest.kids[pos])
         level[front] = depth
@@ -149,7 +149,7 @@ def _expand(forest: Forest, n_roots: int) -> tuple[Forest, np.ndarray, np.ndarra
         total = int(n_kids.sum())
         if not total:
             break
-        pos = np.repeat(ptr[po] - np.cumsum(n_kids) + n_kids, n_kids) + np.arange(total)
+        pos = _ranges(ptr[po], n_kids)
         depth += 1
         front_old = forest.kids[pos]
         front_new = nxt + np.arange(total)

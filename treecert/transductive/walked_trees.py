@@ -26,15 +26,16 @@ import numpy as np
 
 from treecert.transductive.node_search import branch_fractions
 from treecert.transductive.venn_forest import Forest, grow_forest
+from treecert.tree.segments import _ranges
 
 
-def _ranges(ptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions ``ptr[u]..ptr[u + 1]`` of every node u in ``nodes``, in order, and each
-    position's offset within its node (its branch)."""
+def _child_slots(ptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``ptr[u]..ptr[u + 1]`` of every node u in ``nodes``, in order
+    (:func:`~treecert.tree.segments._ranges`), and each position's offset within its node
+    (its branch)."""
     n_kids = ptr[nodes + 1] - ptr[nodes]
-    total = int(n_kids.sum())
-    within = np.arange(total) - np.repeat(np.cumsum(n_kids) - n_kids, n_kids)
-    return np.repeat(ptr[nodes], n_kids) + within, within
+    pos = _ranges(ptr[nodes], n_kids)
+    return pos, pos - np.repeat(ptr[nodes], n_kids)
 
 
 def walked_forest(engine, jobs: list[dict], labels: np.ndarray, drop: np.ndarray, finder,
@@ -76,7 +77,7 @@ def walked_forest(engine, jobs: list[dict], labels: np.ndarray, drop: np.ndarray
     # edges: a copy's children are the base node's, but for x's child (the next copy or
     # the job's cut subtree); then the base tree's and the cut subtrees'
     inner = np.flatnonzero(t.feature[c_node] >= 0)
-    pos, branch = _ranges(t.children_ptr, c_node[inner])
+    pos, branch = _child_slots(t.children_ptr, c_node[inner])
     parent = np.repeat(inner, np.diff(t.children_ptr)[c_node[inner]])
     child = t.children[pos]
     x_child = anc[c_job[parent], c_depth[parent] + 1]
