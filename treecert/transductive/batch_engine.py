@@ -41,8 +41,8 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
    training rows R for every label that reaches them; R's cut tables are built once,
    kept per R (many x change a test to the same competitor), and only the side holding
    x is rescored per label, with the grower's arithmetic and choice
-   (:mod:`treecert.transductive.label_search`; information gain and Gini, integer
-   weights; elsewhere device 3).
+   (:mod:`treecert.transductive.label_search`; any criterion, J48's gain-ratio
+   selection included, integer weights; elsewhere device 3).
 
 The devices live in :mod:`treecert.transductive.certificates` (1),
 :mod:`treecert.transductive.node_scores` (2),

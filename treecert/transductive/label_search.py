@@ -27,6 +27,13 @@ arithmetic that depends on c is done per label:
   cut, ``tests/test_grow_equivalence.py``), found here with the same pruning
   (:func:`_best_cuts`); then the grower's own selection among columns
   (``SplitFinder._choose``).
+* **Gain ratio** (J48's selection). x's weight is not eligible, so the least branch
+  weight ``clamp(0.1 N / K, min_leaf, 25)`` is R's and decides R's valid cuts, and the
+  number of cuts in the MDL term (log2(#cuts) / (N + 1)) is R's: of the two positions
+  either side of x exactly one cut survives, as above. The column's best cut by gain is
+  corrected and divided by its split information — its branch weights R's plus x's 1 on
+  x's side (:func:`_ratio_cuts`); nominal tests and the average-gain filter are the
+  grower's own code (``SplitFinder._nominal_scores``, ``SplitFinder._choose``).
 * **Kept between searches.** R's tables (:class:`NodeTable`) do not depend on x: every x
   whose test changes at a base node searches that node's very rows first, and many
   change it to the same competitor, so the tables are kept per R in a byte-bounded LRU
@@ -38,7 +45,7 @@ the same order as the grower's (:mod:`treecert.tree.impurity`: x ln x read from 
 table, class sums in numpy's order), so the chosen tests are the grower's bit for bit
 (``tests/test_label_search.py`` compares with the per-node search). It covers what those
 arguments need (:func:`covers`): complete data, integer weights, every training row
-eligible, ``info_gain`` or ``gini``; elsewhere the engine searches job by job
+eligible, any criterion; elsewhere the engine searches job by job
 (:func:`~treecert.transductive.node_search.evaluate_nodes`).
 """
 
@@ -47,7 +54,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts
-from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum
+from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info
 from treecert.tree.numeric_search import _TABLE_MAX
 from treecert.tree.segments import _ranges
 
@@ -58,11 +65,10 @@ PAIR_CELLS = 1 << 22
 def covers(finder, weights: np.ndarray) -> bool:
     """Whether the shared search equals the grower's on nodes of training rows with these
     ``weights`` plus one ineligible x of weight 1 (module docstring): integer weights
-    whose sums stay exact, and a criterion without gain ratio's MDL term and average-gain
-    filter (those take the per-job search)."""
+    whose sums stay exact (any criterion)."""
     w = np.asarray(weights, dtype=float)
-    return (finder.params.criterion in ("info_gain", "gini") and bool(np.all(w >= 0))
-            and bool(np.all(w == np.round(w))) and float(w.sum()) + 1.0 < 2.0**31)
+    return (bool(np.all(w >= 0)) and bool(np.all(w == np.round(w)))
+            and float(w.sum()) + 1.0 < 2.0**31)
 
 
 class NodeTable:
@@ -244,7 +250,7 @@ def _cuts(finder, rows, w, seg, node, rank, N):
     before = np.where(start > 0, cw[:, np.maximum(start - 1, 0)], 0.0)  # (p, G)
     left = cw[:, :-1] - before[:, node[:-1]]  # weight left of cut i (eligible: all of R)
     a, b = V[:, :-1], V[:, 1:]
-    ml = float(params.min_leaf)
+    ml = _min_branch(finder, N)[node[:-1]]
     cut = (node[:-1] == node[1:]) & (a < b) & (left >= ml) & (N[node[:-1]] - left >= ml)
     # the ineligible-cut rule of the grower (every node here holds x): thresholds from
     # finite eligible neighbours only, a midpoint strictly below the upper value
@@ -286,6 +292,18 @@ def _cuts(finder, rows, w, seg, node, rank, N):
     return ck, t[ck, ci], cum[b] - base[ck, cg], cg, skip
 
 
+def _min_branch(finder, N: np.ndarray) -> np.ndarray:
+    """Per node of R's weight ``N``: the least eligible weight on each side of a numeric
+    cut, as the grower computes it (x's weight is not eligible): ``min_leaf``, or J48's
+    ``clamp(0.1 N / K, min_leaf, 25)`` under gain ratio (its check that N is at least
+    twice that follows from both sides' checks: integer sums are exact)."""
+    params = finder.params
+    ml = float(params.min_leaf)
+    if params.criterion != "gain_ratio":
+        return np.full(N.shape, ml)
+    return np.clip(0.1 * N / finder.n_classes, ml, 25.0)
+
+
 def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
     """The grower's split for every label of every group, from its node's table."""
     K, G = finder.n_classes, len(groups)
@@ -304,8 +322,7 @@ def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
     thr = np.full((Lg, p), np.nan)
     vb = np.full((Lg, q), -1, dtype=np.int64)
     if p:
-        _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, thr)
-        score[:, :p] = gain[:, :p]
+        _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr)
     if q:
         cnt = np.array([t.cnt for t in tabs])[gl]
         xc = np.array([g[2][finder.nominal_idx] for g in groups]).astype(np.int64)[gl]
@@ -329,8 +346,9 @@ def _first_best(g: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return np.minimum.reduceat(np.where(rg == gmax, np.arange(n), n), first), gmax
 
 
-def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, thr) -> None:
-    """Best cut of every (label-node, numeric column) into ``ok``, ``gain``, ``thr``.
+def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> None:
+    """Best cut of every (label-node, numeric column) into ``ok``, ``gain``, ``score``,
+    ``thr`` (gain ratio: J48's candidate, :func:`_ratio_cuts`).
 
     Fayyad & Irani, as in the grower: moving rows of one class across a cut changes the
     gain convexly (N·entropy and N·Gini are concave in the counts), so a cut whose
@@ -352,8 +370,8 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, thr) -> None:
     t_cut = np.concatenate([t.thr for t in tabs])
     e_other = np.where(xl, np.concatenate([t.e_right for t in tabs]),
                        np.concatenate([t.e_left for t in tabs]))
-    x_side = np.where(xl[:, None], np.concatenate([t.left for t in tabs]),
-                      np.concatenate([t.right for t in tabs]))
+    left = np.concatenate([t.left for t in tabs])
+    x_side = np.where(xl[:, None], left, np.concatenate([t.right for t in tabs]))
     # a skipped cut has both neighbours in its (node, column): x on the same side of all
     skip = np.concatenate([t.skip for t in tabs])
     skip &= (xl == np.r_[xl[:1], xl[:-1]]) & (xl == np.r_[xl[1:], xl[-1:]])
@@ -389,7 +407,31 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, thr) -> None:
         order = np.lexsort((pc, pl))  # by label-node, then cut: (column, position)
         pl, pc, g = pl[order], pc[order], g[order]
         kb, _ = _first_best(g, pl * p + col[pc])
-    li, kj = pl[kb], col[pc[kb]]
+    li, kj, best = pl[kb], col[pc[kb]], pc[kb]
     ok[li, kj] = True
     gain[li, kj] = g[kb]
-    thr[li, kj] = t_cut[pc[kb]]
+    thr[li, kj] = t_cut[best]
+    if finder.params.criterion == "gain_ratio":
+        # the best cut's branch weight left of it, x included
+        w_left = _lastsum(left[best]) + xl[best]
+        _ratio_cuts(tabs, gl, Tx, tw, ok, gain, score, li, kj, w_left, p)
+    else:
+        score[:, :p] = gain[:, :p]
+
+
+def _ratio_cuts(tabs, gl, Tx, tw, ok, gain, score, li, kj, w_left, p) -> None:
+    """J48's candidates from the best cut by gain of every (label-node ``li``, numeric
+    column ``kj``), ``w_left`` its left branch's weight with x, as the grower computes them
+    (``NumericSearch._numeric_batch``): the gain MDL-corrected by log2(#cuts)/(N + 1) and
+    kept if still positive, and its gain ratio. x never makes a cut valid nor removes one
+    (module docstring), so the number of cuts is R's; no weight is unknown."""
+    per_column = np.stack([np.bincount(t.col, minlength=p) for t in tabs])  # (G, p)
+    n_cuts = per_column[gl[li], kj]
+    total = tw[li]
+    g = gain[li, kj] - np.log2(n_cuts) / total
+    unknown = total - _lastsum(Tx[li])
+    si = _split_info([w_left, total - w_left], unknown, total)
+    ok[li, kj] = g > 0
+    gain[li, kj] = g
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score[li, kj] = np.where(si > 0, g / si, 0.0)
