@@ -27,6 +27,13 @@ and the whole selection is replayed on *intervals*:
   more than 1e-9 survives that rounding. Anything undecided (near ties, a gain near the
   average threshold) fails the certificate and the node is searched exactly.
 
+* A column's cuts are sorted by threshold, so x is right of a prefix of them and left of
+  the rest: per class change, the largest and second largest gain of every prefix (x
+  right) and suffix (x left) are tabled once, and each x finds its column's best cut and
+  whether another is within 2·``_TOL`` of it in O(log C) — the same numbers and
+  comparisons as scoring every cut, which is done only for the rare rows where a column
+  has several near-best cuts (:meth:`RatioScores._numeric_by_prefix`).
+
 Leave-one-out swaps (a training row removed) change eligible weights, hence the minimum
 branch weight and the MDL cut counts: they are not certified here (exact searches).
 """
@@ -52,6 +59,29 @@ def _xlogx(a: np.ndarray) -> np.ndarray:
 def _si(w_a: np.ndarray, w_b: np.ndarray, total: float) -> np.ndarray:
     """Split information (bits) of two branches of weights ``w_a``, ``w_b``."""
     return (_xlogx(total) - _xlogx(w_a) - _xlogx(w_b)) / _LN2 / total
+
+
+#: Rescore numeric columns by prefix and suffix maxima where they decide
+#: (:meth:`RatioScores._numeric_by_prefix`); False: every cut of every column (for tests).
+_PREFIX = True
+
+
+def _top_two(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of ``A`` (F, C) and prefix length s = 0..C: the largest entry of
+    ``A[:, :s]``, the first position reaching it (-1 if none is above -inf) and the
+    second largest entry counting repeats (-inf if none). The second largest of a prefix
+    is the largest of its entries other than its last record (an entry above every entry
+    before it): a running maximum of the entries with each record replaced by the maximum
+    before it."""
+    F, C = A.shape
+    best = np.full((F, C + 1), -np.inf)
+    np.maximum.accumulate(A, axis=1, out=best[:, 1:])
+    record = A > best[:, :-1]
+    at = np.full((F, C + 1), -1, dtype=np.int64)
+    np.maximum.accumulate(np.where(record, np.arange(C), -1), axis=1, out=at[:, 1:])
+    second = np.full((F, C + 1), -np.inf)
+    np.maximum.accumulate(np.where(record, best[:, :-1], A), axis=1, out=second[:, 1:])
+    return best, at, second
 
 
 def _ratio(g: np.ndarray, si: np.ndarray) -> np.ndarray:
@@ -164,7 +194,7 @@ class RatioScores:
     def nbytes(self) -> int:
         """Bytes held: the tables and the memoised arrays of every class change seen."""
         arrays = [a for a in vars(self).values() if isinstance(a, np.ndarray)]
-        arrays += [a for entry in self._memo.values() for a in entry]
+        arrays += [a for entry in self._memo.values() for a in (*entry[:-1], *entry[-1])]
         return sum(a.nbytes for a in arrays)
 
     def _arrays(self, d: np.ndarray) -> tuple:
@@ -193,7 +223,11 @@ class RatioScores:
                 si = (_xlogx(Np) - _xlogx(bw).sum(axis=1, keepdims=True)
                       - (_xlogx(bw + 1.0) - _xlogx(bw))) / _LN2 / Np
                 A = (g, si)
-            self._memo[key] = (GL, GR, SL, SR, *A)
+            C = GL.shape[1]
+            sf_best, sf_at, sf_second = (a[:, ::-1] for a in _top_two(GL[:, ::-1]))
+            sf_at = np.where(sf_at >= 0, C - 1 - sf_at, -1)  # (the last of equal bests)
+            prefix = (*_top_two(GR), sf_best, sf_at, sf_second)
+            self._memo[key] = (GL, GR, SL, SR, *A, prefix)
         return self._memo[key]
 
     def certify(self, Xq: np.ndarray, D: np.ndarray, min_gain: float) -> np.ndarray:
@@ -218,43 +252,29 @@ class RatioScores:
     def _decide(self, Xq: np.ndarray, arrays: tuple, Np: float, min_gain: float) -> np.ndarray:
         B = Xq.shape[0]
         F, q = self.num.size, self.nom.size
-        GL, GR, SL, SR = arrays[:4]
         g_lo, g_hi = np.zeros((B, F + q)), np.zeros((B, F + q))
         s_lo, s_hi = np.zeros((B, F + q)), np.zeros((B, F + q))
         ok = np.zeros((B, F + q), dtype=bool)
         sure = np.ones(B, dtype=bool)  # every step decided
         tied = np.zeros((B, F + q), dtype=bool)  # candidates tying with T1 exactly
         if F:
-            right = Xq[:, self.num][:, :, None] > self.thr[None]
-            g = np.where(right, GR, GL)  # -inf at padding cuts
-            best = g.max(axis=2)
-            near = g >= best[:, :, None] - 2 * _TOL
-            n_near = near.sum(axis=2)
-            jb, jf, jc = np.nonzero(near)  # few: the near-best cuts of every column
-            mdl = np.log2(np.maximum(self.n_cuts, 1)) / Np  # J48's MDL correction
-            sc = _ratio(g[jb, jf, jc] - mdl[jf],
-                        np.where(right[jb, jf, jc], SR[jf, jc], SL[jf, jc]))
-            gc = best - mdl
-            has = (self.n_cuts > 0)[None, :]
-            ok[:, :F] = has & (gc > 0)
-            sure &= ~(has & (np.abs(gc) <= 2 * _TOL)).any(axis=1)
-            g_lo[:, :F], g_hi[:, :F] = gc - 2 * _TOL, gc + _TOL
-            lo, hi = np.full((B, F), np.inf), np.full((B, F), -np.inf)
-            np.minimum.at(lo, (jb, jf), sc)
-            np.maximum.at(hi, (jb, jf), sc)
-            s_lo[:, :F] = np.where(has, lo, 0.0) - _TOL
-            s_hi[:, :F] = np.where(has, hi, 0.0) + _TOL
-            if self.t1_num >= 0:  # T1's cut must be its column's only near-best cut
-                k, c = self.t1_num, self.t1_cut
-                sure &= near[:, k, c] & (n_near[:, k] == 1)
-                if self.twin.any():  # columns offering only twins of T1 tie, and lose
-                    same = near & self.twin[None] & (right == right[:, k, c][:, None, None])
-                    tied[:, :F] = same.any(axis=2) & (same.sum(axis=2) == n_near)
+            numeric = (ok[:, :F], g_lo[:, :F], g_hi[:, :F], s_lo[:, :F], s_hi[:, :F],
+                       np.ones(B, dtype=bool), tied[:, :F])  # (their own ``sure``)
+            crowded = (self._numeric_by_prefix(Xq, arrays, Np, *numeric) if _PREFIX
+                       else np.ones(B, dtype=bool))
+            if crowded.any():  # several near-best cuts in a column: every cut rescored
+                rows = np.flatnonzero(crowded)
+                part = [a[rows] for a in numeric]
+                part[5][:] = True
+                self._numeric_dense(Xq[rows], arrays, Np, *part)
+                for whole, a in zip(numeric, part, strict=True):
+                    whole[rows] = a
+            sure &= numeric[5]
         if q:
             u = Xq[:, self.nom].astype(np.int64)
             cols = np.arange(q)[None, :]
             if self.binary:
-                gin, sin, gout, sout = arrays[4:]
+                gin, sin, gout, sout = arrays[4:8]
                 mine = np.arange(gin.shape[1])[None, None, :] == u[:, :, None]
                 gv = np.where(mine, gin[None], gout[None])
                 sv = np.where(self.val_ok[None], _ratio(gv, np.where(mine, sin[None],
@@ -294,3 +314,80 @@ class RatioScores:
         rival = np.where(maybe, s_hi, -np.inf).max(axis=1)
         sure &= s_lo[:, t] - rival > _TOL
         return sure
+
+    def _mdl(self, Np: float) -> np.ndarray:
+        """J48's MDL correction of every numeric column, x included."""
+        return np.log2(np.maximum(self.n_cuts, 1)) / Np
+
+    def _numeric_dense(self, Xq, arrays, Np, ok, g_lo, g_hi, s_lo, s_hi, sure, tied) -> None:
+        """The numeric candidates' intervals of rows ``Xq`` into ``ok`` … ``tied`` (B, F)
+        and T1's checks into ``sure`` (B,): every cut of every column scored for x's side."""
+        GL, GR, SL, SR = arrays[:4]
+        right = Xq[:, self.num][:, :, None] > self.thr[None]
+        g = np.where(right, GR, GL)  # -inf at padding cuts
+        best = g.max(axis=2)
+        near = g >= best[:, :, None] - 2 * _TOL
+        n_near = near.sum(axis=2)
+        jb, jf, jc = np.nonzero(near)  # few: the near-best cuts of every column
+        mdl = self._mdl(Np)
+        sc = _ratio(g[jb, jf, jc] - mdl[jf], np.where(right[jb, jf, jc], SR[jf, jc], SL[jf, jc]))
+        lo, hi = np.full(best.shape, np.inf), np.full(best.shape, -np.inf)
+        np.minimum.at(lo, (jb, jf), sc)
+        np.maximum.at(hi, (jb, jf), sc)
+        self._numeric_intervals(best - mdl, lo, hi, ok, g_lo, g_hi, s_lo, s_hi, sure)
+        if self.t1_num >= 0:  # T1's cut must be its column's only near-best cut
+            k, c = self.t1_num, self.t1_cut
+            sure &= near[:, k, c] & (n_near[:, k] == 1)
+            if self.twin.any():  # columns offering only twins of T1 tie, and lose
+                same = near & self.twin[None] & (right == right[:, k, c][:, None, None])
+                tied[:] = same.any(axis=2) & (same.sum(axis=2) == n_near)
+
+    def _numeric_intervals(self, gc, lo, hi, ok, g_lo, g_hi, s_lo, s_hi, sure) -> None:
+        """Intervals of every numeric candidate from its MDL-corrected gain ``gc`` and the
+        least and largest ratio ``lo``, ``hi`` of its column's near-best cuts."""
+        has = (self.n_cuts > 0)[None, :]
+        ok[:] = has & (gc > 0)
+        sure &= ~(has & (np.abs(gc) <= 2 * _TOL)).any(axis=1)
+        g_lo[:], g_hi[:] = gc - 2 * _TOL, gc + _TOL
+        s_lo[:] = np.where(has, lo, 0.0) - _TOL
+        s_hi[:] = np.where(has, hi, 0.0) + _TOL
+
+    def _numeric_by_prefix(self, Xq, arrays, Np, ok, g_lo, g_hi, s_lo, s_hi, sure,
+                           tied) -> np.ndarray:
+        """:meth:`_numeric_dense` in O(F log C) per row where every column with cuts has a
+        single near-best cut (the usual case); returns the rows where one has several
+        (their outputs are left for the dense rescoring). A column's cuts are sorted by
+        threshold, so x is right of a prefix of them and left of the rest: the largest
+        and second largest gain of each prefix with x right (and of each suffix with x
+        left), with the first cut reaching the largest (:func:`_top_two`), give the
+        column's best gain and whether any other cut is within 2·_TOL of it — the very
+        numbers and comparisons of the dense rescoring."""
+        SL, SR = arrays[2:4]
+        pr_best, pr_at, pr_second, sf_best, sf_at, sf_second = arrays[-1]
+        F = self.num.size
+        cols = np.arange(F)[None, :]
+        x = Xq[:, self.num]
+        # cuts strictly below x: x is right of them
+        split = np.stack([np.searchsorted(self.thr[k], x[:, k], side="left")
+                          for k in range(F)], axis=1)
+        a_best, a_second = pr_best[cols, split], pr_second[cols, split]
+        b_best, b_second = sf_best[cols, split], sf_second[cols, split]
+        from_prefix = a_best >= b_best
+        best = np.maximum(a_best, b_best)
+        second = np.where(from_prefix, np.maximum(a_second, b_best),
+                          np.maximum(b_second, a_best))
+        has = (self.n_cuts > 0)[None, :]
+        crowded = (has & (second >= best - 2 * _TOL)).any(axis=1)
+        at = np.where(from_prefix, pr_at[cols, split], sf_at[cols, split])
+        at = np.maximum(at, 0)  # (no cut: a column without cuts, masked below)
+        mdl = self._mdl(Np)
+        with np.errstate(invalid="ignore"):
+            sc = _ratio(best - mdl, np.where(from_prefix, SR[cols, at], SL[cols, at]))
+        self._numeric_intervals(best - mdl, sc, sc, ok, g_lo, g_hi, s_lo, s_hi, sure)
+        if self.t1_num >= 0:  # T1's cut must be its column's (only) near-best cut
+            k, c = self.t1_num, self.t1_cut
+            sure &= at[:, k] == c
+            if self.twin.any():  # columns offering only a twin of T1 tie, and lose
+                t1_right = x[:, k] > self.thr[k, c]
+                tied[:] = self.twin[cols, at] & (from_prefix == t1_right[:, None]) & has
+        return crowded
