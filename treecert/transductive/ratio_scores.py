@@ -190,11 +190,14 @@ class RatioScores:
         if self.t1 < 0:
             self.ok = False
         self._memo: dict[tuple, tuple] = {}
+        self._sums: dict[str, tuple] = {}  # (:meth:`_impurity`)
 
     def nbytes(self) -> int:
-        """Bytes held: the tables and the memoised arrays of every class change seen."""
+        """Bytes held: the tables, their sums and the memoised arrays of every class change
+        seen."""
         arrays = [a for a in vars(self).values() if isinstance(a, np.ndarray)]
         arrays += [a for entry in self._memo.values() for a in (*entry[:-1], *entry[-1])]
+        arrays += [a for entry in self._sums.values() for a in entry[1:]]
         return sum(a.nbytes for a in arrays)
 
     def _arrays(self, d: np.ndarray) -> tuple:
@@ -203,19 +206,19 @@ class RatioScores:
         out of the value's branch (binary) or with x's value (multiway)."""
         key = tuple(d.tolist())
         if key not in self._memo:
-            P, N, L, cnt = self.P, self.N, self.L, self.cnt
+            P, N, cnt = self.P, self.N, self.cnt
             Np = N + float(d.sum())
             Ep = float(_impurity_last(P + d, False))
-            EL, ER = _impurity_last(L, False), _impurity_last(P - L, False)
+            EL, ER = self._impurity("L"), self._impurity("R")
             invalid = np.where(self.cut_ok, 0.0, -np.inf)
-            GL = (Ep - _impurity_last(L + d, False) - ER) / Np + invalid
-            GR = (Ep - EL - _impurity_last(P - L + d, False)) / Np + invalid
-            wL = L.sum(axis=2)
+            GL = (Ep - self._impurity("L", d) - ER) / Np + invalid
+            GR = (Ep - EL - self._impurity("R", d)) / Np + invalid
+            wL = self._sums["L"][1]  # (left weights, summed by :meth:`_impurity`)
             SL, SR = _si(wL + 1.0, N - wL, Np), _si(wL, N - wL + 1.0, Np)
-            Ev, Evd = _impurity_last(cnt, False), _impurity_last(cnt + d, False)
+            Ev, Evd = self._impurity("value"), self._impurity("value", d)
             bw = cnt.sum(axis=2)
             if self.binary:
-                Erest, Erd = _impurity_last(P - cnt, False), _impurity_last(P - cnt + d, False)
+                Erest, Erd = self._impurity("rest"), self._impurity("rest", d)
                 A = ((Ep - Evd - Erest) / Np, _si(bw + 1.0, N - bw, Np),   # x in the branch
                      (Ep - Ev - Erd) / Np, _si(bw, N - bw + 1.0, Np))       # x in the rest
             else:
@@ -229,6 +232,24 @@ class RatioScores:
             prefix = (*_top_two(GR), sf_best, sf_at, sf_second)
             self._memo[key] = (GL, GR, SL, SR, *A, prefix)
         return self._memo[key]
+
+    def _impurity(self, table: str, d: np.ndarray | None = None) -> np.ndarray:
+        """N·entropy (bits) of every count row of one of the node's tables — ``"L"`` (left
+        of every cut), ``"R"`` (right of it), ``"value"`` (nominal values), ``"rest"``
+        (all but the value) — plus the class change ``d`` when given. The table's sums of
+        x ln x are kept, so a class change costs its changed classes only: equal to
+        :func:`~treecert.tree.impurity._impurity_last` within float rounding (≪ ``_TOL``)."""
+        if table not in self._sums:
+            counts = {"L": lambda: self.L, "R": lambda: self.P - self.L,
+                      "value": lambda: self.cnt, "rest": lambda: self.P - self.cnt}[table]()
+            self._sums[table] = (counts, counts.sum(axis=-1), _xlogx(counts).sum(axis=-1))
+        counts, total, sum_x = self._sums[table]
+        if d is None:
+            return (_xlogx(total) - sum_x) / _LN2
+        for k in np.flatnonzero(d):
+            c = counts[..., k]
+            sum_x = sum_x + (_xlogx(c + d[k]) - _xlogx(c))
+        return (_xlogx(total + float(d.sum())) - sum_x) / _LN2
 
     def certify(self, Xq: np.ndarray, D: np.ndarray, min_gain: float) -> np.ndarray:
         """For rows ``Xq`` (no missing values) entering the node with class changes ``D``
