@@ -197,7 +197,7 @@ class RatioScores:
         seen."""
         arrays = [a for a in vars(self).values() if isinstance(a, np.ndarray)]
         arrays += [a for entry in self._memo.values() for a in (*entry[:-1], *entry[-1])]
-        arrays += [a for entry in self._sums.values() for a in entry[1:]]
+        arrays += [a for entry in self._sums.values() for a in entry]  # (L, cnt: twice)
         return sum(a.nbytes for a in arrays)
 
     def _arrays(self, d: np.ndarray) -> tuple:
