@@ -1,5 +1,5 @@
-"""Nominal tallies shared among the nodes of many jobs: one ``bincount`` per distinct set of
-training rows, not one per (x, c).
+"""Nominal tallies and numeric sorts shared among the nodes of many jobs: one ``bincount``
+and one sort per distinct set of training rows, not one per (x, c).
 
 The exact batched paths (:mod:`treecert.transductive.exact_paths`) search every node holding
 x, for every job (x, c) — with missing values (C4.5's fractional instances) no certificate
@@ -21,6 +21,13 @@ The per-value N·impurity is taken once per group as well and recomputed only in
 is the grower's own scoring (:meth:`treecert.tree.split_search.SplitFinder._nominal_nodes`),
 on the same chunks of nodes: memory stays within twice the grower's (the groups' tallies
 beside the nodes').
+
+The numeric columns' sorts are shared the same way (:meth:`SharedTallies.search`, which the
+exact paths call): each column is sorted once per distinct set of training rows and each
+node's x put in at its place — the very permutation the per-node sort gives, as value ranks
+are unique. The class cumsums along the sorted columns stay per node: x's class weight
+enters them at x's position, and with fractional weights the sums after it are not the
+shared sums plus x's weight.
 """
 
 from __future__ import annotations
