@@ -1,6 +1,6 @@
-"""Shared nominal tallies (:mod:`treecert.transductive.shared_tallies`) give the grower's
-split search bit for bit: nodes whose training rows repeat (with fractional, non-dyadic
-weights, as C4.5's missing-value fractions make them) and an ineligible x of any weight
+"""Shared nominal tallies and numeric sorts (:mod:`treecert.transductive.shared_tallies`) give
+the grower's split search bit for bit: nodes whose training rows repeat (with fractional,
+non-dyadic weights, as C4.5's missing-value fractions make them) and an ineligible x of any weight
 and class appended, every criterion, multiway and binary tests, 2–19 classes.
 
 The whole engine with missing values is checked against whole trees in
@@ -17,7 +17,7 @@ from conftest import random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.transductive.node_search import evaluate_nodes
+from treecert.transductive.node_search import _segments, evaluate_nodes, value_ranks
 from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.segments import _Batch
@@ -62,10 +62,22 @@ def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, se
         rows, w = sets[int(rng.integers(len(sets)))]
         nodes.append((np.r_[rows, n + i], np.r_[w, rng.choice([1.0, 0.3, 1 / 7])]))
     nodes.append(sets[0])  # a node without x
+    nodes.append((np.r_[n + J - 1], np.r_[0.5]))  # x alone
     shared = SharedTallies.of(finder)
     want = evaluate_nodes(finder, nodes)
     got = evaluate_nodes(shared, nodes)
     assert all(_same_split(a, b) for a, b in zip(got, want, strict=True))
+    # numeric columns sorted once per set of training rows, x put in: the grower's order
+    rank = value_ranks(finder)
+    got = shared.search(nodes, rank)
+    assert all(_same_split(a, b) for a, b in zip(got, want, strict=True))
+    if finder.numeric_idx.size:
+        lens = np.array([r.size for r, _ in nodes])
+        rows = np.concatenate([r for r, _ in nodes])
+        seg, node = _segments(lens)
+        S = shared._shared_sort(rows, seg, rank)
+        for k, f in enumerate(finder.numeric_idx):
+            np.testing.assert_array_equal(S[k], np.lexsort((X[rows, f], node)))
     # the tallies themselves, with fewer groups than nodes
     lens = np.array([r.size for r, _ in nodes])
     seg = np.r_[0, np.cumsum(lens)]
@@ -76,7 +88,7 @@ def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, se
         for a, c in zip(shared._nominal_tally(b, 0, b.G), finder._nominal_tally(b, 0, b.G),
                         strict=True):
             np.testing.assert_array_equal(a, c)
-        assert shared._chunk.group.max() + 1 <= len(sets)
+        assert shared._chunk.group.max() + 1 <= len(sets) + 1  # and x alone
 
 
 def test_node_whose_training_rows_all_lack_the_value():

@@ -35,7 +35,6 @@ from treecert.transductive.node_search import (
     _segments,
     branch_fractions,
     counts_and_stops,
-    evaluate_nodes,
 )
 from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.grow import route_batch
@@ -108,8 +107,8 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         n_branches = np.zeros(G, dtype=np.int64)
         value_branch: dict[int, np.ndarray] = {}
         open_g = np.flatnonzero(~stop & (share > 0))
-        splits = evaluate_nodes(finder, [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]])
-                                         for g in open_g], rank)
+        splits = finder.search([(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]])
+                                for g in open_g], rank)
         for g, sp in zip(open_g.tolist(), splits, strict=True):
             if sp is not None:
                 feature[g], threshold[g], n_branches[g] = sp.feature, sp.threshold, \

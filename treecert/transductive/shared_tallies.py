@@ -1,5 +1,5 @@
-"""Nominal tallies shared among the nodes of many jobs: one ``bincount`` per distinct set of
-training rows, not one per (x, c).
+"""Nominal tallies and numeric sorts shared among the nodes of many jobs: one ``bincount``
+and one sort per distinct set of training rows, not one per (x, c).
 
 The exact batched paths (:mod:`treecert.transductive.exact_paths`) search every node holding
 x, for every job (x, c) — with missing values (C4.5's fractional instances) no certificate
@@ -21,6 +21,13 @@ The per-value N·impurity is taken once per group as well and recomputed only in
 is the grower's own scoring (:meth:`treecert.tree.split_search.SplitFinder._nominal_nodes`),
 on the same chunks of nodes: memory stays within twice the grower's (the groups' tallies
 beside the nodes').
+
+The numeric columns' sorts are shared the same way (:meth:`SharedTallies.search`, which the
+exact paths call): each column is sorted once per distinct set of training rows and each
+node's x put in at its place — the very permutation the per-node sort gives, as value ranks
+are unique. The class cumsums along the sorted columns stay per node: x's class weight
+enters them at x's position, and with fractional weights the sums after it are not the
+shared sums plus x's weight.
 """
 
 from __future__ import annotations
@@ -30,8 +37,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from treecert.transductive.node_search import SEARCH_CELLS, _segments, evaluate_nodes, parts
 from treecert.tree.impurity import _impurity_last
-from treecert.tree.segments import _Batch
+from treecert.tree.segments import _Batch, _class_dtype, _index_dtype, _ranges
 from treecert.tree.split_search import SplitFinder
 
 
@@ -48,25 +56,83 @@ class SharedTallies(SplitFinder):
         out._chunk = None
         return out
 
+    def search(self, nodes: list[tuple[np.ndarray, np.ndarray]],
+               rank: np.ndarray | None) -> list:
+        """:func:`~treecert.transductive.node_search.evaluate_nodes` of ``nodes``, each
+        numeric column sorted once per distinct set of training rows and x's entry inserted
+        (:meth:`_shared_sort`): the same order as sorting every node by ``rank``."""
+        if rank is None or not self.numeric_idx.size:
+            return evaluate_nodes(self, nodes, rank)
+        cells = np.cumsum([r.size for r, _ in nodes]) * max(1, self.X.shape[1])
+        out = []
+        for start, stop in parts(cells, SEARCH_CELLS):
+            part = nodes[start:stop]
+            lens = np.array([r.size for r, _ in part], dtype=np.int64)
+            rows = np.concatenate([r for r, _ in part])
+            w = np.concatenate([v for _, v in part])
+            seg, _ = _segments(lens)
+            S = self._shared_sort(rows, seg, rank)
+            XT = self.X[np.ix_(rows, self.numeric_idx)].T
+            Y = self.y.astype(_class_dtype(self.n_classes))[rows][S]
+            batch = _Batch(seg, rows, w, None if self.eligible is None else
+                           w * self.eligible[rows], S, np.take_along_axis(XT, S, axis=1), Y)
+            choice = self._evaluate(batch)
+            out += [choice.split(g) for g in range(lens.size)]
+        return out
+
+    def _shared_sort(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """Each node's entries sorted by ``rank`` per numeric column (p, M), as
+        ``evaluate_nodes`` sorts them: the training rows of every group of nodes holding the
+        same ones sorted once (all groups in one sort per column), and each node's x (its
+        last row, ineligible) put in at its place (ranks are unique: there is one)."""
+        lo, hi = seg[:-1], seg[1:]
+        has_x = self._holds_x(rows, lo, hi)
+        end = hi - has_x
+        group, reps = _groups([rows[a:e].tobytes() for a, e in zip(lo.tolist(), end.tolist(),
+                                                                  strict=True)])
+        m = (end - lo)[reps]  # each group's training rows
+        gseg, gnode = _segments(m)
+        grows = rows[_ranges(lo[reps], m)]
+        n_all = rank.shape[1]
+        key = gnode * n_all + rank[:, grows]  # (p, Σm): by group, then rank
+        order = np.argsort(key, axis=1)
+        sorted_key = np.take_along_axis(key, order, axis=1)
+        p = rank.shape[0]
+        # every node's training entries: i-th of its group's sorted rows
+        node = np.repeat(np.arange(lo.size), m[group])
+        i = _ranges(np.zeros(lo.size, np.int64), m[group])
+        source = gseg[group[node]] + i
+        local = order[:, source] - source + i  # (p, M - #x): position within the group
+        dest = lo[node] + i
+        if has_x.any():
+            gx = np.flatnonzero(has_x)
+            x_key = group[gx] * n_all + rank[:, rows[hi[gx] - 1]]  # (p, #x)
+            at = np.stack([np.searchsorted(sorted_key[k], x_key[k]) for k in range(p)]) \
+                - gseg[group[gx]]
+            x_at = np.full((p, lo.size), np.iinfo(np.int64).max)
+            x_at[:, gx] = at
+            dest = dest + (i >= x_at[:, node])  # the rows ranked after x move up one
+        S = np.empty((p, rows.size), dtype=_index_dtype(rows.size))
+        np.put_along_axis(S, np.broadcast_to(dest, local.shape), lo[node] + local, axis=1)
+        if has_x.any():
+            S[np.arange(p)[:, None], lo[gx] + at] = hi[gx] - 1
+        return S
+
+    def _holds_x(self, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Per node: whether its last row (if any) is ineligible — its x."""
+        last = rows[np.where(hi > lo, hi - 1, 0)] if rows.size else np.zeros(lo.size, np.int64)
+        return (hi > lo) & (False if self.eligible is None else ~self.eligible[last])
+
     def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
         """The grower's tallies of nodes g0..g1-1: one per group of equal training rows and
         weights (found by their bytes), x's weight added to its cells."""
         seg = b.seg[g0:g1 + 1]
         lo, hi = seg[:-1], seg[1:]
         last = b.rows[np.where(hi > lo, hi - 1, 0)]  # rows exist: a nominal search ran
-        has_x = (hi > lo) & (False if self.eligible is None else ~self.eligible[last])
+        has_x = self._holds_x(b.rows, lo, hi)
         end = hi - has_x  # the node's training rows: lo..end
-        group = np.empty(g1 - g0, dtype=np.int64)
-        firsts: dict[tuple[bytes, bytes], int] = {}
-        reps: list[int] = []
-        for g, (a, e) in enumerate(zip(lo.tolist(), end.tolist(), strict=True)):
-            key = (b.rows[a:e].tobytes(), b.w[a:e].tobytes())
-            got = firsts.get(key)
-            if got is None:
-                got = firsts[key] = len(reps)
-                reps.append(g)
-            group[g] = got
-        r = np.array(reps, dtype=np.int64)
+        group, r = _groups([(b.rows[a:e].tobytes(), b.w[a:e].tobytes())
+                            for a, e in zip(lo.tolist(), end.tolist(), strict=True)])
         lens = end[r] - lo[r]
         take = np.concatenate([np.arange(lo[g], end[g]) for g in r]) if r.size else \
             np.empty(0, np.int64)
@@ -127,3 +193,13 @@ class _Chunk:
     xv: np.ndarray
     x_imp: np.ndarray
     col_ptr: np.ndarray
+
+
+def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's group among equal ``keys`` (numbered in order of first appearance), and
+    each group's first item."""
+    firsts: dict = {}
+    group = np.array([firsts.setdefault(k, len(firsts)) for k in keys], dtype=np.int64)
+    reps = np.zeros(len(firsts), dtype=np.int64)
+    reps[group[::-1]] = np.arange(group.size)[::-1]
+    return group, reps

@@ -245,15 +245,8 @@ class NumericSearch:
         Restricts ``valid`` in place; returns (node flag, threshold per cut position).
         """
         S, V, seg, node = b.S, b.V, b.seg, b.node
-        p, M = S.shape
-        el = self.eligible[b.rows[S]] & ~np.isnan(V)
-        prev_pos, nxt_pos = _nearest_eligible(el)
-        prev_pos, nxt_pos = prev_pos[:, :-1], nxt_pos[:, 1:]
-        pos_node = node[:-1]
-        rowj = np.arange(p)[:, None]
-        prev = np.where(prev_pos >= seg[pos_node], V[rowj, np.maximum(prev_pos, 0)], -np.inf)
-        nxt = np.where(nxt_pos < seg[pos_node + 1], V[rowj, np.minimum(nxt_pos, M - 1)],
-                       np.inf)
+        el = self.eligible[b.rows][S] & ~np.isnan(V)
+        prev, nxt = _nearest_eligible_values(V, el, seg, node)
         Vi, Vn = V[:, :-1], V[:, 1:]
         ok = np.isfinite(prev) & np.isfinite(nxt)
         if self.params.threshold == "lower":
@@ -263,18 +256,21 @@ class NumericSearch:
             with np.errstate(invalid="ignore"):
                 thr = (prev + nxt) / 2.0
             ok &= (Vi <= thr) & (thr < Vn)
-        valid &= ok | ~inel_seg[pos_node]
+        valid &= ok | ~inel_seg[node[:-1]]
         return inel_seg, thr
 
 
-def _nearest_eligible(el: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``el`` (p, M) and position i: the last eligible position <= i (-1 if
-    none) and the first >= i (M if none) — running max/min of the eligible positions, in
-    O(ineligible entries) beyond the positions themselves: ineligible entries are few (x
-    and the unknown values) and ``ufunc.accumulate`` costs ~15 ns per element."""
-    p, M = el.shape
-    prev = np.broadcast_to(np.arange(M), (p, M)).copy()
-    nxt = prev.copy()
+def _nearest_eligible_values(V: np.ndarray, el: np.ndarray, seg: np.ndarray,
+                             node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per cut i of every row of ``V`` (p, M): the value of the last eligible position <= i
+    of cut i's node (-inf if none) and of the first eligible position >= i + 1 (inf if none
+    in that position's node; a cut across nodes is never valid). An eligible position is its
+    own nearest, so only the ineligible entries (x and the unknown values: few) are looked
+    up: running max/min of the eligible positions in O(ineligible entries), as
+    ``ufunc.accumulate`` costs ~15 ns per element."""
+    M = V.shape[1]
+    prev = V.copy()
+    nxt = V.copy()
     bad = np.flatnonzero(~el)
     if bad.size:
         col = bad % M
@@ -283,6 +279,12 @@ def _nearest_eligible(el: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         end = np.ones(bad.size, dtype=bool)
         end[:-1] = start[1:]
         run = np.cumsum(start) - 1
-        prev.ravel()[bad] = col[start][run] - 1
-        nxt.ravel()[bad] = col[end][run] + 1
-    return prev, nxt
+        row_start = bad - col
+        prev_pos = col[start][run] - 1
+        nxt_pos = col[end][run] + 1
+        owner = node[col]
+        prev.ravel()[bad] = np.where(prev_pos >= seg[owner],
+                                     V.ravel()[row_start + np.maximum(prev_pos, 0)], -np.inf)
+        nxt.ravel()[bad] = np.where(nxt_pos < seg[owner + 1],
+                                    V.ravel()[row_start + np.minimum(nxt_pos, M - 1)], np.inf)
+    return prev[:, :-1], nxt[:, 1:]

@@ -51,6 +51,10 @@ def _segment_cumsum(a: np.ndarray, seg: np.ndarray, exact: np.ndarray,
     ``a`` over segment g) taken off at each segment start; the others one by one.
     """
     inexact = np.flatnonzero(~exact)
+    if inexact.size == exact.size:  # no exact segment: each summed in place, no global pass
+        for s, e in zip(seg[:-1].tolist(), seg[1:].tolist(), strict=True):
+            np.cumsum(a[:, s:e], axis=1, out=a[:, s:e])
+        return a
     local = [np.cumsum(a[:, seg[g] : seg[g + 1]], axis=1) for g in inexact]
     for g in inexact:
         a[:, seg[g] : seg[g + 1]] = 0.0
