@@ -24,9 +24,9 @@ another x). Where x enters, only through which side of each cut it lies on:
 
 Device 4's Fayyad–Irani pruning changes no choice (it loses no first-best cut), so the
 exhaustive scoring here chooses the same tests. A table costs a few of device 4's
-searches of R (every cut, both sides, all K labels), so it is built only where at least
-:data:`MIN_X` test rows of one batch search R — from device 4's table of R, left in the
-shared cache by device 4's search of the first of them — and kept in that byte-bounded
+searches of R (every cut, both sides, all K labels), so it is built only once at least
+:data:`MIN_X` test rows have searched R — from device 4's table of R, kept in the shared
+cache by device 4's search of an earlier one — and kept in that byte-bounded
 cache (:data:`~treecert.transductive.budget.TABLE_BYTES`) for later batches. It covers
 what device 4 covers without nominal columns (:func:`covers`). The Venn machine's engine
 (:class:`~treecert.methods.venn_fast.TreeVennBatch`) searches through it.
@@ -41,9 +41,9 @@ from treecert.transductive.label_search import _nimp, _xlogx_table
 from treecert.tree.impurity import _ROUND, _impurity_last
 from treecert.tree.numeric_search import _TABLE_MAX
 
-#: Test rows of one batch searching the same training rows R from which R's table serves
-#: them (segment-challenge's Venn CV: 2 → 10.0 s, 3 → 9.8, 5 → 9.3, 8 → 9.5; device 4
-#: alone 11.6).
+#: Test rows searching the same training rows R from which R's table serves them
+#: (segment-challenge's Venn CV, counted per batch: 2 → 10.0 s, 3 → 9.8, 5 → 9.3,
+#: 8 → 9.5; device 4 alone 11.6).
 MIN_X = 5
 
 
@@ -170,8 +170,10 @@ def search_groups(finder, groups: list, cache) -> list:
 def search_nodes(finder, nodes: list, rank: np.ndarray, cache) -> list:
     """The grower's split of every node ``(rows, w, x, c)`` (as
     :func:`label_search.search_nodes`). R's table serves x's nodes of R when it is kept,
-    and when at least :data:`MIN_X` x of the call search R — after device 4 has searched
-    the first of them, keeping R's cut table; device 4 searches the rest."""
+    and once at least :data:`MIN_X` x have searched R, in this call and earlier ones
+    (counted in ``cache``) — built from device 4's cut table of R, kept since an earlier
+    call or left by device 4's search of the first x of this one; device 4 searches the
+    rest."""
     by_r: dict[tuple, dict[bytes, list[int]]] = {}
     out: list = [None] * len(nodes)
     for i, (rows, w, x, _) in enumerate(nodes):
@@ -181,10 +183,14 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache) -> list:
     served = []  # nodes of one (R, x), for R's table
     for r_key, by_x in by_r.items():
         members = list(by_x.values())
+        before = cache.get(("x searched", *r_key), 0)  # x of earlier batches
         if ("sided", *r_key) in cache:
             served += members
-        elif len(members) >= MIN_X:
-            served += members[1:]
+        elif before + len(members) >= MIN_X:
+            served += members[(1 if before == 0 or r_key not in cache else 0):]
+        else:
+            cache.put(("x searched", *r_key), before + len(members),
+                      len(r_key[0]) + len(r_key[1]) + 64)
     device_4 = np.ones(len(nodes), dtype=bool)
     for m in served:
         device_4[m] = False
