@@ -51,7 +51,18 @@ class LeafForest:
         self._roots.append((owner, rows, w, depth))
 
     def open_nodes(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Settle this round's nodes that stop; the others' ``(rows, weights)``."""
+        """Settle this round's nodes that stop; the others' ``(rows, weights)`` — those
+        whose splits are not known already: levels whose open nodes are all known are
+        grown here, so that an empty list means the forest is done (the engine stops
+        growing then)."""
+        while True:
+            ask = self._open_round()
+            if ask or not self._open.size:
+                return ask
+            self.advance([])
+
+    def _open_round(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """One round of :meth:`open_nodes`."""
         if self._roots:
             self.rows = np.concatenate([self.rows, *[r for _, r, _, _ in self._roots]])
             self.w = np.concatenate([self.w, *[v for _, _, v, _ in self._roots]])
