@@ -6,7 +6,9 @@ forecasts of all n + 1 examples in each.
 :class:`treecert.transductive.batch_engine.BatchEngine` grows x's path with
 certified-unchanged tests and batched exact searches, and the leaves of the subtrees without
 x hanging off it once each (memoised,
-:class:`~treecert.transductive.leaf_forest.LeafForest`); this module turns those trees into
+:class:`~treecert.transductive.leaf_forest.LeafForest`); on numeric data the nodes holding x
+whose training rows many x of a batch search are served from one table per row set
+(:mod:`treecert.transductive.sided_search`); this module turns those trees into
 Venn matrix rows: the base tree's leaves outside the changed part, the hanging subtrees'
 leaves and x's leaf are the groups of examples ("atoms") sharing a forecast, and the rows of
 the whole batch are discretised together (:func:`~treecert.methods.venn_types.venn_rows_atoms`).
@@ -31,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.methods.venn_types import merge_atoms, venn_rows_atoms
+from treecert.transductive import label_search, sided_search
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.edited_trees import batch_forest, has_edits
 from treecert.transductive.venn_forest import Forecasts, grow_forest, n_leaves
@@ -60,6 +63,32 @@ class TreeVennBatch(BatchEngine):
         :func:`~treecert.transductive.edited_trees.batch_forest`) and the leaf taxonomy
         takes the engine's exact paths."""
         return self.base_sub is not None and not has_edits(self.learner)
+
+    #: Whether x's nodes of numeric data are searched through per-R tables
+    #: (:mod:`treecert.transductive.sided_search`); None until the first search.
+    _sided: bool | None = None
+
+    def _search(self, finder, items: list, rank: np.ndarray, Xq: np.ndarray,
+                labels: np.ndarray) -> list:
+        """The grower's split of every node holding x, as the engine's: where device 4
+        covers numeric data, a training row set R searched before serves every later x
+        from its table of gains with x either side of each cut (the Venn machine's x
+        reach the same R: many change a base test, or to the same competitor)."""
+        if self._sided is None:
+            self._sided = (label_search.covers(finder, self.w)
+                           and sided_search.covers(finder, self.w))
+        if not self._sided:
+            return super()._search(finder, items, rank, Xq, labels)
+        return sided_search.search_nodes(
+            finder, [(rows, w, Xq[job], int(labels[job])) for job, _, rows, w, _ in items],
+            rank, self._tables)
+
+    def hanging_leaves(self, rows, w, depth, forest, grown) -> int:
+        """As the engine's, the forest taking its node splits from those of earlier
+        forests, kept by rows in the cache of searched nodes
+        (:data:`~treecert.transductive.budget.TABLE_BYTES`)."""
+        forest.splits = self._tables
+        return super().hanging_leaves(rows, w, depth, forest, grown)
 
     # -------------------------------------------------------------- Venn rows
     def venn_matrices(self, Q: np.ndarray, taxonomy: str, kind: str, alpha: float,

@@ -123,7 +123,7 @@ def merge_atoms(vid: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
     uniq, first, inv = np.unique(owner * span + vid, return_index=True, return_inverse=True)
     inv = inv.ravel()
     A = uniq.size
-    merged = _sum_by(inv, counts, A)
+    merged = NonZeroCounts(counts).sum_by(inv, A)
     ptr = np.searchsorted(uniq // span, np.arange(R + 1))
     return first, merged, np.bincount(inv, weights=n_inst, minlength=A), ptr, inv[x_atom]
 
@@ -142,6 +142,7 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
     R = atom_ptr.size - 1
     owner = np.repeat(np.arange(R), np.diff(atom_ptr))
     same = np.ones(values.shape[0], dtype=bool)
+    cells = NonZeroCounts(counts)
     for col in columns:
         v = values[:, col]
         order = np.lexsort((v, owner))
@@ -151,7 +152,7 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
         group = np.empty(order.size, dtype=np.int64)
         group[order] = np.cumsum(first) - 1
         G = int(first.sum())
-        grouped = _sum_by(group, counts, G)
+        grouped = cells.sum_by(group, G)
         inst = np.bincount(group, weights=n_inst, minlength=G)
         seg_ptr = np.searchsorted(os[first], np.arange(R + 1))
         cut_seg, cut = mdl_cuts_segments(vs[first], grouped, inst, seg_ptr)
@@ -162,15 +163,31 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
         np.maximum.at(lo, cut_seg[below], cut[below])
         np.minimum.at(hi, cut_seg[~below], cut[~below])
         same &= (lo[owner] < v) & (v <= hi[owner])
-    rows = _sum_by(owner, np.where(same[:, None], counts, 0.0), R)
+    rows = cells.sum_by(owner, R, keep=same)
     return rows / rows.sum(axis=1, keepdims=True)
 
 
-def _sum_by(group: np.ndarray, counts: np.ndarray, G: int) -> np.ndarray:
-    """Per group, the class counts (G, K) of its atoms, each cell summed from zero in atom
-    order (one ``bincount`` over (atom, class) cells in row-major order: the order a
-    per-class ``bincount``, or ``counts[mask].sum(axis=0)``, adds them)."""
-    K = counts.shape[1]
-    cell = (group[:, None] * K + np.arange(K)[None, :]).ravel()
-    return np.bincount(cell, weights=np.ascontiguousarray(counts, dtype=float).ravel(),
-                       minlength=G * K).reshape(G, K)
+class NonZeroCounts:
+    """The nonzero cells of atoms' class counts (A, K), in row-major order, for summing
+    per group of atoms many times over (once per forecast column).
+
+    A group's class count is each cell summed from zero in atom order — the order a
+    per-class ``bincount``, or ``counts[mask].sum(axis=0)``, adds them. Leaving out the
+    zero terms changes no bit: s + 0 = s for every partial sum s, and a sum started at +0
+    is never -0 (x + y = -0 needs x = y = -0). Atoms of a tree's leaves hold a few classes
+    each, so this is a fraction of the A·K cells (letter-shaped data: K = 26)."""
+
+    def __init__(self, counts: np.ndarray) -> None:
+        self.K = counts.shape[1]
+        self.atom, self.cls = np.nonzero(counts)
+        self.value = np.asarray(counts, dtype=float)[self.atom, self.cls]
+
+    def sum_by(self, group: np.ndarray, G: int, keep: np.ndarray | None = None) -> np.ndarray:
+        """Per group, the class counts (G, K) of its atoms (``group`` per atom), the atoms
+        where ``keep`` is false left out."""
+        atom, cls, value = self.atom, self.cls, self.value
+        if keep is not None:
+            sel = keep[atom]
+            atom, cls, value = atom[sel], cls[sel], value[sel]
+        return np.bincount(group[atom] * self.K + cls, weights=value,
+                           minlength=G * self.K).reshape(G, self.K)
