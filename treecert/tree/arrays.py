@@ -379,8 +379,9 @@ _LEVELS_PER_PASS = 3
 
 def descent_tables(nodes: TreeArrays) -> tuple:
     """The per-tree tables of :func:`descend_complete` for a tree that is not a single leaf
-    (a :class:`Tree` keeps them in its cache): each node's child for either answer of a numeric test, with a leaf its own
-    child (tested on column 0 against +inf), and which nodes test a nominal column."""
+    (a :class:`Tree` keeps them in its cache): each node's child for either answer of a
+    numeric test, with a leaf its own child (tested on column 0 against +inf), and which
+    nodes test a nominal column."""
     feature, threshold = nodes.feature, nodes.threshold
     is_leaf = feature < 0
     ids = np.arange(feature.size)
