@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ConfigError
 from treecert.transductive.batch_engine import BatchEngine
+from treecert.transductive.certificates import distinct_changes
 from treecert.transductive.engine import TransductiveEngine
 from treecert.transductive.leaf_forest import LeafForest
 from treecert.transductive.node_search import evaluate_nodes, sorted_columns, value_ranks
@@ -288,3 +289,20 @@ def test_rescoring_changes_together_equals_one_at_a_time(criterion, binary, monk
                                            engine.gini, comp and comp.table)._arrays([k])
             for a, b in zip(arrays, alone, strict=True):
                 assert a[i].tobytes() == b[0].tobytes()
+
+
+@settings(max_examples=max(20, EXAMPLES // 3), deadline=None)
+@given(st.integers(1, 8), st.lists(st.integers(0, 7), max_size=40),
+       st.lists(st.tuples(st.integers(0, 39), st.integers(0, 7), st.sampled_from([1.0, 0.5])),
+                max_size=3))
+def test_distinct_changes_equal_unique_rows(K, labels, swaps):
+    """The walk's grouping of class changes gives np.unique's keys and inverse, for unit
+    changes (bincount) and for leave-one-out swaps e_c - w e_y (np.unique itself)."""
+    D = np.eye(K)[np.array(labels, dtype=np.int64) % K].reshape(-1, K)
+    for row, y, w in swaps:
+        if D.shape[0]:
+            D[row % D.shape[0], y % K] -= w
+    keys, group = distinct_changes(D)
+    want_keys, want_group = np.unique(D, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(keys, want_keys)
+    np.testing.assert_array_equal(group, want_group.ravel())

@@ -81,7 +81,7 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
 from treecert.transductive import budget, label_search
-from treecert.transductive.certificates import _MARGIN, Competitors, Sub
+from treecert.transductive.certificates import _MARGIN, Competitors, Sub, distinct_changes
 from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
 from treecert.transductive.node_scores import NodeScores
@@ -377,6 +377,16 @@ class BatchEngine:
                     continue
                 # no missing values: each branch is the rows on its side; x is the last row
                 vals = X_aug[rows, split.feature]
+                if forest is None:  # x's branch alone: one mask, no per-branch passes
+                    if split.value_branch is None:
+                        above = vals > split.threshold
+                        sel = above if above[-1] else ~above
+                    else:
+                        branch = split.value_branch[vals.astype(np.int64)]
+                        sel = branch == branch[-1]
+                    at = np.flatnonzero(sel)
+                    explicit[job] = (rows[at], w[at], depth + 1)
+                    continue
                 if split.value_branch is None:
                     side = (vals > split.threshold).astype(np.int64)
                 else:
@@ -539,8 +549,8 @@ class BatchEngine:
             g1 = (N_ig1[v] + d_p - d_b) / (N[v] + delta.sum(axis=1))  # T1's gain with x
             ok = np.zeros(act.size, dtype=bool)
             if comp is not None:
-                keys, group = np.unique(delta, axis=0, return_inverse=True)
-                upper = comp.upper_many(keys)[group.ravel(), v]
+                keys, group = distinct_changes(delta)
+                upper = comp.upper_many(keys)[group, v]
                 ok = (g1 - upper > _MARGIN) & (g1 > floor)
                 # x replaces a row of its own class and values: the same class counts
                 ok |= dr & (j == yr)

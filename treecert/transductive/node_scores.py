@@ -7,7 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.schema import Dataset
-from treecert.transductive.certificates import _MARGIN, CountRows, Sub, _nbytes
+from treecert.transductive.certificates import (
+    _MARGIN,
+    CountRows,
+    Sub,
+    _nbytes,
+    distinct_changes,
+)
 from treecert.tree.impurity import _impurity_last
 from treecert.tree.split_search import _EPS
 
@@ -260,8 +266,7 @@ class NodeScores:
         u = Xq[:, self.nom].astype(np.int64)
         cols = np.arange(self.nom.size)[None, :]
         floor = max(float(min_gain), _EPS) + _MARGIN
-        keys, group = np.unique(D, axis=0, return_inverse=True)
-        gi = group.ravel()
+        keys, gi = distinct_changes(D)
         arrays = self._arrays([tuple(k.tolist()) for k in keys])
         num_best = arrays[0]
         if self.binary:

@@ -157,7 +157,15 @@ class Tree(TreeArrays):
                 return np.zeros(1, dtype=np.int64), leaf, np.ones(1)
             row = np.argsort(self._depth_key[leaf], kind="stable")
             return row, leaf[row], np.ones(n)
-        frac = self.branch_fraction[self.children] if n else np.empty(0)
+        return self._route_unknown(X)
+
+    def _route_unknown(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`apply_weighted` for rows already known to hold an unknown value (or
+        none at all), with the per-edge fractions built once per tree."""
+        n = X.shape[0]
+        if "edge_frac" not in self._cache:
+            self._cache["edge_frac"] = self.branch_fraction[self.children]
+        frac = self._cache["edge_frac"] if n else np.empty(0)
         return route_weighted(X, np.arange(n), np.zeros(n, dtype=np.int64), frac,
                               self.feature, self.threshold, self.children_ptr, self.children,
                               self.value_branch_ptr, self.value_branch)
@@ -167,7 +175,9 @@ class Tree(TreeArrays):
         None: a row with an unknown value may reach several; :meth:`apply_weighted`)."""
         if not X.shape[0] or np.isnan(X).any():
             return None
-        return descend_complete(X, self)
+        if "descent" not in self._cache and self.feature[0] >= 0:
+            self._cache["descent"] = descent_tables(self)
+        return descend_complete(X, self, self._cache.get("descent"))
 
     @property
     def _depth_key(self) -> np.ndarray:
@@ -195,7 +205,7 @@ class Tree(TreeArrays):
         if leaf is not None:  # mix_leaves' sum of one leaf with weight 1: the same bits
             proba = per_node[leaf]
         else:
-            proba = mix_leaves(self.apply_weighted(X), per_node, X.shape[0])
+            proba = mix_leaves(self._route_unknown(X), per_node, X.shape[0])
         return proba / proba.sum(axis=1, keepdims=True)
 
     # ------------------------------------------------------------------ editing
@@ -367,22 +377,12 @@ def route_weighted(X: np.ndarray, row_of: np.ndarray, start: np.ndarray,
 _LEVELS_PER_PASS = 3
 
 
-def descend_complete(X: np.ndarray, nodes: TreeArrays) -> np.ndarray:
-    """The leaf each row of ``X`` reaches from the root, for rows without unknown values:
-    ``x <= threshold`` takes the first child, a nominal value its ``value_branch``, as
-    :func:`route_weighted` routes them.
-
-    Why a second routine: with no unknown value a row never splits, so the missing-value
-    masks, expansions, concatenations and weights of :func:`route_weighted` are pure
-    overhead, and a level is two gathers and a comparison (a third of the time for a
-    million rows). A leaf is made its own child (tested on any column against +inf), so
-    rows that reach one need not leave at once: the rows are compacted every
-    :data:`_LEVELS_PER_PASS` levels rather than every level.
-    """
-    n, n_cols = X.shape
+def descent_tables(nodes: TreeArrays) -> tuple:
+    """The per-tree tables of :func:`descend_complete` for a tree that is not a single leaf
+    (a :class:`Tree` keeps them in its cache): each node's child for either answer of a
+    numeric test, with a leaf its own child (tested on column 0 against +inf), and which
+    nodes test a nominal column."""
     feature, threshold = nodes.feature, nodes.threshold
-    if feature[0] < 0:
-        return np.zeros(n, dtype=np.int64)
     is_leaf = feature < 0
     ids = np.arange(feature.size)
     start = nodes.children_ptr[:-1]
@@ -392,7 +392,28 @@ def descend_complete(X: np.ndarray, nodes: TreeArrays) -> np.ndarray:
     tested = np.where(is_leaf, 0, feature)
     bound = np.where(is_leaf, np.inf, threshold)
     nominal = ~is_leaf & np.isnan(threshold)
-    any_nominal = bool(nominal.any())
+    return is_leaf, pair, tested, bound, nominal, bool(nominal.any())
+
+
+def descend_complete(X: np.ndarray, nodes: TreeArrays, tables: tuple | None = None
+                     ) -> np.ndarray:
+    """The leaf each row of ``X`` reaches from the root, for rows without unknown values:
+    ``x <= threshold`` takes the first child, a nominal value its ``value_branch``, as
+    :func:`route_weighted` routes them (``tables``: :func:`descent_tables` of ``nodes``,
+    built here when not given).
+
+    Why a second routine: with no unknown value a row never splits, so the missing-value
+    masks, expansions, concatenations and weights of :func:`route_weighted` are pure
+    overhead, and a level is two gathers and a comparison (a third of the time for a
+    million rows). A leaf is made its own child (tested on any column against +inf), so
+    rows that reach one need not leave at once: the rows are compacted every
+    :data:`_LEVELS_PER_PASS` levels rather than every level.
+    """
+    n, n_cols = X.shape
+    if nodes.feature[0] < 0:
+        return np.zeros(n, dtype=np.int64)
+    is_leaf, pair, tested, bound, nominal, any_nominal = (
+        descent_tables(nodes) if tables is None else tables)
     flat = np.ascontiguousarray(X, dtype=np.float64).ravel()
     leaf = np.empty(n, dtype=np.int64)
     at = np.arange(0, n * n_cols, n_cols)  # each pending row's first value in ``flat``
