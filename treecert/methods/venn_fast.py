@@ -83,13 +83,6 @@ class TreeVennBatch(BatchEngine):
             finder, [(rows, w, Xq[job], int(labels[job])) for job, _, rows, w, _ in items],
             rank, self._tables)
 
-    def hanging_leaves(self, rows, w, depth, forest, grown) -> int:
-        """As the engine's, the forest taking its node splits from those of earlier
-        forests, kept by rows in the cache of searched nodes
-        (:data:`~treecert.transductive.budget.TABLE_BYTES`)."""
-        forest.splits = self._tables
-        return super().hanging_leaves(rows, w, depth, forest, grown)
-
     # -------------------------------------------------------------- Venn rows
     def venn_matrices(self, Q: np.ndarray, taxonomy: str, kind: str, alpha: float,
                       m: float, columns: list[int]) -> np.ndarray:

@@ -20,10 +20,6 @@ class LeafForest:
     stop and hands back the others for a split search, which the caller batches with its
     own (:meth:`~treecert.transductive.batch_engine.BatchEngine.grow_batch` searches x's
     paths in the same call), and :meth:`advance` routes their rows by the tests found.
-    With :attr:`splits`, a node whose rows and weights were searched before (in any
-    forest of the engine) takes that split instead: a node without x is a plain grower
-    search of its rows — exact to memoise — and below changed tests many x grow the same
-    nodes (shuttle-shaped data: half the rows of the nodes opened).
     Stopping uses the level-wise grower's exact per-node sums, so every tree is
     ``grow(finder, rows, weights, depth=depth)`` (``tests/test_batch_engine.py`` checks its
     leaves).
@@ -40,29 +36,13 @@ class LeafForest:
         self.owner = np.empty(0, np.int64)
         self._found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._open = np.empty(0, np.int64)
-        #: the splits of nodes searched before, by their rows and weights (a
-        #: :class:`~treecert.transductive.budget.ByteLRU` the engine keeps), or None
-        self.splits = None
-        self._known: dict[int, object] = {}  # open node -> its split, found in ``splits``
-        self._asked: list[tuple[int, tuple]] = []  # open nodes searched: (node, key)
 
     def add(self, owner: int, rows: np.ndarray, w: np.ndarray, depth: int) -> None:
         """A tree to grow from training ``rows`` (sorted, no missing values) at ``depth``."""
         self._roots.append((owner, rows, w, depth))
 
     def open_nodes(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Settle this round's nodes that stop; the others' ``(rows, weights)`` — those
-        whose splits are not known already: levels whose open nodes are all known are
-        grown here, so that an empty list means the forest is done (the engine stops
-        growing then)."""
-        while True:
-            ask = self._open_round()
-            if ask or not self._open.size:
-                return ask
-            self.advance([])
-
-    def _open_round(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """One round of :meth:`open_nodes`."""
+        """Settle this round's nodes that stop; the others' ``(rows, weights)``."""
         if self._roots:
             self.rows = np.concatenate([self.rows, *[r for _, r, _, _ in self._roots]])
             self.w = np.concatenate([self.w, *[v for _, _, v, _ in self._roots]])
@@ -78,36 +58,17 @@ class LeafForest:
         self._keep_leaves(stop)
         self._open = np.flatnonzero(~stop)
         seg, rows, w = self.seg, self.rows, self.w
-        nodes = [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]]) for g in self._open]
-        self._known, self._asked = {}, []
-        if self.splits is None:
-            self._asked = [(int(g), None) for g in self._open]
-            return nodes
-        ask = []
-        for g, (r, v) in zip(self._open, nodes, strict=True):
-            key = ("hanging", r.tobytes(), v.tobytes())
-            found = self.splits.get(key)
-            if found is None:
-                self._asked.append((int(g), key))
-                ask.append((r, v))
-            else:
-                self._known[int(g)] = found[0]
-        return ask
+        return [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]]) for g in self._open]
 
     def _keep_leaves(self, leaf: np.ndarray) -> None:
         leaf = leaf & (self.lens > 0)  # an empty branch of a multiway test holds no example
         self._found.append((self.owner[leaf], self.counts[leaf], self.lens[leaf].astype(float)))
 
     def advance(self, splits: list) -> None:
-        """Route the open nodes' rows by their tests: ``splits`` of the nodes
-        :meth:`open_nodes` handed back (None: the node is a leaf), the others' as found."""
+        """Route the open nodes' rows by their tests (None: the node is a leaf)."""
         X = self.finder.X
-        found = dict(self._known)
-        for (g, key), sp in zip(self._asked, splits, strict=True):
-            found[g] = sp
-            if key is not None:
-                self.splits.put(key, (sp,), len(key[1]) + len(key[2]) + 200)
-        split_of = {g: sp for g, sp in found.items() if sp is not None}
+        split_of = {int(g): sp for g, sp in zip(self._open, splits, strict=True)
+                    if sp is not None}
         unsplit = np.zeros(self.lens.size, dtype=bool)
         unsplit[self._open] = True
         unsplit[list(split_of)] = False
