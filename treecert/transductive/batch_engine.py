@@ -4,7 +4,7 @@
 
 Every such tree differs from the tree grown on D (the *base*) only on x's path and below
 it, and growing even that path one (x, c) at a time is dominated by the fixed cost of one
-split search per node. Three devices remove almost all of it without changing a single
+split search per node. Four devices remove almost all of it without changing a single
 result (``tests/test_batch_engine.py`` checks bit-identity with the naive reference):
 
 1. **A table of every other test's best case.** x is ineligible for thresholds, so the
@@ -25,18 +25,15 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
    position (:class:`~treecert.transductive.node_scores.NodeScores`): with a column's
    cuts sorted, those left of x and those right of it are two ranges, and prefix/suffix
    maxima give the best per column in O(1) per x. Exact ties of T1 with a later column
-   that splits the rows identically (a duplicated column; or a mirrored one, when the gain
-   is safely away from a rounding boundary) are settled as the grower settles them: the
-   lower column wins.
+   splitting the rows identically are settled as the grower settles them (lower wins).
 3. **Batched exact searches.** Every node that is not certified — x's leaf when x's label
    makes it impure, nodes whose certificate fails, and every node of a subtree regrown
    below a changed test — is searched in one call of the grower's split finder per round,
    over all (x, c) at once, exactly as the level-wise grower batches a level
    (:func:`~treecert.transductive.node_search.evaluate_nodes`, in parts of at most
    :data:`~treecert.transductive.node_search.SEARCH_CELLS` rows × attributes, to bound
-   memory). For the Venn machine the subtrees without x that hang off the paths
-   (:class:`~treecert.transductive.leaf_forest.LeafForest`) grow a level in the same
-   calls.
+   memory); the Venn machine's subtrees without x hanging off the paths
+   (:class:`~treecert.transductive.leaf_forest.LeafForest`) grow in the same calls.
 4. **Searches shared by the labels of one x.** The nodes x's jobs search hold the same
    training rows R for every label that reaches them; R's cut tables are built once,
    kept per R (many x change a test to the same competitor), and only the side holding
@@ -44,32 +41,26 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
    (:mod:`treecert.transductive.label_search`; any criterion, J48's gain-ratio
    selection included, integer weights; elsewhere device 3).
 
-The devices live in :mod:`treecert.transductive.certificates` (1),
-:mod:`treecert.transductive.node_scores` (2),
-:mod:`treecert.transductive.node_search` (3), :mod:`treecert.transductive.label_search`
-(4) and :mod:`treecert.transductive.leaf_forest`;
-this module walks x's paths with them and shares one engine per process.
-
-With ``gain_ratio`` (J48's average-gain filter and MDL correction) devices 1 and 2 give
-way to their own rescoring, :class:`~treecert.transductive.ratio_scores.RatioScores`: every
-candidate of the node rescored for x's position and J48's whole selection replayed on
-intervals (complete data, integer weights, no leave-one-out swap). Where no certificate
-applies — missing values in D or in x (C4.5's fractional instances) —
-:meth:`BatchEngine.estimates` sends the jobs to the exact batched paths
-(:mod:`treecert.transductive.exact_paths`): every node on x's paths searched, a tree level
-of all jobs per call. The Venn rows (:mod:`treecert.methods.venn_fast`) walk the base tree
-on complete data with any criterion. ``collapse`` and ``cp`` edit whole trees after
-growth: the subclass :class:`~treecert.transductive.edited_trees.EditedEngine` grows a
-batch's whole trees as one DAG and edits them (this class's own walks follow unedited
-trees; the engine front picks the subclass).
+Devices 1–4 live in :mod:`~treecert.transductive.certificates`,
+:mod:`~treecert.transductive.node_scores`, :mod:`~treecert.transductive.node_search` and
+:mod:`~treecert.transductive.label_search` (the Venn rows' repeated R: its sibling
+:mod:`~treecert.transductive.sided_search`), the hanging subtrees in
+:mod:`~treecert.transductive.leaf_forest`; this module walks x's paths with them. With
+``gain_ratio`` devices 1 and 2 give way to
+:class:`~treecert.transductive.ratio_scores.RatioScores` (J48's whole selection replayed on
+intervals; complete data, integer weights, no leave-one-out swap). Missing values in D or
+x (C4.5's fractional instances) go to the exact batched paths
+(:mod:`~treecert.transductive.exact_paths`, every node on x's paths searched, a level of all
+jobs per call). ``collapse``/``cp`` edit whole trees after growth: the subclass
+:class:`~treecert.transductive.edited_trees.EditedEngine` grows a batch's trees as one DAG
+and edits them (the engine front picks the subclass).
 
 Memory is bounded by the training data, never by the number of test rows
-(:mod:`treecert.transductive.budget` gives the formula): the certificate tables are
-streamed over chunks of nodes and cached within a byte budget, as are the per-node
-rescoring tables and the Venn machine's hanging leaves (least recently used first out,
-between batches), and a batch of jobs is grown in parts of at most
-:data:`~treecert.transductive.budget.PATH_ENTRIES` training rows × jobs. The budgets change
-no result (``tests/test_engine_budget.py``).
+(:mod:`~treecert.transductive.budget` gives the formula): certificate tables, rescoring
+tables and the Venn machine's hanging leaves are cached within byte budgets (least recently
+used out, between batches) and a batch is grown in parts of at most
+:data:`~treecert.transductive.budget.PATH_ENTRIES` rows × jobs; the budgets change no result
+(``tests/test_engine_budget.py``).
 """
 
 from __future__ import annotations
