@@ -5,16 +5,25 @@ This is the path engine (:meth:`treecert.transductive.engine.TransductiveEngine.
 run for a whole batch of jobs together: every round takes the nodes holding x of all jobs
 — all at the same depth — computes their class counts and stopping rules in one pass,
 searches their tests in one batched call of the grower's split finder
-(:func:`~treecert.transductive.node_search.evaluate_nodes`) and routes their rows with the
+(:func:`~treecert.transductive.node_search.choose_tests`) and routes their rows with the
 grower's own routing (:func:`~treecert.tree.grow.route_batch`), keeping the children that
 hold x. Nothing is certified, so it covers what the certificates do not: C4.5's fractional
 instances (missing values in D and in x: x then follows every branch of a test on an
 attribute it lacks), ``gain_ratio`` with its average-gain filter and MDL correction, and any
 stopping rule. The batched engine (:mod:`treecert.transductive.batch_engine`) sends here
-every job its certificates do not serve. The nominal part of every search is tallied once
-per distinct set of training rows among the round's nodes and x added to it
-(:mod:`treecert.transductive.shared_tallies`): the K labels of one x, and every x entering a
-branch the same way, hold the same training rows with the same C4.5 weights.
+every job its certificates do not serve.
+
+The K labels of one x hold nodes of the same *content* — training rows, weights, x's values
+and weight; only x's class differs — until their tests part (x's class moves no row: C4.5's
+branch fractions come from the branches' known weights, which x's value sets). A round keeps
+each content once: its training rows' class tally (each node adds its x, last, as the
+grower's ``bincount`` does), its eligible weight (x's is 0: every node's of that content)
+and, for the nodes of a content that chose the same test, one routing, whose branches holding
+x are the children's contents. Only the search sees each node's own x, and the nominal part
+of it is tallied once per distinct set of training rows and x added to it
+(:mod:`treecert.transductive.shared_tallies`). The eligible weight only meets the stopping
+rule's ``2 min_leaf``: one cumsum decides every content whose weight is further from it than
+any rounding of the sum, the others are summed the grower's way (:func:`_too_light`).
 
 Bit-for-bit equality with growing the whole tree and routing x through it
 (``engine=naive``): each node's rows and weights are the grower's, in the grower's order, so

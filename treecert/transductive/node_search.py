@@ -4,8 +4,9 @@ The batched engine (:mod:`treecert.transductive.batch_engine`) searches every no
 not certified — of all (x, c) together, and a level of the hanging subtrees
 (:mod:`treecert.transductive.leaf_forest`) with them — in one call of the grower's scorer
 per round, exactly as the level-wise grower batches a level; this module holds that call,
-split into parts that bound memory, and the per-node counts and stopping rules of such
-lists of nodes.
+split into parts that bound memory — as one Split per node (:func:`evaluate_nodes`) or as
+the grower's arrays of chosen tests (:func:`choose_tests`, for callers that work on arrays)
+— and the per-node counts and stopping rules of such lists of nodes.
 """
 
 from __future__ import annotations
