@@ -106,6 +106,40 @@ def test_x_with_unknown_values_takes_the_exact_paths_on_certified_data():
     assert_engines_agree(engine, X, labels)
 
 
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(lens=st.lists(st.integers(0, 40), min_size=1, max_size=12),
+       seed=st.integers(0, 2**32 - 1), dyadic=st.booleans())
+def test_stopping_weight_decided_as_the_grower_sums_it(lens, seed, dyadic):
+    """The eligible-weight stop of every content (one cumsum, the grower's sums only where
+    rounding could matter) is the grower's, also with the limit at a segment's exact sum."""
+    from treecert.transductive.exact_paths import _too_light
+    from treecert.tree.segments import _exact_segments, _ragged_sums
+
+    rng = np.random.default_rng(seed)
+    lens = np.array(lens, dtype=np.int64)
+    seg = np.zeros(lens.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=seg[1:])
+    w = rng.choice([0.5, 1.0, 2.0] if dyadic else [0.1, 0.3, 1.0 / 3, 0.7, 1.7], seg[-1])
+    ew = np.where(rng.random(w.size) < 0.1, 0.0, w)  # x's weight is never eligible
+    node = np.repeat(np.arange(lens.size), lens)
+    want = _ragged_sums(ew, seg, _exact_segments(w, node, lens.size))
+    for limit in (*want[:3], *np.nextafter(want[:3], np.inf), 2.0, 0.0):
+        np.testing.assert_array_equal(_too_light(ew, w, seg, float(limit)), want < limit)
+
+
+def test_identical_test_rows_share_their_contents():
+    """Two equal x (and their K labels) hold nodes of one content each round; their
+    estimates are still each job's own, equal to whole trees."""
+    from treecert.data.loading import load_dataset
+
+    data = load_dataset(DATASETS / "vote.arff")
+    train = data.subset(np.arange(0, data.n_samples, 3))
+    engine = TransductiveEngine(train, DecisionTree(criterion="gain_ratio", min_leaf=1.0))
+    Xt = data.X[[1, 1, 2, 4, 1]]
+    X, labels = _jobs(Xt, data.schema.n_classes)
+    assert_engines_agree(engine, X, labels)
+
+
 def test_mix_laplace_by_hand():
     """Two leaves with shares 0.25 / 0.75: Σ share · (n_c + 1)/(n + K), normalised."""
     leaves = ReachedLeaves(job=np.array([0, 0, 1]), share=np.array([0.25, 0.75, 1.0]),

@@ -69,13 +69,13 @@ def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, se
     assert all(_same_split(a, b) for a, b in zip(got, want, strict=True))
     # numeric columns sorted once per set of training rows, x put in: the grower's order
     rank = value_ranks(finder)
-    got = shared.search(nodes, rank)
+    got = evaluate_nodes(shared, nodes, rank)
     assert all(_same_split(a, b) for a, b in zip(got, want, strict=True))
     if finder.numeric_idx.size:
         lens = np.array([r.size for r, _ in nodes])
         rows = np.concatenate([r for r, _ in nodes])
         seg, node = _segments(lens)
-        S = shared._shared_sort(rows, seg, rank)
+        S = shared.shared_sort(rows, seg, rank)
         for k, f in enumerate(finder.numeric_idx):
             np.testing.assert_array_equal(S[k], np.lexsort((X[rows, f], node)))
     # the tallies themselves, with fewer groups than nodes

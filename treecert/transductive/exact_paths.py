@@ -5,16 +5,25 @@ This is the path engine (:meth:`treecert.transductive.engine.TransductiveEngine.
 run for a whole batch of jobs together: every round takes the nodes holding x of all jobs
 — all at the same depth — computes their class counts and stopping rules in one pass,
 searches their tests in one batched call of the grower's split finder
-(:func:`~treecert.transductive.node_search.evaluate_nodes`) and routes their rows with the
+(:func:`~treecert.transductive.node_search.choose_tests`) and routes their rows with the
 grower's own routing (:func:`~treecert.tree.grow.route_batch`), keeping the children that
 hold x. Nothing is certified, so it covers what the certificates do not: C4.5's fractional
 instances (missing values in D and in x: x then follows every branch of a test on an
 attribute it lacks), ``gain_ratio`` with its average-gain filter and MDL correction, and any
 stopping rule. The batched engine (:mod:`treecert.transductive.batch_engine`) sends here
-every job its certificates do not serve. The nominal part of every search is tallied once
-per distinct set of training rows among the round's nodes and x added to it
-(:mod:`treecert.transductive.shared_tallies`): the K labels of one x, and every x entering a
-branch the same way, hold the same training rows with the same C4.5 weights.
+every job its certificates do not serve.
+
+The K labels of one x hold nodes of the same *content* — training rows, weights, x's values
+and weight; only x's class differs — until their tests part (x's class moves no row: C4.5's
+branch fractions come from the branches' known weights, which x's value sets). A round keeps
+each content once: its training rows' class tally (each node adds its x, last, as the
+grower's ``bincount`` does), its eligible weight (x's is 0: every node's of that content)
+and, for the nodes of a content that chose the same test, one routing, whose branches holding
+x are the children's contents. Only the search sees each node's own x, and the nominal part
+of it is tallied once per distinct set of training rows and x added to it
+(:mod:`treecert.transductive.shared_tallies`). The eligible weight only meets the stopping
+rule's ``2 min_leaf``: one cumsum decides every content whose weight is further from it than
+any rounding of the sum, the others are summed the grower's way (:func:`_too_light`).
 
 Bit-for-bit equality with growing the whole tree and routing x through it
 (``engine=naive``): each node's rows and weights are the grower's, in the grower's order, so
@@ -31,14 +40,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from treecert.transductive.node_search import (
-    _segments,
-    branch_fractions,
-    counts_and_stops,
-)
+from treecert.transductive.node_search import _segments, branch_fractions, choose_tests
 from treecert.transductive.shared_tallies import SharedTallies
-from treecert.tree.grow import route_batch
+from treecert.tree.grow import route_batch, stops
 from treecert.tree.impurity import _lastsum
+from treecert.tree.segments import _exact_segments, _ragged_sums, _ranges
 
 
 @dataclass
@@ -77,10 +83,14 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     finder = SharedTallies.of(finder)  # one nominal tally per distinct set of rows
     is_nominal = np.zeros(X.shape[1], dtype=bool)
     is_nominal[finder.nominal_idx] = True
+    has_x = probe is None
     J = len(roots)
-    lens = np.array([r.size for r, _ in roots], dtype=np.int64)
-    rows = np.concatenate([r for r, _ in roots]) if J else np.empty(0, np.int64)
-    w = np.concatenate([v for _, v in roots]) if J else np.empty(0)
+    # x's row of every job (grown with: the root's last row), then the nodes' contents
+    x_row = np.array([r[-1] if has_x and r.size else -1 for r, _ in roots], dtype=np.int64)
+    shape, reps = _root_shapes(roots, X, has_x)
+    lens = np.array([roots[i][0].size for i in reps], dtype=np.int64)
+    rows = np.concatenate([roots[i][0] for i in reps]) if J else np.empty(0, np.int64)
+    w = np.concatenate([roots[i][1] for i in reps]) if J else np.empty(0)
     job = np.arange(J, dtype=np.int64)
     order = np.zeros(J, dtype=np.int64)  # rank among the job's nodes of this round
     share = np.ones(J)
@@ -90,68 +100,81 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     found: list[tuple] = []
     depth = depth0
     while job.size:
+        G = job.size
         seg, ne = _segments(lens)
-        G = lens.size
-        counts, stop = counts_and_stops(finder, rows, w, seg, ne, np.full(G, depth))
+        counts, light = _shape_counts(finder, rows, w, seg, ne, has_x)
+        counts = counts[shape]
+        x_w = w[seg[1:] - 1][shape] if has_x else None
+        if has_x:  # x, last in every cell it enters (bincount's order)
+            counts[np.arange(G), finder.y[x_row]] += x_w
+        stop = stops(finder.params, counts, np.where(light[shape], -np.inf, np.inf), depth)
         if parent is not None and xmiss.any():  # x's share: branch_fraction's product
             frac = np.ones(xmiss.size)
             frac[xmiss] = branch_fractions(parent[xmiss], branch[xmiss],
                                            _lastsum(counts)[xmiss], parent.max() + 1)
             share = np.where(xmiss, share * frac, share)
-        x_entry = seg[1:] - 1
         if probe is not None:  # an empty node's estimate is its ancestor's (J48)
             est = counts if est_up is None else np.where(
                 (counts.sum(axis=1) > 0)[:, None], counts, est_up)
-        feature = np.full(G, -1, dtype=np.int64)
-        threshold = np.full(G, np.nan)
-        n_branches = np.zeros(G, dtype=np.int64)
-        value_branch: dict[int, np.ndarray] = {}
-        open_g = np.flatnonzero(~stop & (share > 0))
-        splits = finder.search([(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]])
-                                for g in open_g], rank)
-        for g, sp in zip(open_g.tolist(), splits, strict=True):
-            if sp is not None:
-                feature[g], threshold[g], n_branches[g] = sp.feature, sp.threshold, \
-                    sp.n_branches
-                if sp.value_branch is not None:
-                    value_branch[g] = sp.value_branch
+        feature, threshold, n_branches, value_branch = _search(
+            finder, np.flatnonzero(~stop & (share > 0)), shape, x_row if has_x else None,
+            lens, seg, rows, w, rank, G)
         leaf = (feature < 0) & (share > 0)
         if leaf.any():
             found.append((job[leaf], np.full(int(leaf.sum()), depth), order[leaf], share[leaf],
                           (counts if probe is None else est)[leaf],
-                          share[leaf] if probe is not None else w[x_entry[leaf]],
-                          lens[leaf].astype(float)))
-        routed = route_batch(X, is_nominal, rows, w, ne, G, feature, threshold, n_branches,
-                             value_branch)
-        if probe is None:
-            x_vals = X[rows[x_entry], np.maximum(feature, 0)]
+                          share[leaf] if probe is not None else x_w[leaf],
+                          lens[shape[leaf]].astype(float)))
+        split_g = np.flatnonzero(feature >= 0)
+        if not split_g.size:
+            break
+        # nodes of one content that chose the same test route alike: routed once
+        rep_of, reps = _same_tests(shape, feature, threshold, value_branch, split_g)
+        r_lens = lens[shape[reps]]
+        take = _ranges(seg[shape[reps]], r_lens)
+        r_rows, r_w = rows[take], w[take]
+        r_ne = np.repeat(np.arange(reps.size), r_lens)
+        routed = route_batch(X, is_nominal, r_rows, r_w, r_ne, reps.size, feature[reps],
+                             threshold[reps], n_branches[reps],
+                             {i: value_branch[g] for i, g in enumerate(reps.tolist())
+                              if g in value_branch})
+        width = len(routed)
+        if has_x:
+            x_vals = X[x_row, np.maximum(feature, 0)]
         else:
             x_vals = probe[job, np.maximum(feature, 0)]
             x_branch = _probe_branches(x_vals, feature, threshold, value_branch)
         x_missing = (feature >= 0) & np.isnan(x_vals)
-        c_parts, c_node = [], []
-        for b, (ent, cw_b) in enumerate(routed):
-            if probe is None:
-                in_b = np.zeros(rows.size, dtype=bool)
+        holds_x = np.zeros((G, width), dtype=bool)
+        r_x = np.cumsum(r_lens) - 1  # a representative's x entry (grown with x)
+        for b, (ent, _) in enumerate(routed):
+            if has_x:
+                in_b = np.zeros(r_rows.size, dtype=bool)
                 in_b[ent] = True
-                holds_x = (n_branches > b) & in_b[x_entry]
+                holds_x[split_g, b] = (n_branches[split_g] > b) & in_b[r_x[rep_of]]
             else:
-                holds_x = (n_branches > b) & (x_missing | (x_branch == b))
-            keep = holds_x[ne[ent]]
-            c_parts.append((rows[ent[keep]], cw_b[keep], ne[ent[keep]]))
-            c_node.append(np.flatnonzero(holds_x))
-        if not sum(k.size for k in c_node):
+                holds_x[:, b] = (n_branches > b) & (x_missing | (x_branch == b))
+        if not holds_x.any():
             break
-        # children in (parent, branch) order, each a contiguous run of entries
-        width = len(routed)
-        p_key = np.concatenate([kids * width + b for b, kids in enumerate(c_node)])
-        e_key = np.concatenate([nd * width + b for b, (_, _, nd) in enumerate(c_parts)])
+        # the children's contents: a representative's branches that hold some node's x
+        needed = np.zeros((reps.size, width), dtype=bool)
+        np.logical_or.at(needed, rep_of, holds_x[split_g])
+        node_rep = np.zeros(G, dtype=np.int64)
+        node_rep[split_g] = rep_of
+        c_parts = []
+        for b, (ent, cw_b) in enumerate(routed):
+            keep = needed[r_ne[ent], b]
+            c_parts.append((r_rows[ent[keep]], cw_b[keep], r_ne[ent[keep]] * width + b))
+        e_key = np.concatenate([k for _, _, k in c_parts])
         e_order = np.argsort(e_key, kind="stable")  # rows keep their order in a child
         rows = np.concatenate([r for r, _, _ in c_parts])[e_order]
         w = np.concatenate([v for _, v, _ in c_parts])[e_order]
-        p_key = np.sort(p_key)
+        s_key = np.flatnonzero(needed.ravel())
+        lens = np.bincount(e_key, minlength=needed.size)[s_key]
+        # children in (parent, branch) order
+        p_key = np.flatnonzero(holds_x.ravel())
         parent, branch = p_key // width, p_key % width
-        lens = np.bincount(e_key, minlength=G * width)[p_key]
+        shape = np.searchsorted(s_key, node_rep[parent] * width + branch)
         xmiss = x_missing[parent]
         # apply_weighted's order: x's known-valued moves first, then the unknown ones'
         # expansions, each in the order of their parents, branches in order
@@ -160,11 +183,116 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         order_new = np.empty(parent.size, dtype=np.int64)
         first = np.searchsorted(job_new[rank_key], job_new[rank_key], side="left")
         order_new[rank_key] = np.arange(parent.size) - first
-        job, order, share = job_new, order_new, share[parent]
+        job, order, share, x_row = job_new, order_new, share[parent], x_row[parent]
         if probe is not None:
             est_up = est[parent]
         depth += 1
     return _collect(found, K)
+
+
+def _root_shapes(roots, X: np.ndarray, has_x: bool) -> tuple[np.ndarray, list[int]]:
+    """Each job's root content (its index among the distinct ones) and the first job of
+    each: jobs whose training rows, weights and x's values are equal — the K labels of one
+    x — hold nodes that differ only in x's class until their tests part."""
+    firsts: dict[tuple[bytes, ...], int] = {}
+    shape = np.empty(len(roots), dtype=np.int64)
+    reps: list[int] = []
+    for i, (r, v) in enumerate(roots):
+        key = ((r[:-1].tobytes(), v.tobytes(), X[r[-1]].tobytes()) if has_x and r.size
+               else (r.tobytes(), v.tobytes()))
+        got = firsts.get(key)
+        if got is None:
+            got = firsts[key] = len(reps)
+            reps.append(i)
+        shape[i] = got
+    return shape, reps
+
+
+def _shape_counts(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray, ne: np.ndarray,
+                  has_x: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per content (S of them, laid end to end): the class counts of its training rows (x,
+    its last row when ``has_x``, left out: each node adds its own) and whether its eligible
+    weight — x's is 0, so it is that of every node of the content — is below
+    ``2 min_leaf``, the stopping rule that reads it (:func:`_too_light`)."""
+    S, K = seg.size - 1, finder.n_classes
+    train = np.ones(rows.size, dtype=bool)
+    if has_x:
+        train[seg[1:][seg[1:] > seg[:-1]] - 1] = False
+    counts = np.bincount(ne[train] * K + finder.y[rows[train]], weights=w[train],
+                         minlength=S * K).reshape(S, K).astype(float, copy=False)  # none: int
+    ew = w if finder.eligible is None else w * finder.eligible[rows]
+    return counts, _too_light(ew, w, seg, 2 * finder.params.min_leaf)
+
+
+def _too_light(ew: np.ndarray, w: np.ndarray, seg: np.ndarray, limit: float) -> np.ndarray:
+    """Per segment: the sum of its eligible weights ``ew``, as
+    :func:`~treecert.tree.grow.segment_stops` takes it (exact where the weights ``w`` are),
+    is below ``limit``. One cumsum decides every segment whose sum is further from the
+    limit than both sums' rounding errors (each within n·eps·Σ|w| of the true sum, n the
+    number of terms); only the others are summed the grower's way."""
+    cs = np.zeros(ew.size + 1)
+    np.cumsum(ew, out=cs[1:])
+    approx = cs[seg[1:]] - cs[seg[:-1]]
+    error = 4.0 * (ew.size + 1) * np.finfo(float).eps * float(np.abs(ew).sum())
+    close = np.flatnonzero(np.abs(approx - limit) <= error)
+    if close.size:  # the grower's sums of these segments (exact ones in any order)
+        lens = seg[close + 1] - seg[close]
+        sub = np.zeros(close.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=sub[1:])
+        take = _ranges(seg[close], lens)
+        node = np.repeat(np.arange(close.size), lens)
+        approx[close] = _ragged_sums(ew[take], sub, _exact_segments(w[take], node, close.size))
+    return approx < limit
+
+
+def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | None,
+            lens: np.ndarray, seg: np.ndarray, rows: np.ndarray, w: np.ndarray, rank, G: int):
+    """The grower's test (feature, threshold, n_branches, value_branch; feature -1: none)
+    of G nodes, the ``open_g`` ones searched in one batched call: each node's rows are its
+    content's, with its own x (``x_row``; None: no x grown with) last in place of the
+    content's."""
+    feature = np.full(G, -1, dtype=np.int64)
+    threshold = np.full(G, np.nan)
+    n_branches = np.zeros(G, dtype=np.int64)
+    if not open_g.size:
+        return feature, threshold, n_branches, {}
+    o_lens = lens[shape[open_g]]
+    take = _ranges(seg[shape[open_g]], o_lens)
+    o_rows = rows[take]
+    if x_row is not None:
+        o_rows[np.cumsum(o_lens) - 1] = x_row[open_g]
+    choice = choose_tests(finder, o_lens, o_rows, w[take], rank)
+    feature[open_g] = choice.feature
+    threshold[open_g] = choice.threshold
+    n_branches[open_g] = choice.n_branches
+    return feature, threshold, n_branches, {int(open_g[g]): vb
+                                            for g, vb in choice.value_branch.items()}
+
+
+def _same_tests(shape: np.ndarray, feature: np.ndarray, threshold: np.ndarray,
+                value_branch: dict[int, np.ndarray],
+                split_g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes ``split_g`` of one content with the same test — feature, threshold, and a
+    nominal test's partition, which the position of its one branch-0 value names — route
+    their rows alike: each node's representative (index into the second array, the
+    representatives' node numbers)."""
+    zero_at = np.full(shape.size, -1, dtype=np.int64)
+    if value_branch:
+        nodes = np.fromiter(value_branch, dtype=np.int64, count=len(value_branch))
+        sizes = np.fromiter((v.size for v in value_branch.values()), dtype=np.int64,
+                            count=nodes.size)
+        flat = np.concatenate(list(value_branch.values()))
+        zero_at[nodes] = np.flatnonzero(flat == 0) - (np.cumsum(sizes) - sizes)
+    keys = (zero_at[split_g], threshold[split_g].view(np.int64), feature[split_g],
+            shape[split_g])
+    by = np.lexsort(keys)
+    differs = np.zeros(by.size, dtype=bool)
+    differs[0] = True
+    for k in keys:
+        differs[1:] |= k[by][1:] != k[by][:-1]
+    rep_of = np.empty(by.size, dtype=np.int64)
+    rep_of[by] = np.cumsum(differs) - 1
+    return rep_of, split_g[by[differs]]
 
 
 def _probe_branches(x_vals: np.ndarray, feature: np.ndarray, threshold: np.ndarray,

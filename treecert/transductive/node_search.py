@@ -4,8 +4,9 @@ The batched engine (:mod:`treecert.transductive.batch_engine`) searches every no
 not certified — of all (x, c) together, and a level of the hanging subtrees
 (:mod:`treecert.transductive.leaf_forest`) with them — in one call of the grower's scorer
 per round, exactly as the level-wise grower batches a level; this module holds that call,
-split into parts that bound memory, and the per-node counts and stopping rules of such
-lists of nodes.
+split into parts that bound memory — as one Split per node (:func:`evaluate_nodes`) or as
+the grower's arrays of chosen tests (:func:`choose_tests`, for callers that work on arrays)
+— and the per-node counts and stopping rules of such lists of nodes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 
 from treecert.tree.grow import segment_stops
 from treecert.tree.segments import _Batch, _class_dtype, _index_dtype
+from treecert.tree.split_search import _Choice
 
 
 def value_ranks(finder) -> np.ndarray:
@@ -70,13 +72,27 @@ def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
     one integer sort per column."""
     if not nodes:
         return []
-    cells = np.cumsum([r.size for r, _ in nodes]) * max(1, finder.X.shape[1])
-    if cells[-1] <= SEARCH_CELLS:
-        return _evaluate_batch(finder, nodes, rank)
-    out = []
-    for start, stop in parts(cells, SEARCH_CELLS):
-        out += _evaluate_batch(finder, nodes[start:stop], rank)
-    return out
+    lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
+    choice = choose_tests(finder, lens, np.concatenate([r for r, _ in nodes]),
+                          np.concatenate([v for _, v in nodes]), rank)
+    return [choice.split(g) for g in range(lens.size)]
+
+
+def choose_tests(finder, lens: np.ndarray, rows: np.ndarray, w: np.ndarray,
+                 rank: np.ndarray | None = None) -> _Choice:
+    """:func:`evaluate_nodes` of nodes laid end to end (node g: ``lens[g]`` consecutive
+    entries of ``rows``/``w``), as the grower's arrays of chosen tests — no Split object
+    per node for callers that work on arrays."""
+    cells = np.cumsum(lens) * max(1, finder.X.shape[1])
+    if not cells.size or cells[-1] <= SEARCH_CELLS:
+        return _evaluate_batch(finder, lens, rows, w, rank)
+    seg, _ = _segments(lens)
+    chosen = [(start, _evaluate_batch(finder, lens[start:stop], rows[seg[start]:seg[stop]],
+                                      w[seg[start]:seg[stop]], rank))
+              for start, stop in parts(cells, SEARCH_CELLS)]
+    return _Choice(*(np.concatenate([getattr(c, name) for _, c in chosen])
+                     for name in ("feature", "threshold", "n_branches", "score")),
+                   {start + g: vb for start, c in chosen for g, vb in c.value_branch.items()})
 
 
 def parts(cum: np.ndarray, limit: int):
@@ -90,17 +106,17 @@ def parts(cum: np.ndarray, limit: int):
         start = stop
 
 
-def _evaluate_batch(finder, nodes, rank) -> list:
-    lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
-    rows = np.concatenate([r for r, _ in nodes])
-    w = np.concatenate([v for _, v in nodes])
+def _evaluate_batch(finder, lens, rows, w, rank) -> _Choice:
     seg, node = _segments(lens)
     we = None if finder.eligible is None else w * finder.eligible[rows]
     S = V = Y = None
     if finder.numeric_idx.size:
         XT = finder.X[np.ix_(rows, finder.numeric_idx)].T
         S = np.empty(XT.shape, dtype=_index_dtype(rows.size))
-        if rank is not None:
+        shared_sort = getattr(finder, "shared_sort", None)
+        if rank is not None and shared_sort is not None:  # SharedTallies: once per row set
+            S = shared_sort(rows, seg, rank)
+        elif rank is not None:
             offset = node * rank.shape[1]
             for k in range(XT.shape[0]):  # ranks are unique: any sort is the stable one
                 S[k] = np.argsort(offset + rank[k, rows])
@@ -109,8 +125,7 @@ def _evaluate_batch(finder, nodes, rank) -> list:
                 S[k] = np.lexsort((XT[k], node))
         V = np.take_along_axis(XT, S, axis=1)
         Y = finder.y.astype(_class_dtype(finder.n_classes))[rows][S]
-    choice = finder._evaluate(_Batch(seg, rows, w, we, S, V, Y))
-    return [choice.split(g) for g in range(lens.size)]
+    return finder._evaluate(_Batch(seg, rows, w, we, S, V, Y))
 
 
 def _segments(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -22,12 +22,13 @@ is the grower's own scoring (:meth:`treecert.tree.split_search.SplitFinder._nomi
 on the same chunks of nodes: memory stays within twice the grower's (the groups' tallies
 beside the nodes').
 
-The numeric columns' sorts are shared the same way (:meth:`SharedTallies.search`, which the
-exact paths call): each column is sorted once per distinct set of training rows and each
-node's x put in at its place — the very permutation the per-node sort gives, as value ranks
-are unique. The class cumsums along the sorted columns stay per node: x's class weight
-enters them at x's position, and with fractional weights the sums after it are not the
-shared sums plus x's weight.
+The numeric columns' sorts are shared the same way (:meth:`SharedTallies.shared_sort`,
+which :func:`~treecert.transductive.node_search.choose_tests` uses for such a finder): each
+column is sorted once per distinct set of training rows and each node's x put in at its
+place — the very permutation the per-node sort gives, as value ranks are unique. The class
+cumsums along the sorted columns stay per node: x's class weight enters them at x's
+position, and with fractional weights the sums after it are not the shared sums plus x's
+weight.
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from treecert.transductive.node_search import SEARCH_CELLS, _segments, evaluate_nodes, parts
+from treecert.transductive.node_search import _segments
 from treecert.tree.impurity import _impurity_last
-from treecert.tree.segments import _Batch, _class_dtype, _index_dtype, _ranges
+from treecert.tree.segments import _Batch, _index_dtype, _ranges
 from treecert.tree.split_search import SplitFinder
 
 
@@ -56,31 +57,7 @@ class SharedTallies(SplitFinder):
         out._chunk = None
         return out
 
-    def search(self, nodes: list[tuple[np.ndarray, np.ndarray]],
-               rank: np.ndarray | None) -> list:
-        """:func:`~treecert.transductive.node_search.evaluate_nodes` of ``nodes``, each
-        numeric column sorted once per distinct set of training rows and x's entry inserted
-        (:meth:`_shared_sort`): the same order as sorting every node by ``rank``."""
-        if rank is None or not self.numeric_idx.size:
-            return evaluate_nodes(self, nodes, rank)
-        cells = np.cumsum([r.size for r, _ in nodes]) * max(1, self.X.shape[1])
-        out = []
-        for start, stop in parts(cells, SEARCH_CELLS):
-            part = nodes[start:stop]
-            lens = np.array([r.size for r, _ in part], dtype=np.int64)
-            rows = np.concatenate([r for r, _ in part])
-            w = np.concatenate([v for _, v in part])
-            seg, _ = _segments(lens)
-            S = self._shared_sort(rows, seg, rank)
-            XT = self.X[np.ix_(rows, self.numeric_idx)].T
-            Y = self.y.astype(_class_dtype(self.n_classes))[rows][S]
-            batch = _Batch(seg, rows, w, None if self.eligible is None else
-                           w * self.eligible[rows], S, np.take_along_axis(XT, S, axis=1), Y)
-            choice = self._evaluate(batch)
-            out += [choice.split(g) for g in range(lens.size)]
-        return out
-
-    def _shared_sort(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    def shared_sort(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> np.ndarray:
         """Each node's entries sorted by ``rank`` per numeric column (p, M), as
         ``evaluate_nodes`` sorts them: the training rows of every group of nodes holding the
         same ones sorted once (all groups in one sort per column), and each node's x (its
