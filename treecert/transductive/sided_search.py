@@ -28,8 +28,8 @@ searches of R (every cut, both sides, all K labels), so it is built only once at
 :data:`MIN_X` test rows have searched R — from device 4's table of R, kept in the shared
 cache by device 4's search of an earlier one — and kept in that byte-bounded
 cache (:data:`~treecert.transductive.budget.TABLE_BYTES`) for later batches. It covers
-what device 4 covers without nominal columns (:func:`covers`). The Venn machine's engine
-(:class:`~treecert.methods.venn_fast.TreeVennBatch`) searches through it.
+what device 4 covers without nominal columns or gain ratio (:func:`covers`). The Venn
+machine's engine (:class:`~treecert.methods.venn_fast.TreeVennBatch`) searches through it.
 """
 
 from __future__ import annotations
@@ -49,10 +49,12 @@ MIN_X = 5
 
 def covers(finder, weights: np.ndarray) -> bool:
     """Whether the tables apply to this finder's nodes, given that device 4 does: numeric
-    columns only (nominal tests take device 4's search), and every node's gains reading
-    x ln x from the grower's table (or Gini) whatever else its batch holds — training
-    weights below that table's bound."""
+    columns only (nominal tests take device 4's search), a criterion whose choice is the
+    largest gain (gain ratio's MDL correction and split information are device 4's
+    alone), and every node's gains reading x ln x from the grower's table (or Gini)
+    whatever else its batch holds — training weights below that table's bound."""
     return (finder.nominal_idx.size == 0 and finder.numeric_idx.size > 0
+            and finder.params.criterion != "gain_ratio"
             and (finder.params.criterion == "gini" or float(np.sum(weights)) + 1.0 < _TABLE_MAX))
 
 
