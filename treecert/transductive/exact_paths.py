@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from treecert.transductive.node_search import _segments, branch_fractions, choose_tests
-from treecert.transductive.shared_tallies import SharedTallies
+from treecert.transductive.shared_tallies import SharedTallies, _groups
 from treecert.tree.grow import route_batch, stops
 from treecert.tree.impurity import _lastsum
 from treecert.tree.segments import _exact_segments, _ragged_sums, _ranges
@@ -190,22 +190,12 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     return _collect(found, K)
 
 
-def _root_shapes(roots, X: np.ndarray, has_x: bool) -> tuple[np.ndarray, list[int]]:
+def _root_shapes(roots, X: np.ndarray, has_x: bool) -> tuple[np.ndarray, np.ndarray]:
     """Each job's root content (its index among the distinct ones) and the first job of
     each: jobs whose training rows, weights and x's values are equal — the K labels of one
     x — hold nodes that differ only in x's class until their tests part."""
-    firsts: dict[tuple[bytes, ...], int] = {}
-    shape = np.empty(len(roots), dtype=np.int64)
-    reps: list[int] = []
-    for i, (r, v) in enumerate(roots):
-        key = ((r[:-1].tobytes(), v.tobytes(), X[r[-1]].tobytes()) if has_x and r.size
-               else (r.tobytes(), v.tobytes()))
-        got = firsts.get(key)
-        if got is None:
-            got = firsts[key] = len(reps)
-            reps.append(i)
-        shape[i] = got
-    return shape, reps
+    return _groups([(r[:-1].tobytes(), v.tobytes(), X[r[-1]].tobytes()) if has_x and r.size
+                    else (r.tobytes(), v.tobytes()) for r, v in roots])
 
 
 def _shape_counts(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray, ne: np.ndarray,
