@@ -125,11 +125,17 @@ def test_batched_machine_equals_reference_with_seven_classes():
     a row's atoms are merged (integer weights) before the MDL."""
     data = load_dataset(TEST_DATA / "segment-challenge.arff")
     train, test = data.subset(np.arange(10, 210)), data.subset(np.arange(4))
-    a = make_method("venn").fit(train).predict(test)
-    b = make_method("venn:engine=naive").fit(train).predict(test)
+    a, b = _fast_and_naive("venn", train, test)
     np.testing.assert_array_equal(a.proba, b.proba)
     np.testing.assert_array_equal(a.lower, b.lower)
     np.testing.assert_array_equal(a.upper, b.upper)
+
+
+def _fast_and_naive(spec: str, train, test):
+    """The predictions of the method ``spec`` with its default engine and with the naive one."""
+    return (make_method(spec).fit(train).predict(test),
+            make_method(spec + ("," if ":" in spec else ":") + "engine=naive")
+            .fit(train).predict(test))
 
 
 @pytest.mark.parametrize(("name", "budget"), [("diabetes", "_ATOMS_PER_BATCH"),
@@ -278,7 +284,6 @@ def test_gain_ratio_on_numeric_data_equals_reference_when_row_sets_repeat():
     (MDL correction, split information) must serve them."""
     data = load_dataset(SAMPLE_DATA / "diabetes.arff")
     train, test = data.subset(np.arange(60, 400)), data.subset(np.arange(24))
-    a = make_method("venn:criterion=gain_ratio").fit(train).predict(test)
-    b = make_method("venn:criterion=gain_ratio,engine=naive").fit(train).predict(test)
+    a, b = _fast_and_naive("venn:criterion=gain_ratio", train, test)
     np.testing.assert_array_equal(a.proba, b.proba)
     np.testing.assert_array_equal(a.lower, b.lower)
