@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
@@ -22,6 +23,11 @@ SAMPLE_DATA = REPO / "sample_data"
 #: The UCI datasets (ARFF + fixed 10-fold ids) the tests use; see tests/data/README.md.
 DATASETS = Path(__file__).resolve().parent / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# CI draws the same examples on every run, so a red CI names a regression, not a new draw;
+# local runs draw afresh (and TREECERT_ENGINE_EXAMPLES raises the engines' counts).
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 def make_dataset(columns: dict, y, classes=("no", "yes"), weights=None) -> Dataset:
