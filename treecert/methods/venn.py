@@ -80,6 +80,7 @@ from treecert.methods.naive_bayes import (
 from treecert.methods.venn_fast import TreeVennBatch
 from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.batch_engine import HoldsSharedEngine
+from treecert.transductive.edited_trees import has_edits
 from treecert.transductive.engine import check_engine
 
 TREE_BASES = ("frequency", "laplace", "m_estimate")
@@ -380,6 +381,12 @@ class VennMethod(HoldsSharedEngine, Method):
             return self.base_.size
         if self.opts["base"] == "naive_bayes":
             return None
+        learner = self.engine_.learner
+        if has_edits(learner):  # the edited tree's leaves, as a plain tree's size reports
+            batch = self.batch_
+            grown = (batch.base_sub.tree if batch is not None and batch.walks
+                     else self.engine_.base[0])
+            return float(learner.edited(grown).n_leaves)
         if self.batch_ is not None and self.batch_.walks:  # the same tree, already grown
             return float(self.batch_.base_sub.tree.n_leaves)
         if self.batch_ is not None and self.batch_.base_leaves is not None:  # grown in a forest

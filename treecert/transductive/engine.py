@@ -232,14 +232,7 @@ class TransductiveEngine(HoldsSharedEngine):
             asm = _Assembler(self.n_classes)
             self._assemble(asm, base, grown, idx, w, 0, 0)
             tree = asm.to_tree()
-        if self.learner.collapse or self.learner.cp > 0:
-            from treecert.tree.arrays import collapse, prune_to_cp
-
-            if self.learner.collapse:
-                tree = collapse(tree)
-            if self.learner.cp > 0:
-                tree = prune_to_cp(tree, self.learner.cp)
-        return tree
+        return self.learner.edited(tree)
 
     def _same_rows(self, grown, node: int, nidx: np.ndarray, nw: np.ndarray) -> bool:
         lo, hi = grown.rows_ptr[node], grown.rows_ptr[node + 1]
@@ -277,14 +270,8 @@ class TransductiveEngine(HoldsSharedEngine):
         idx, w = self._root(drop_row)
         grown = grow(self.finder, idx, w)
         tree = Tree.from_grown(grown)
-        if self.learner.collapse or self.learner.cp > 0:
-            from treecert.tree.arrays import collapse, prune_to_cp
-
-            if self.learner.collapse:
-                tree = collapse(tree)
-            if self.learner.cp > 0:
-                tree = prune_to_cp(tree, self.learner.cp)
-            return self._route_edited(tree, x, label, weight)
+        if has_edits(self.learner):
+            return self._route_edited(self.learner.edited(tree), x, label, weight)
         _rows, leaf, share = tree.apply_weighted(x[None, :])
         out = []
         for leaf_id, frac in zip(leaf, share, strict=True):

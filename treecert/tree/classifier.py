@@ -105,15 +105,20 @@ class DecisionTree:
         labelled = np.flatnonzero(data.y >= 0)
         finder = self.make_finder(data, eligible=eligible)
         grown = grow(finder, labelled, data.weights[labelled].astype(float))
-        tree = Tree.from_grown(grown)
+        self.tree_ = self.edited(Tree.from_grown(grown))
+        self.grown_ = grown
+        self.schema_ = data.schema
+        return self
+
+    def edited(self, tree: Tree) -> Tree:
+        """``tree`` after this learner's post-growth edits (``collapse``, then ``cp``), as
+        :meth:`fit` applies them: one home for the order, which the transductive engines
+        and the Venn machine's size follow too."""
         if self.collapse:
             tree = collapse(tree)
         if self.cp > 0:
             tree = prune_to_cp(tree, self.cp)
-        self.tree_ = tree
-        self.grown_ = grown
-        self.schema_ = data.schema
-        return self
+        return tree
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "tree_"):
