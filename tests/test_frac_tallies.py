@@ -89,6 +89,12 @@ def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, se
                         strict=True):
             np.testing.assert_array_equal(a, c)
         assert shared._chunk.group.max() + 1 <= len(sets) + 1  # and x alone
+        # the per-value N·impurity the scores read, by columns of one width: the grower's
+        counts = shared._chunk.counts
+        gini = criterion == "gini"
+        for nv, js in finder._same_width:
+            np.testing.assert_array_equal(shared._value_impurity(counts, js, nv, gini),
+                                          finder._value_impurity(counts, js, nv, gini))
 
 
 def test_node_whose_training_rows_all_lack_the_value():

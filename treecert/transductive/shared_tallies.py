@@ -33,8 +33,8 @@ weight.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -137,39 +137,28 @@ class SharedTallies(SplitFinder):
         # N·impurity per (node, column, value): the groups' once, x's cells apart — all
         # columns in one call each (elementwise over the class axis: the same numbers)
         gini = self.params.criterion == "gini"
-        by_col = np.argsort(xj, kind="stable")
-        xg, xj, xv = xg[by_col], xj[by_col], xv[by_col]
-        self._chunk = _Chunk(counts, group, _impurity_last(shared, gini), xg, xv,
-                             _impurity_last(counts[xg, xj, xv], gini),
-                             np.searchsorted(xj, np.arange(self.nominal_idx.size + 1)))
+        value_imp = _impurity_last(shared, gini)[group]
+        value_imp[xg, xj, xv] = _impurity_last(counts[xg, xj, xv], gini)
+        self._chunk = _Chunk(counts, group, value_imp)
         return counts, elig
 
-    def _value_impurity(self, cnt: np.ndarray, j: int, gini: bool) -> np.ndarray:
+    def _value_impurity(self, counts: np.ndarray, js: slice | np.ndarray, nv: int,
+                        gini: bool) -> np.ndarray:
         """The groups' per-value N·impurity, with each node's own where x's value is.
         Counts that are not the last tally's (no caller passes any) are scored directly:
         the same numbers either way."""
-        ch = self._chunk
-        if ch is None or cnt.shape[0] != ch.group.size or not np.may_share_memory(cnt, ch.counts):
-            return super()._value_impurity(cnt, j, gini)
-        out = ch.shared_imp[ch.group, j, :cnt.shape[1]]
-        lo, hi = ch.col_ptr[j], ch.col_ptr[j + 1]
-        out[ch.xg[lo:hi], ch.xv[lo:hi]] = ch.x_imp[lo:hi]
-        return out
+        if self._chunk is None or counts is not self._chunk.counts:
+            return super()._value_impurity(counts, js, nv, gini)
+        return self._chunk.value_imp[:, js, :nv]
 
 
-@dataclass
-class _Chunk:
-    """The last tally: the nodes' counts, each node's group, the groups' N·impurity per
-    (column, value), x's cells (node, value; by column: ``col_ptr``) and their
-    N·impurity."""
+class _Chunk(NamedTuple):
+    """The last tally: the nodes' counts, each node's group, and the N·impurity of every
+    (node, column, value): its group's, or its own in x's cells."""
 
     counts: np.ndarray
     group: np.ndarray
-    shared_imp: np.ndarray
-    xg: np.ndarray
-    xv: np.ndarray
-    x_imp: np.ndarray
-    col_ptr: np.ndarray
+    value_imp: np.ndarray
 
 
 def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:

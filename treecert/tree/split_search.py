@@ -166,6 +166,7 @@ class SplitFinder(NumericSearch):
             dtype=bool,
         )
         self._fid = np.concatenate([self.numeric_idx, self.nominal_idx]).astype(np.int64)
+        self._same_width = _columns_by_width(n_values[self.nominal_idx])
 
     # ------------------------------------------------------------------ public
     def best_split(self, idx: np.ndarray, w: np.ndarray) -> Split | None:
@@ -313,11 +314,13 @@ class SplitFinder(NumericSearch):
         ).reshape(G, q, V)
         return counts, elig
 
-    def _value_impurity(self, cnt: np.ndarray, j: int, gini: bool) -> np.ndarray:
-        """N·impurity (G, nv) of every (node, value) of the j-th nominal column, from the
-        counts ``cnt`` (G, nv, K) of the last :meth:`_nominal_tally` (a hook: the
-        transductive engine's shared tallies reuse these among nodes)."""
-        return _impurity_last(cnt, gini)
+    def _value_impurity(self, counts: np.ndarray, js: slice | np.ndarray, nv: int,
+                        gini: bool) -> np.ndarray:
+        """N·impurity (G, len(js), nv) of every (node, value) of the nominal columns ``js``
+        (local indices, a slice or an array, all with ``nv`` values), from the counts
+        (G, q, V, K) of the last :meth:`_nominal_tally` (a hook: the transductive engine's
+        shared tallies reuse these among nodes)."""
+        return _impurity_last(counts[:, js, :nv], gini)
 
     def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
         """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
@@ -340,23 +343,29 @@ class SplitFinder(NumericSearch):
         score = np.zeros((G, q))
         value = np.full((G, q), -1, dtype=np.int64)
         ml = params.min_leaf
+        nvs = self.n_values[cols]
+        if not params.binary_splits:
+            # columns with as many values at once: every number is the one a column alone
+            # gets (elementwise over columns; sums over values and classes per cell)
+            for nv, js in self._same_width:
+                ok[:, js] = np.count_nonzero(elig[:, js, :nv] >= ml, axis=2) >= 2
+                g = (parent_imp[:, js] - _lastsum(self._value_impurity(counts, js, nv, gini))) \
+                    / tw[:, None]
+                gain[:, js] = g
+                if params.criterion == "gain_ratio":
+                    br = _lastsum(counts[:, js, :nv])  # (G, len(js), nv)
+                    si = _split_info([br[..., v] for v in range(nv)],
+                                     tw[:, None] - wk[:, js], tw[:, None])
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        score[:, js] = np.where(si > 0, g / si, 0.0)
+                else:
+                    score[:, js] = g
+            return ok, gain, score, value
         for j in range(q):
-            nv = int(self.n_values[cols[j]])
+            nv = int(nvs[j])
             if nv == 0:
                 continue
             cnt = counts[:, j, :nv]  # (G, nv, K)
-            if not params.binary_splits:
-                ok[:, j] = (elig[:, j, :nv] >= ml).sum(axis=1) >= 2
-                g = (parent_imp[:, j] - _lastsum(self._value_impurity(cnt, j, gini))) / tw
-                gain[:, j] = g
-                if params.criterion == "gain_ratio":
-                    br = _lastsum(cnt)  # (G, nv)
-                    si = _split_info([br[:, v] for v in range(nv)], tw - wk[:, j], tw)
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        score[:, j] = np.where(si > 0, g / si, 0.0)
-                else:
-                    score[:, j] = g
-                continue
             # One value versus the rest (J48 -B).
             el = elig[:, j, :nv]
             okv = (el >= ml) & (_lastsum(el)[:, None] - el >= ml)
@@ -364,7 +373,8 @@ class SplitFinder(NumericSearch):
             if not ok[:, j].any():
                 continue
             rest = known_counts[:, j][:, None, :] - cnt
-            gains = (parent_imp[:, j][:, None] - self._value_impurity(cnt, j, gini)
+            value_imp = self._value_impurity(counts, slice(j, j + 1), nv, gini)[:, 0]
+            gains = (parent_imp[:, j][:, None] - value_imp
                      - _impurity_last(rest, gini)) / tw[:, None]
             if params.criterion == "gain_ratio":
                 si = _split_info([_lastsum(cnt), _lastsum(rest)], (tw - wk[:, j])[:, None],
@@ -380,3 +390,14 @@ class SplitFinder(NumericSearch):
             gain[:, j] = gains[rg, v]
             score[:, j] = scores[rg, v]
         return ok, gain, score, value
+
+
+def _columns_by_width(nvs: np.ndarray) -> list[tuple[int, slice | np.ndarray]]:
+    """The nominal columns (local indices) grouped by their number of values (none with
+    0): a slice where a group's columns are adjacent (a view, no copy), else an array."""
+    out: list[tuple[int, slice | np.ndarray]] = []
+    for nv in np.unique(nvs[nvs > 0]).tolist():
+        js = np.flatnonzero(nvs == nv)
+        adjacent = js[-1] - js[0] + 1 == js.size
+        out.append((int(nv), slice(int(js[0]), int(js[-1]) + 1) if adjacent else js))
+    return out
