@@ -85,16 +85,20 @@ def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, se
     w = np.concatenate([v for _, v in nodes])
     b = _Batch(seg, rows, w, w * elig[rows], None, None, None)
     if finder.nominal_idx.size:
-        for a, c in zip(shared._nominal_tally(b, 0, b.G), finder._nominal_tally(b, 0, b.G),
-                        strict=True):
-            np.testing.assert_array_equal(a, c)
-        assert shared._chunk.group.max() + 1 <= len(sets) + 1  # and x alone
-        # the per-value N·impurity the scores read, by columns of one width: the grower's
-        counts = shared._chunk.counts
+        chunk, elig = shared._nominal_tally(b, 0, b.G)
+        counts, want_elig = finder._nominal_tally(b, 0, b.G)
+        np.testing.assert_array_equal(elig, want_elig)
+        np.testing.assert_array_equal(chunk.node_counts(), counts)
+        assert chunk.group.max() + 1 <= len(sets) + 1  # and x alone
+        # what the scores read, from the groups with x's cells apart: the grower's numbers
+        np.testing.assert_array_equal(shared._known_counts(chunk), finder._known_counts(counts))
         gini = criterion == "gini"
         for nv, js in finder._same_width:
-            np.testing.assert_array_equal(shared._value_impurity(counts, js, nv, gini),
+            np.testing.assert_array_equal(shared._value_impurity(chunk, js, nv, gini),
                                           finder._value_impurity(counts, js, nv, gini))
+            if criterion == "gain_ratio":
+                np.testing.assert_array_equal(shared._value_weights(chunk, js, nv),
+                                              finder._value_weights(counts, js, nv))
 
 
 def test_node_whose_training_rows_all_lack_the_value():

@@ -16,11 +16,14 @@ Bit for bit the grower's: ``bincount`` adds a cell's weights one after the other
 order of the node's rows, and x — the node's last row, ineligible — comes last in every
 cell, so the grower's cell sum is fl(training rows' sum + x's weight), which is what adding
 x's weight to the shared sum gives; x's eligible weight is 0 (adding 0.0 changes no sum).
-The per-value N·impurity is taken once per group as well and recomputed only in x's cells
-(it is elementwise over the class axis: a group's numbers are each node's). Everything else
-is the grower's own scoring (:meth:`treecert.tree.split_search.SplitFinder._nominal_nodes`),
-on the same chunks of nodes: memory stays within twice the grower's (the groups' tallies
-beside the nodes').
+What the scores read of the tallies — per-value N·impurity and weight (elementwise over
+the class axis), the class weights of the known values (summed over the values, one after
+the other) — is taken once per group as well and recomputed only where x enters (its cells;
+for the sums over values, its columns): a group's numbers are each node's. The nodes'
+(G, q, V, K) counts are never built (the one-vs-rest scores of binary splits excepted).
+Everything else is the grower's own scoring
+(:meth:`treecert.tree.split_search.SplitFinder._nominal_scores`, through its hooks), on the
+same chunks of nodes.
 
 The numeric columns' sorts are shared the same way (:meth:`SharedTallies.shared_sort`,
 which :func:`~treecert.transductive.node_search.choose_tests` uses for such a finder): each
@@ -39,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from treecert.transductive.node_search import _segments
-from treecert.tree.impurity import _impurity_last
+from treecert.tree.impurity import _impurity_last, _lastsum
 from treecert.tree.segments import _Batch, _index_dtype, _ranges
 from treecert.tree.split_search import SplitFinder
 
@@ -100,9 +103,10 @@ class SharedTallies(SplitFinder):
         last = rows[np.where(hi > lo, hi - 1, 0)] if rows.size else np.zeros(lo.size, np.int64)
         return (hi > lo) & (False if self.eligible is None else ~self.eligible[last])
 
-    def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
+    def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[_Chunk, np.ndarray]:
         """The grower's tallies of nodes g0..g1-1: one per group of equal training rows and
-        weights (found by their bytes), x's weight added to its cells."""
+        weights (found by their bytes), x's weight added to its cells — held per group
+        (:class:`_Chunk`, which answers the scores' hooks), and the eligible weights."""
         seg = b.seg[g0:g1 + 1]
         lo, hi = seg[:-1], seg[1:]
         last = b.rows[np.where(hi > lo, hi - 1, 0)]  # rows exist: a nominal search ran
@@ -123,42 +127,91 @@ class SharedTallies(SplitFinder):
         # bincount of no entries (every shared row unknown here) is int64 zeros: x's float
         # weight is added below, so take float64 zeros (the same values)
         shared = shared.astype(float, copy=False)
-        shared_elig = shared_elig.astype(float, copy=False)
-        counts, elig = shared[group], shared_elig[group]
-        # x, last in every cell it enters: its weight added to the shared sums
+        elig = shared_elig.astype(float, copy=False)[group]  # x's eligible weight is 0
+        # x's cells: (node, column, value) where its value is known, its class and weight
         gx = np.flatnonzero(has_x)
-        xg = xj = xv = np.empty(0, np.int64)
+        xg = xj = xv = xy = np.empty(0, np.int64)
+        xw = np.empty(0)
         if gx.size:
             xr = last[gx]
             codes = self.X[np.ix_(xr, self.nominal_idx)]
             gi, xj = np.nonzero(~np.isnan(codes))
-            xg, xv = gx[gi], codes[gi, xj].astype(np.int64)
-            counts[xg, xj, xv, self.y[xr[gi]]] += b.w[hi[xg] - 1]
-        # N·impurity per (node, column, value): the groups' once, x's cells apart — all
-        # columns in one call each (elementwise over the class axis: the same numbers)
-        gini = self.params.criterion == "gini"
-        value_imp = _impurity_last(shared, gini)[group]
-        value_imp[xg, xj, xv] = _impurity_last(counts[xg, xj, xv], gini)
-        self._chunk = _Chunk(counts, group, value_imp)
-        return counts, elig
+            xg, xv, xy = gx[gi], codes[gi, xj].astype(np.int64), self.y[xr[gi]]
+            xw = b.w[hi[xg] - 1]
+        self._chunk = _Chunk.of(shared, group, (xg, xj, xv, xy, xw),
+                                self.params.criterion == "gini",
+                                self.params.criterion == "gain_ratio")
+        return self._chunk, elig
 
-    def _value_impurity(self, counts: np.ndarray, js: slice | np.ndarray, nv: int,
+    # The hooks of the nominal scores, answered from the last tally (module docstring); any
+    # other counts (no caller passes any) are scored directly: the same numbers either way.
+    def _node_counts(self, counts) -> np.ndarray:
+        return counts.node_counts() if isinstance(counts, _Chunk) else counts
+
+    def _known_counts(self, counts) -> np.ndarray:
+        if isinstance(counts, _Chunk):
+            return counts.known
+        return super()._known_counts(counts)
+
+    def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
                         gini: bool) -> np.ndarray:
-        """The groups' per-value N·impurity, with each node's own where x's value is.
-        Counts that are not the last tally's (no caller passes any) are scored directly:
-        the same numbers either way."""
-        if self._chunk is None or counts is not self._chunk.counts:
-            return super()._value_impurity(counts, js, nv, gini)
-        return self._chunk.value_imp[:, js, :nv]
+        if isinstance(counts, _Chunk):
+            return counts.value_imp[:, js, :nv]
+        return super()._value_impurity(counts, js, nv, gini)
+
+    def _value_weights(self, counts, js: slice | np.ndarray, nv: int) -> np.ndarray:
+        if isinstance(counts, _Chunk):
+            return counts.value_w[:, js, :nv]
+        return super()._value_weights(counts, js, nv)
 
 
 class _Chunk(NamedTuple):
-    """The last tally: the nodes' counts, each node's group, and the N·impurity of every
-    (node, column, value): its group's, or its own in x's cells."""
+    """A tally of G nodes held per group of nodes with the same training rows: the groups'
+    class weights per (column, value) ``shared`` (R, q, V, K), each node's ``group``, x's
+    cells ``x_cells`` (node, column, value, class, weight), and what the scores read, per
+    node: N·impurity and weight per (column, value) and class weights of the known values
+    per column — the group's numbers, recomputed where x enters (its cells; its columns
+    for the sums over values)."""
 
-    counts: np.ndarray
+    shared: np.ndarray
     group: np.ndarray
+    x_cells: tuple
     value_imp: np.ndarray
+    value_w: np.ndarray | None
+    known: np.ndarray
+
+    @classmethod
+    def of(cls, shared: np.ndarray, group: np.ndarray, x_cells: tuple, gini: bool,
+           ratio: bool) -> _Chunk:
+        xg, xj, xv, xy, xw = x_cells
+        at = np.arange(xg.size)
+        # x's cells: the group's counts, x's weight added to its class — the grower's cell
+        # sums (x is the node's last row: added last)
+        cells = shared[group[xg], xj, xv]  # (#x cells, K)
+        cells[at, xy] += xw
+        value_imp = _impurity_last(shared, gini)[group]
+        value_imp[xg, xj, xv] = _impurity_last(cells, gini)
+        value_w = None
+        if ratio:
+            value_w = _lastsum(shared)[group]
+            value_w[xg, xj, xv] = _lastsum(cells)
+        # the known values' class weights, summed over the values one after the other as
+        # the grower's ``sum(axis=2)`` does (verified by the tests): only x's class differs
+        known = shared.sum(axis=2)[group]
+        x_class = shared[group[xg], xj, :, xy]  # (#x cells, V): x's class per value
+        x_class[at, xv] += xw
+        total = x_class[:, 0].copy()
+        for v in range(1, x_class.shape[1]):
+            total += x_class[:, v]
+        known[xg, xj, xy] = total
+        return cls(shared, group, x_cells, value_imp, value_w, known)
+
+    def node_counts(self) -> np.ndarray:
+        """Every node's counts (G, q, V, K), for the one-vs-rest scores that read them."""
+        xg, xj, xv, xy, xw = self.x_cells
+        counts = self.shared[self.group]
+        counts[xg, xj, xv, xy] += xw
+        return counts
 
 
 def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:

@@ -208,11 +208,19 @@ class SplitFinder(NumericSearch):
 
     # ------------------------------------------------------------------ batch scoring
     def _value_branch(self, f: int, v: int) -> np.ndarray:
-        nv = int(self.n_values[f])
-        if v < 0:
-            return np.arange(nv)
-        vb = np.ones(nv, dtype=np.int64)
-        vb[v] = 0
+        """Branch per value of feature f's test: multiway (v = -1) or v versus the rest —
+        one read-only array per (f, v), shared by the nodes that choose that test."""
+        cache = self.__dict__.setdefault("_value_branches", {})
+        vb = cache.get((f, v))
+        if vb is None:
+            nv = int(self.n_values[f])
+            if v < 0:
+                vb = np.arange(nv)
+            else:
+                vb = np.ones(nv, dtype=np.int64)
+                vb[v] = 0
+            vb.flags.writeable = False
+            cache[(f, v)] = vb
         return vb
 
     def _evaluate(self, b: _Batch) -> _Choice:
@@ -272,10 +280,13 @@ class SplitFinder(NumericSearch):
         is_num = col < p
         threshold[rows[is_num]] = thr[rows[is_num], col[is_num]]
         n_branches[rows[is_num]] = 2
-        for g, c in zip(rows[~is_num].tolist(), (col[~is_num] - p).tolist(), strict=True):
-            f = int(self.nominal_idx[c])
-            value_branch[g] = self._value_branch(f, int(vb[g, c]))
-            n_branches[g] = int(value_branch[g].max()) + 1
+        nom = rows[~is_num]
+        c = col[~is_num] - p
+        f, v = self.nominal_idx[c], vb[nom, c]
+        nv = self.n_values[f]
+        n_branches[nom] = np.where(v < 0, nv, np.minimum(nv, 2))  # multiway: one per value
+        for g, fg, vg in zip(nom.tolist(), f.tolist(), v.tolist(), strict=True):
+            value_branch[g] = self._value_branch(fg, vg)
         out_score = np.zeros(G)
         out_score[rows] = score[rows, col]
         return _Choice(feature, threshold, n_branches, out_score, value_branch)
@@ -314,13 +325,28 @@ class SplitFinder(NumericSearch):
         ).reshape(G, q, V)
         return counts, elig
 
-    def _value_impurity(self, counts: np.ndarray, js: slice | np.ndarray, nv: int,
+    # Hooks: what the nominal scores read of the last :meth:`_nominal_tally`'s counts
+    # (G, q, V, K). The transductive engine's shared tallies answer them per group of nodes
+    # with the same training rows, with x's cells apart, never building every node's counts.
+    def _node_counts(self, counts) -> np.ndarray:
+        """Every node's class weights per (column, value) (G, q, V, K)."""
+        return counts
+
+    def _known_counts(self, counts) -> np.ndarray:
+        """Class weights of the known values per (node, column) (G, q, K): the counts
+        summed over the values, one after the other."""
+        return counts.sum(axis=2)
+
+    def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
                         gini: bool) -> np.ndarray:
         """N·impurity (G, len(js), nv) of every (node, value) of the nominal columns ``js``
-        (local indices, a slice or an array, all with ``nv`` values), from the counts
-        (G, q, V, K) of the last :meth:`_nominal_tally` (a hook: the transductive engine's
-        shared tallies reuse these among nodes)."""
+        (local indices, a slice or an array, all with ``nv`` values)."""
         return _impurity_last(counts[:, js, :nv], gini)
+
+    def _value_weights(self, counts, js: slice | np.ndarray, nv: int) -> np.ndarray:
+        """Weight (G, len(js), nv) of every (node, value) of the nominal columns ``js``:
+        the class weights summed as :func:`_lastsum` sums them."""
+        return _lastsum(counts[:, js, :nv])
 
     def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
         """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
@@ -329,13 +355,13 @@ class SplitFinder(NumericSearch):
 
     def _nominal_scores(self, counts: np.ndarray, elig: np.ndarray, tw: np.ndarray):
         """(ok, gain, score, value) of every (node, nominal column) from its class counts
-        per value ``counts`` (G, q, V, K), eligible weights per value ``elig`` (G, q, V)
-        and total weights ``tw`` (G,)."""
+        per value ``counts`` (G, q, V, K; read through the hooks above), eligible weights
+        per value ``elig`` (G, q, V) and total weights ``tw`` (G,)."""
         params = self.params
         gini = params.criterion == "gini"
         cols = self.nominal_idx
-        G, q = counts.shape[0], cols.size
-        known_counts = counts.sum(axis=2)  # (G, q, K)
+        G, q = tw.size, cols.size
+        known_counts = self._known_counts(counts)  # (G, q, K)
         wk = _lastsum(known_counts)
         parent_imp = _impurity_last(known_counts, gini)
         ok = np.zeros((G, q), dtype=bool)
@@ -353,7 +379,7 @@ class SplitFinder(NumericSearch):
                     / tw[:, None]
                 gain[:, js] = g
                 if params.criterion == "gain_ratio":
-                    br = _lastsum(counts[:, js, :nv])  # (G, len(js), nv)
+                    br = self._value_weights(counts, js, nv)  # (G, len(js), nv)
                     si = _split_info([br[..., v] for v in range(nv)],
                                      tw[:, None] - wk[:, js], tw[:, None])
                     with np.errstate(invalid="ignore", divide="ignore"):
@@ -361,11 +387,12 @@ class SplitFinder(NumericSearch):
                 else:
                     score[:, js] = g
             return ok, gain, score, value
+        node_counts = self._node_counts(counts)
         for j in range(q):
             nv = int(nvs[j])
             if nv == 0:
                 continue
-            cnt = counts[:, j, :nv]  # (G, nv, K)
+            cnt = node_counts[:, j, :nv]  # (G, nv, K)
             # One value versus the rest (J48 -B).
             el = elig[:, j, :nv]
             okv = (el >= ml) & (_lastsum(el)[:, None] - el >= ml)
@@ -377,7 +404,8 @@ class SplitFinder(NumericSearch):
             gains = (parent_imp[:, j][:, None] - value_imp
                      - _impurity_last(rest, gini)) / tw[:, None]
             if params.criterion == "gain_ratio":
-                si = _split_info([_lastsum(cnt), _lastsum(rest)], (tw - wk[:, j])[:, None],
+                br = self._value_weights(counts, slice(j, j + 1), nv)[:, 0]
+                si = _split_info([br, _lastsum(rest)], (tw - wk[:, j])[:, None],
                                  tw[:, None])
                 with np.errstate(invalid="ignore", divide="ignore"):
                     scores = np.where(si > 0, gains / si, 0.0)
