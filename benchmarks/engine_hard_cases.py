@@ -14,7 +14,11 @@ For every case, 10-fold CV on the shared folds, in-process CPU time
   column's mode/mean, information gain — the cost the hard case is compared with;
 * ``naive``: ``engine=naive`` (a whole tree per label per row) on ``--sample`` rows per fold;
 * ``sklearn``: the refit-per-label loop a user would write (``benchmarks/tpce_speed.py``) on
-  the same sample.
+  the same sample;
+* ``peers' loop``: the loop issue #13 names, ``../shared/peers/naive_transductive.py`` (its
+  own ``run``: unpruned trees, one-hot with a missing-value column, its own timer — wall
+  clock, one thread), on the first ``--sample`` test rows of every fold of the data file as
+  it is (no blanks: credit-g-blank2 gets credit-g's), when that directory exists.
 The fast and naive probabilities are checked bit for bit on the sample. ``--venn`` adds the
 Venn machine's and K&K's 10-fold cost against a plain tree's; ``--kk-loo`` times K&K's
 leave-one-out instead (:func:`kk_loo_row`). ``--before DIR`` adds ``fast`` of the code in
@@ -42,6 +46,7 @@ from treecert.methods import make_method
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
+PEERS = ROOT.parent / "shared" / "peers"
 
 #: name -> (dataset, criterion, fraction of values blanked)
 CASES = {
@@ -107,6 +112,18 @@ def _fast_here(case: str) -> float:
     return _cv_seconds(data, ids, f"tpce:criterion={CASES[case][1]}")
 
 
+def peers_loop_ms(case: str, sample: int) -> float:
+    """ms per test row of the peers' refit loop (module docstring), NaN without it."""
+    if not (PEERS / "naive_transductive.py").exists():
+        return float("nan")
+    sys.path.insert(0, str(PEERS))
+    import naive_transductive
+
+    naive_transductive.SHARED = SHARED  # it looks in <its parent>/shared/datasets
+    runs = [naive_transductive.run(CASES[case][0], f, sample) for f in range(10)]
+    return 1e3 * float(np.mean([r["s_per_instance"] for r in runs]))
+
+
 def case_row(case: str, sample: int, venn: bool) -> dict:
     criterion = CASES[case][1]
     data, ids = _case_data(case)
@@ -130,7 +147,8 @@ def case_row(case: str, sample: int, venn: bool) -> dict:
     row = {"case": case, "n": n, "classes": data.schema.n_classes,
            "missing": float(np.isnan(data.X).mean()), "criterion": criterion,
            "fast_ms": 1e3 * fast_s / n, "complete_ms": 1e3 * complete_s / n,
-           "naive_ms": 1e3 * naive_s / n_sampled, "sklearn_ms": 1e3 * sk_s / n_sampled}
+           "naive_ms": 1e3 * naive_s / n_sampled, "sklearn_ms": 1e3 * sk_s / n_sampled,
+           "peers_ms": peers_loop_ms(case, sample)}
     if venn:
         tree_s = _cv_seconds(data, ids, f"laplace:criterion={criterion}")
         row["tree_s"] = tree_s
@@ -195,17 +213,18 @@ def main() -> None:
               f" ms/row (fresh processes, one after the other): {old / new:.2f}x",
               flush=True)
     print("| case | n | K | missing | criterion | fast ms/row | complete-data ms/row |"
-          " naive ms/row | sklearn loop ms/row | fast/complete | naive/fast | sklearn/fast |"
+          " naive ms/row | sklearn loop ms/row | peers' loop ms/row | fast/complete |"
+          " naive/fast | sklearn/fast | peers/fast |"
           + (" tree CV s | venn/tree | kk/tree |" if args.venn else ""))
-    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
           + ("---:|---:|---:|" if args.venn else ""))
     for case in args.cases.split(","):
         r = case_row(case, args.sample, args.venn)
         line = (f"| {r['case']} | {r['n']} | {r['classes']} | {100 * r['missing']:.1f} % | "
                 f"{r['criterion']} | {r['fast_ms']:.2f} | {r['complete_ms']:.2f} | "
-                f"{r['naive_ms']:.1f} | {r['sklearn_ms']:.1f} | "
+                f"{r['naive_ms']:.1f} | {r['sklearn_ms']:.1f} | {r['peers_ms']:.1f} | "
                 f"{r['fast_ms'] / r['complete_ms']:.1f}x | {r['naive_ms'] / r['fast_ms']:.1f}x | "
-                f"{r['sklearn_ms'] / r['fast_ms']:.1f}x |")
+                f"{r['sklearn_ms'] / r['fast_ms']:.1f}x | {r['peers_ms'] / r['fast_ms']:.1f}x |")
         if args.venn:
             line += (f" {r['tree_s']:.2f} | {r['venn_s'] / r['tree_s']:.1f}x | "
                      f"{r['kk_s'] / r['tree_s']:.1f}x |")
