@@ -44,7 +44,7 @@ import numpy as np
 from treecert.transductive.node_search import _segments
 from treecert.tree.impurity import _impurity_last, _lastsum
 from treecert.tree.segments import _Batch, _index_dtype, _ranges
-from treecert.tree.split_search import SplitFinder
+from treecert.tree.split_search import SplitFinder, sum_over_values
 
 
 class SharedTallies(SplitFinder):
@@ -196,14 +196,11 @@ class _Chunk(NamedTuple):
             value_w = _lastsum(shared)[group]
             value_w[xg, xj, xv] = _lastsum(cells)
         # the known values' class weights, summed over the values one after the other as
-        # the grower's ``sum(axis=2)`` does (verified by the tests): only x's class differs
-        known = shared.sum(axis=2)[group]
+        # the grower sums them (sum_over_values): only x's class differs where x enters
+        known = sum_over_values(shared)[group]
         x_class = shared[group[xg], xj, :, xy]  # (#x cells, V): x's class per value
         x_class[at, xv] += xw
-        total = x_class[:, 0].copy()
-        for v in range(1, x_class.shape[1]):
-            total += x_class[:, v]
-        known[xg, xj, xy] = total
+        known[xg, xj, xy] = sum_over_values(x_class[:, :, None])[:, 0]
         return cls(shared, group, x_cells, value_imp, value_w, known)
 
     def node_counts(self) -> np.ndarray:

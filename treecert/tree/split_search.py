@@ -335,9 +335,8 @@ class SplitFinder(NumericSearch):
         return counts
 
     def _known_counts(self, counts) -> np.ndarray:
-        """Class weights of the known values per (node, column) (G, q, K): the counts
-        summed over the values, one after the other."""
-        return counts.sum(axis=2)
+        """Class weights of the known values per (node, column) (G, q, K)."""
+        return sum_over_values(counts)
 
     def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
                         gini: bool) -> np.ndarray:
@@ -431,3 +430,15 @@ def _columns_by_width(nvs: np.ndarray) -> list[tuple[int, slice | np.ndarray]]:
         adjacent = js[-1] - js[0] + 1 == js.size
         out.append((int(nv), slice(int(js[0]), int(js[-1]) + 1) if adjacent else js))
     return out
+
+
+def sum_over_values(counts: np.ndarray) -> np.ndarray:
+    """``counts`` (..., V, K) summed over the values, one value after the other (the order
+    numpy's reduction over a middle axis takes, written out so that it does not depend on
+    numpy's choice): the engine's shared tallies redo one class's sum alone the same way."""
+    total = np.zeros(counts.shape[:-2] + counts.shape[-1:])
+    if counts.shape[-2]:
+        total = counts[..., 0, :].astype(float)  # a copy
+        for v in range(1, counts.shape[-2]):
+            total += counts[..., v, :]
+    return total
