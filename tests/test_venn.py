@@ -18,7 +18,12 @@ from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.methods import make_method
 from treecert.methods.naive_bayes import NaiveBayes
 from treecert.methods.venn import _NBVenn, bag_venn_matrices, summarise, type_columns, venn_row
-from treecert.methods.venn_types import mdl_cuts_segments, merge_atoms, venn_rows_atoms
+from treecert.methods.venn_types import (
+    NonZeroCounts,
+    mdl_cuts_segments,
+    merge_atoms,
+    venn_rows_atoms,
+)
 
 #: ``TREECERT_VENN_EXAMPLES`` raises the number of random cases of the machine's property
 #: tests (CI uses the defaults).
@@ -229,6 +234,19 @@ def test_batched_venn_rows_equal_weka_mdl_row_by_row(seed, n_classes, n_rows):
     first, *merged = merge_atoms(vid, np.vstack(counts), np.concatenate(n_inst), np.array(ptr),
                                  np.array(x_atom))
     assert merged[2][-1] <= len(vid)
+    np.testing.assert_array_equal(venn_rows_atoms(V[first], *merged, columns), got)
+    # the counts as atoms gathered from a pool of rows (the batched machine's leaves):
+    # the same nonzero cells as the dense gather's, the same rows
+    C = np.vstack(counts)
+    pool = np.vstack([C, np.zeros((1, C.shape[1])), C[::-1]])  # zero and repeated rows
+    take = np.concatenate([np.flatnonzero((C != 0).any(axis=1)), [C.shape[0]]])
+    take = np.random.default_rng(len(take)).permutation(np.r_[take, take[:3]])
+    sparse, dense = NonZeroCounts.of_rows(pool, take), NonZeroCounts(pool[take])
+    for name in ("atom", "cls", "value"):
+        np.testing.assert_array_equal(getattr(sparse, name), getattr(dense, name))
+    gathered = NonZeroCounts.of_rows(C, np.arange(C.shape[0]))
+    first, *merged = merge_atoms(vid, gathered, np.concatenate(n_inst), np.array(ptr),
+                                 np.array(x_atom))
     np.testing.assert_array_equal(venn_rows_atoms(V[first], *merged, columns), got)
 
 

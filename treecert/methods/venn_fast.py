@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.methods.venn_types import merge_atoms, venn_rows_atoms
+from treecert.methods.venn_types import NonZeroCounts, merge_atoms, venn_rows_atoms
 from treecert.transductive import label_search, sided_search
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.edited_trees import batch_forest, has_edits
@@ -109,12 +109,13 @@ class TreeVennBatch(BatchEngine):
             hi = min(B, lo + per)
             labels = np.tile(np.arange(K), hi - lo)
             jobs = self.grow_batch(np.repeat(Q[lo:hi], K, axis=0), labels, paths_only=False)
-            counts, n_inst, atom_ptr, x_atom, src = self._atoms(jobs)
+            pool, n_inst, atom_ptr, x_atom, src = self._atoms(jobs)
             label = np.repeat(labels, np.diff(atom_ptr))
             # forecasts once per (pool entry[, label]): most atoms are the base tree's leaves
             key = src * K + label if kind == "m_estimate" else src
             _, rep, inv = np.unique(key, return_index=True, return_inverse=True)
-            values = self._forecasts(counts[rep], label[rep], kind, alpha, m)
+            values = self._forecasts(pool[src[rep]], label[rep], kind, alpha, m)
+            counts = NonZeroCounts.of_rows(pool, src)  # the atoms' pool[src], never built
             _, vid = np.unique(values, axis=0, return_inverse=True)
             vid = vid.ravel()[inv.ravel()]
             vid[x_atom] = vid.max() + 1  # x's atom stays its own
@@ -183,11 +184,12 @@ class TreeVennBatch(BatchEngine):
         return out
 
     def _atoms(self, jobs):
-        """(counts, n_inst, atom_ptr, x_atom, src) of the groups of examples sharing a leaf
+        """(pool, n_inst, atom_ptr, x_atom, src) of the groups of examples sharing a leaf
         of each job's tree on D ∪ {(x, j)}: the base leaves outside ``cut``, the hanging
         subtrees' leaves, and x's leaf with x (last); job i's atoms are
         ``atom_ptr[i]:atom_ptr[i + 1]``; ``src`` is each atom's place in a pool of leaves
-        (atoms of one place are one leaf, with the same counts)."""
+        whose class counts are ``pool`` (atoms of one place are one leaf: an atom's
+        counts are ``pool[src]``)."""
         base = self.base_sub
         n_base = base.leaves.size
         pool_c = [base.tree.counts[base.leaves]]
@@ -225,8 +227,8 @@ class TreeVennBatch(BatchEngine):
         lens = np.array([sum(p.size for p in own) for own in parts], dtype=np.int64)
         atom_ptr = np.concatenate([[0], np.cumsum(lens)])
         take = np.concatenate([p for own in parts for p in own])
-        return (np.vstack(pool_c)[take], np.concatenate(pool_n)[take], atom_ptr,
-                atom_ptr[1:] - 1, take)
+        return (np.vstack(pool_c), np.concatenate(pool_n)[take], atom_ptr, atom_ptr[1:] - 1,
+                take)
 
     def _forecasts(self, counts, labels, kind, alpha, m):
         """Leaf estimates of the atoms (``labels``: the tentative label of each atom's

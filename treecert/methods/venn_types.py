@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.discretize import _LOG2, _entropy_conditioned, _entropy_rows
+from treecert.tree.segments import _ranges
 
 
 # ------------------------------------------------------------------------------ MDL on groups
@@ -101,7 +102,7 @@ def _best_cuts(counts, a, length, n_i, log2_3k):
     return accept, k
 
 
-def merge_atoms(vid: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
+def merge_atoms(vid: np.ndarray, counts: np.ndarray | NonZeroCounts, n_inst: np.ndarray,
                 atom_ptr: np.ndarray, x_atom: np.ndarray):
     """The atoms of each Venn row that share a forecast vector (the same ``vid``; x's atom
     must have an id of its own) merged into one, when that cannot change a bit of
@@ -111,28 +112,32 @@ def merge_atoms(vid: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
     leaves of one class are one atom then (letter-shaped data: 2 000 leaves, ~550 atoms).
     With other counts nothing is merged.
 
-    Returns ``(first, counts, n_inst, atom_ptr, x_atom)`` of the merged atoms, ``first``
-    an original atom of each (for its forecast)."""
+    ``counts`` (A, K) may be given as its :class:`NonZeroCounts`. Returns ``(first, counts,
+    n_inst, atom_ptr, x_atom)`` of the merged atoms, ``first`` an original atom of each
+    (for its forecast)."""
     R = atom_ptr.size - 1
-    exact = (bool(np.all(counts == np.floor(counts))) and float(counts.sum()) < 2.0**53
-             and bool(np.all(counts >= 0)))
+    cells = counts if isinstance(counts, NonZeroCounts) else NonZeroCounts(counts)
+    value = cells.value  # zeros are integers >= 0 adding nothing: the nonzero cells decide
+    exact = (bool(np.all(value == np.floor(value))) and float(value.sum()) < 2.0**53
+             and bool(np.all(value >= 0)))
     if not exact or not vid.size:
-        return np.arange(vid.size), counts, n_inst, atom_ptr, x_atom
+        return np.arange(vid.size), cells, n_inst, atom_ptr, x_atom
     owner = np.repeat(np.arange(R), np.diff(atom_ptr))
     span = int(vid.max()) + 1
     uniq, first, inv = np.unique(owner * span + vid, return_index=True, return_inverse=True)
     inv = inv.ravel()
     A = uniq.size
-    merged = NonZeroCounts(counts).sum_by(inv, A)
+    merged = cells.sum_by(inv, A)
     ptr = np.searchsorted(uniq // span, np.arange(R + 1))
     return first, merged, np.bincount(inv, weights=n_inst, minlength=A), ptr, inv[x_atom]
 
 
-def venn_rows_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
+def venn_rows_atoms(values: np.ndarray, counts: np.ndarray | NonZeroCounts, n_inst: np.ndarray,
                     atom_ptr: np.ndarray, x_atom: np.ndarray, columns: list[int]) -> np.ndarray:
     """Venn-matrix rows (R, K) from *atoms*: groups of examples sharing one forecast vector.
 
-    ``values`` (A, K) forecasts, ``counts`` (A, K) weighted class counts, ``n_inst`` (A,)
+    ``values`` (A, K) forecasts, ``counts`` (A, K) weighted class counts (or their
+    :class:`NonZeroCounts`), ``n_inst`` (A,)
     numbers of examples; row r's atoms are ``atom_ptr[r]:atom_ptr[r + 1]`` and
     ``x_atom[r]`` (an absolute atom index) holds its test object. Each forecast column in
     ``columns`` is MDL-discretised against the labels, per row, as Weka's filter would on the
@@ -142,7 +147,7 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
     R = atom_ptr.size - 1
     owner = np.repeat(np.arange(R), np.diff(atom_ptr))
     same = np.ones(values.shape[0], dtype=bool)
-    cells = NonZeroCounts(counts)
+    cells = counts if isinstance(counts, NonZeroCounts) else NonZeroCounts(counts)
     for col in columns:
         v = values[:, col]
         order = np.lexsort((v, owner))
@@ -181,6 +186,24 @@ class NonZeroCounts:
         self.K = counts.shape[1]
         self.atom, self.cls = np.nonzero(counts)
         self.value = np.asarray(counts, dtype=float)[self.atom, self.cls]
+
+    @classmethod
+    def of_rows(cls, table: np.ndarray, take: np.ndarray) -> NonZeroCounts:
+        """``NonZeroCounts(table[take])`` without building ``table[take]``: each row's
+        nonzero cells found once and gathered per atom — the same cells in the same order
+        (atoms in order, classes ascending). Atoms repeat a few pool rows (a base tree's
+        leaves, for every job) many times over."""
+        row, col = np.nonzero(table)
+        ptr = np.zeros(table.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row, minlength=table.shape[0]), out=ptr[1:])
+        lens = np.diff(ptr)[take]
+        cell = _ranges(ptr[:-1][take], lens)
+        out = cls.__new__(cls)
+        out.K = table.shape[1]
+        out.atom = np.repeat(np.arange(take.size), lens)
+        out.cls = col[cell]
+        out.value = np.asarray(table, dtype=float)[row[cell], out.cls]
+        return out
 
     def sum_by(self, group: np.ndarray, G: int, keep: np.ndarray | None = None) -> np.ndarray:
         """Per group, the class counts (G, K) of its atoms (``group`` per atom), the atoms
