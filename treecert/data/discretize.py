@@ -54,9 +54,9 @@ def _ln_func(x: np.ndarray) -> np.ndarray:
     """``x * ln(x)`` with ``0`` for ``x <= 0`` (Weka's ``ContingencyTables.lnFunc``), for an
     array of any shape."""
     x = np.asarray(x, dtype=float)
-    out = np.zeros(x.shape)
-    np.log(x, out=out, where=x > 0)
-    return out * x
+    out = np.log(np.where(x > 0, x, 1.0))  # ln 1 = 0 elsewhere: 2-3x a masked log
+    out *= x
+    return out
 
 
 def _entropy_rows(counts: np.ndarray) -> np.ndarray:
