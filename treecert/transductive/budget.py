@@ -16,6 +16,9 @@ attributes p, classes K, tree depth) and never on the number of test rows:
                               one chunk of certificate tables (CHUNK_CELLS)
          + ~130 MiB           one batch of Venn rows (venn_fast._ATOMS_PER_BATCH)
 
+per engine; a process keeps the engines of its last two training sets
+(:meth:`BatchEngine.shared <treecert.transductive.batch_engine.BatchEngine.shared>`), so
+a cross-validation holds the previous fold's beside the current one's
 (:func:`memory_formula` states it for the command line help). Budgets are module
 constants so that tests can shrink them: results never depend on them.
 """
@@ -47,7 +50,8 @@ def memory_formula() -> str:
     """The peak memory of the batched transductive engine, for ``--help`` texts."""
     return ("Memory of the transductive engine: about 8·n·p·(3K + 6) + 16·n·d bytes "
             "+ 1.0 GiB for n training rows, p attributes, K classes and a tree of depth d, "
-            "whatever the number of test rows.")
+            "whatever the number of test rows; a process keeps the engines of its last two "
+            "training sets (in cross-validation, the previous fold's too).")
 
 
 class ByteLRU:
