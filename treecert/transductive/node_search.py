@@ -113,12 +113,17 @@ def _evaluate_batch(finder, lens, rows, w, rank) -> _Choice:
     shared_sort = getattr(finder, "shared_sort", None)
     if finder.numeric_idx.size and rank is not None and shared_sort is not None:
         # SharedTallies: sorted once per row set; values and classes read by each sorted
-        # entry's row (flat gathers of intp indices, no cast of S per gather)
+        # entry's row, column by column (temporaries of one column: fresh memory of the
+        # whole batch costs as much as the gathers)
         S = shared_sort(rows, seg, rank)
-        sorted_rows = rows[S]
-        columns = finder.X[:, finder.numeric_idx].T.ravel()  # (p * n): column by column
-        V = columns[sorted_rows + (np.arange(S.shape[0]) * finder.X.shape[0])[:, None]]
-        Y = finder.y.astype(_class_dtype(finder.n_classes))[sorted_rows]
+        columns = np.ascontiguousarray(finder.X[:, finder.numeric_idx].T)  # (p, n)
+        y = finder.y.astype(_class_dtype(finder.n_classes))
+        V = np.empty(S.shape)
+        Y = np.empty(S.shape, dtype=y.dtype)
+        for k in range(S.shape[0]):
+            sorted_rows = rows.take(S[k])
+            columns[k].take(sorted_rows, out=V[k])
+            y.take(sorted_rows, out=Y[k])
     elif finder.numeric_idx.size:
         XT = finder.X[np.ix_(rows, finder.numeric_idx)].T
         S = np.empty(XT.shape, dtype=_index_dtype(rows.size))
