@@ -65,34 +65,53 @@ class NumericSearch:
             w_e = b.w.astype(np.int32)
             unit = bool(np.all(w_e == 1))
             ws = None if unit else w_e[S]
+            dtype = np.int32
 
-            def class_weights(k):
-                return (ys == k).astype(np.int32) if unit else np.where(ys == k, ws, 0)
+            def class_weights(k, out):
+                if unit:
+                    out[...] = ys == k
+                else:  # np.where(ys == k, ws, 0)
+                    out[...] = 0
+                    np.copyto(out, ws, where=ys == k)
         else:
             w_e = b.w
             ws = b.w[S]
+            dtype = float
 
-            def class_weights(k):
-                return ws * (ys == k)  # w * 1.0 or w * 0.0: np.where(ys == k, ws, 0.0)
+            def class_weights(k, out):
+                np.multiply(ws, ys == k, out=out)  # w * 1.0 or w * 0.0
 
+        # The eligible weight and every class's weight cumulated as one stack (n, p, M): one
+        # call per inexact segment for all n, not n.
         el_s = None  # the eligibility of every sorted entry
-        if b.we is None:
-            if b.integral and unit:  # the eligible weight before each cut is its position
-                CE = (np.arange(M) - np.repeat(starts, lens) + 1).astype(np.int32)
-            else:
-                CE = _segment_cumsum(ws.copy(), seg, exact,
-                                     np.bincount(node, weights=w_e, minlength=G))
+        derive_last = b.we is None and bool(exact.all())
+        n_sums = K - 1 if derive_last else K
+        positions = b.we is None and b.integral and unit
+        first = 0 if positions else 1  # the eligible weight's place in the stack
+        sums = np.empty((first + n_sums, p, M), dtype=dtype)
+        totals = np.empty((first + n_sums, G))
+        if positions:  # the eligible weight before each cut is its position
+            CE = (np.arange(M) - np.repeat(starts, lens) + 1).astype(np.int32)
+        elif b.we is None:
+            sums[0] = ws
+            totals[0] = np.bincount(node, weights=w_e, minlength=G)
         else:
             el = self.eligible[b.rows]
             el_s = el[S]
-            CE = _segment_cumsum(np.where(el_s, ws, 0) if ws is not None else
-                                 el_s.astype(np.int32), seg, exact,
-                                 np.bincount(node, weights=w_e * el, minlength=G))
-        C = []
-        derive_last = b.we is None and bool(exact.all())
-        for k in range(K - 1 if derive_last else K):
-            tk = np.bincount(node, weights=np.where(y_e == k, w_e, 0), minlength=G)
-            C.append(_segment_cumsum(class_weights(k), seg, exact, tk))
+            if ws is None:
+                sums[0] = el_s
+            else:  # np.where(el_s, ws, 0)
+                sums[0] = 0
+                np.copyto(sums[0], ws, where=el_s)
+            totals[0] = np.bincount(node, weights=w_e * el, minlength=G)
+        for k in range(n_sums):
+            class_weights(k, sums[first + k])
+            totals[first + k] = np.bincount(node, weights=np.where(y_e == k, w_e, 0),
+                                            minlength=G)
+        _segment_cumsum(sums, seg, exact, totals)
+        if not positions:
+            CE = sums[0]
+        C = list(sums[first:])
         if derive_last:  # exact sums: the last class is the rest, bit for bit
             C.append(CE - _sum_cols(C) if C else np.broadcast_to(CE, (p, M)).copy())
         # Known values come first in each segment (NaN sorts last).
