@@ -110,13 +110,24 @@ def _evaluate_batch(finder, lens, rows, w, rank) -> _Choice:
     seg, node = _segments(lens)
     we = None if finder.eligible is None else w * finder.eligible[rows]
     S = V = Y = None
-    if finder.numeric_idx.size:
+    shared_sort = getattr(finder, "shared_sort", None)
+    if finder.numeric_idx.size and rank is not None and shared_sort is not None:
+        # SharedTallies: sorted once per row set; values and classes read by each sorted
+        # entry's row, column by column (temporaries of one column: fresh memory of the
+        # whole batch costs as much as the gathers)
+        S = shared_sort(rows, seg, rank)
+        columns = np.ascontiguousarray(finder.X[:, finder.numeric_idx].T)  # (p, n)
+        y = finder.y.astype(_class_dtype(finder.n_classes))
+        V = np.empty(S.shape)
+        Y = np.empty(S.shape, dtype=y.dtype)
+        for k in range(S.shape[0]):
+            sorted_rows = rows.take(S[k])
+            columns[k].take(sorted_rows, out=V[k])
+            y.take(sorted_rows, out=Y[k])
+    elif finder.numeric_idx.size:
         XT = finder.X[np.ix_(rows, finder.numeric_idx)].T
         S = np.empty(XT.shape, dtype=_index_dtype(rows.size))
-        shared_sort = getattr(finder, "shared_sort", None)
-        if rank is not None and shared_sort is not None:  # SharedTallies: once per row set
-            S = shared_sort(rows, seg, rank)
-        elif rank is not None:
+        if rank is not None:
             offset = node * rank.shape[1]
             for k in range(XT.shape[0]):  # ranks are unique: any sort is the stable one
                 S[k] = np.argsort(offset + rank[k, rows])

@@ -43,7 +43,7 @@ import numpy as np
 
 from treecert.transductive.node_search import _segments
 from treecert.tree.impurity import _impurity_last, _lastsum
-from treecert.tree.segments import _Batch, _index_dtype, _ranges
+from treecert.tree.segments import _Batch, _ranges
 from treecert.tree.split_search import SplitFinder, sum_over_values
 
 
@@ -64,7 +64,11 @@ class SharedTallies(SplitFinder):
         """Each node's entries sorted by ``rank`` per numeric column (p, M), as
         ``evaluate_nodes`` sorts them: the training rows of every group of nodes holding the
         same ones sorted once (all groups in one sort per column), and each node's x (its
-        last row, ineligible) put in at its place (ranks are unique: there is one)."""
+        last row, ineligible) put in at its place (ranks are unique: there is one).
+
+        Written by gathers and one masked store, not a scatter: a node's training entries
+        are its group's in the group's sorted order, shifted to the node's own entries, and
+        fill the node's positions other than x's in order."""
         lo, hi = seg[:-1], seg[1:]
         has_x = self._holds_x(rows, lo, hi)
         end = hi - has_x
@@ -75,27 +79,26 @@ class SharedTallies(SplitFinder):
         grows = rows[_ranges(lo[reps], m)]
         n_all = rank.shape[1]
         key = gnode * n_all + rank[:, grows]  # (p, Σm): by group, then rank
-        order = np.argsort(key, axis=1)
-        sorted_key = np.take_along_axis(key, order, axis=1)
+        order = np.argsort(key, axis=1)  # entries of the groups' rows, sorted
         p = rank.shape[0]
-        # every node's training entries: i-th of its group's sorted rows
-        node = np.repeat(np.arange(lo.size), m[group])
-        i = _ranges(np.zeros(lo.size, np.int64), m[group])
-        source = gseg[group[node]] + i
-        local = order[:, source] - source + i  # (p, M - #x): position within the group
-        dest = lo[node] + i
-        if has_x.any():
-            gx = np.flatnonzero(has_x)
-            x_key = group[gx] * n_all + rank[:, rows[hi[gx] - 1]]  # (p, #x)
-            at = np.stack([np.searchsorted(sorted_key[k], x_key[k]) for k in range(p)]) \
-                - gseg[group[gx]]
-            x_at = np.full((p, lo.size), np.iinfo(np.int64).max)
-            x_at[:, gx] = at
-            dest = dest + (i >= x_at[:, node])  # the rows ranked after x move up one
-        S = np.empty((p, rows.size), dtype=_index_dtype(rows.size))
-        np.put_along_axis(S, np.broadcast_to(dest, local.shape), lo[node] + local, axis=1)
-        if has_x.any():
-            S[np.arange(p)[:, None], lo[gx] + at] = hi[gx] - 1
+        # every node's training entries, in its group's sorted order: the group's entry
+        # gseg[g] + t is the node's lo + t
+        m_node, g_start = m[group], gseg[group]
+        sorted_entries = np.take(order, _ranges(g_start, m_node), axis=1)
+        sorted_entries += np.repeat(lo - g_start, m_node)
+        S = np.empty((p, rows.size), dtype=np.intp)
+        if not has_x.any():
+            S[:] = sorted_entries
+            return S
+        gx = np.flatnonzero(has_x)
+        sorted_key = np.take(key, order + (np.arange(p) * key.shape[1])[:, None])
+        x_key = group[gx] * n_all + rank[:, rows[hi[gx] - 1]]  # (p, #x)
+        x_at = np.stack([np.searchsorted(sorted_key[k], x_key[k]) for k in range(p)]) \
+            - g_start[gx] + lo[gx]  # x's position: after its group's rows ranked before it
+        training = np.ones(S.shape, dtype=bool)
+        training[np.arange(p)[:, None], x_at] = False
+        S[training] = sorted_entries.ravel()  # row by row, each node's in order
+        S[np.arange(p)[:, None], x_at] = hi[gx] - 1
         return S
 
     def _holds_x(self, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

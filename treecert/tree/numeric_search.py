@@ -65,38 +65,60 @@ class NumericSearch:
             w_e = b.w.astype(np.int32)
             unit = bool(np.all(w_e == 1))
             ws = None if unit else w_e[S]
+            dtype = np.int32
 
-            def class_weights(k):
-                return (ys == k).astype(np.int32) if unit else np.where(ys == k, ws, 0)
+            def class_weights(k, out):
+                if unit:
+                    out[...] = ys == k
+                else:  # np.where(ys == k, ws, 0)
+                    out[...] = 0
+                    np.copyto(out, ws, where=ys == k)
         else:
             w_e = b.w
             ws = b.w[S]
+            dtype = float
 
-            def class_weights(k):
-                return ws * (ys == k)  # w * 1.0 or w * 0.0: np.where(ys == k, ws, 0.0)
+            def class_weights(k, out):
+                np.multiply(ws, ys == k, out=out)  # w * 1.0 or w * 0.0
 
-        if b.we is None:
-            if b.integral and unit:  # the eligible weight before each cut is its position
-                CE = (np.arange(M) - np.repeat(starts, lens) + 1).astype(np.int32)
-            else:
-                CE = _segment_cumsum(ws.copy(), seg, exact,
-                                     np.bincount(node, weights=w_e, minlength=G))
+        # The eligible weight and every class's weight cumulated as one stack (n, p, M): one
+        # call per inexact segment for all n, not n.
+        el_s = None  # the eligibility of every sorted entry
+        derive_last = b.we is None and bool(exact.all())
+        n_sums = K - 1 if derive_last else K
+        positions = b.we is None and b.integral and unit
+        first = 0 if positions else 1  # the eligible weight's place in the stack
+        sums = np.empty((first + n_sums, p, M), dtype=dtype)
+        totals = np.empty((first + n_sums, G))
+        if positions:  # the eligible weight before each cut is its position
+            CE = (np.arange(M) - np.repeat(starts, lens) + 1).astype(np.int32)
+        elif b.we is None:
+            sums[0] = ws
+            totals[0] = np.bincount(node, weights=w_e, minlength=G)
         else:
             el = self.eligible[b.rows]
             el_s = el[S]
-            CE = _segment_cumsum(np.where(el_s, ws, 0) if ws is not None else
-                                 el_s.astype(np.int32), seg, exact,
-                                 np.bincount(node, weights=w_e * el, minlength=G))
-        C = []
-        derive_last = b.we is None and bool(exact.all())
-        for k in range(K - 1 if derive_last else K):
-            tk = np.bincount(node, weights=np.where(y_e == k, w_e, 0), minlength=G)
-            C.append(_segment_cumsum(class_weights(k), seg, exact, tk))
+            if ws is None:
+                sums[0] = el_s
+            else:  # np.where(el_s, ws, 0)
+                sums[0] = 0
+                np.copyto(sums[0], ws, where=el_s)
+            totals[0] = np.bincount(node, weights=w_e * el, minlength=G)
+        for k in range(n_sums):
+            class_weights(k, sums[first + k])
+            totals[first + k] = np.bincount(node, weights=np.where(y_e == k, w_e, 0),
+                                            minlength=G)
+        _segment_cumsum(sums, seg, exact, totals)
+        if not positions:
+            CE = sums[0]
+        C = list(sums[first:])
         if derive_last:  # exact sums: the last class is the rest, bit for bit
             C.append(CE - _sum_cols(C) if C else np.broadcast_to(CE, (p, M)).copy())
         # Known values come first in each segment (NaN sorts last).
-        if np.isnan(V[:, seg[1:] - 1]).any():
-            n_known = np.add.reduceat(~np.isnan(V), starts, axis=1, dtype=np.int64)  # (p, G)
+        if np.isnan(V[:, seg[1:] - 1]).any():  # (p, G): the length less the (few) unknowns
+            unknown = np.flatnonzero(np.isnan(V))
+            n_known = lens - np.bincount(unknown // M * G + node[unknown % M],
+                                         minlength=p * G).reshape(p, G)
         else:
             n_known = np.broadcast_to(lens, (p, G))
         has = n_known > 0
@@ -127,7 +149,8 @@ class NumericSearch:
         if self.eligible is not None:
             inel_seg = np.bincount(node, weights=~self.eligible[b.rows], minlength=G) > 0
             if inel_seg.any():
-                inel = self._ineligible_cuts(b, inel_seg, valid)
+                el_s = el_s if b.we is not None else self.eligible[b.rows][S]
+                inel = self._ineligible_cuts(b, inel_seg, valid, el_s)
         total_w = b.total_w
         parent = _impurity(KCf, gini).ravel()
         table = None
@@ -230,8 +253,9 @@ class NumericSearch:
         vi = V[gj, i_best]
         vn = V[gj, i_best + 1]
         thr = vi if params.threshold == "lower" else (vi + vn) / 2.0
-        if inel is not None:
-            thr = np.where(inel[0][gg], inel[1][gj, i_best], thr)
+        if inel is not None and inel[1].size:  # the chosen cut of a flagged node is valid
+            at = np.minimum(np.searchsorted(inel[1], gj * W + i_best), inel[1].size - 1)
+            thr = np.where(inel[0][gg], inel[2][at], thr)
         thr = np.where(thr < vn, thr, vi)
         out_ok[gg, gj] = ok
         out_gain[gg, gj] = g_best
@@ -239,15 +263,29 @@ class NumericSearch:
         out_thr[gg, gj] = thr
         return out_ok, out_gain, out_score, out_thr
 
-    def _ineligible_cuts(self, b: _Batch, inel_seg: np.ndarray, valid: np.ndarray):
+    def _ineligible_cuts(self, b: _Batch, inel_seg: np.ndarray, valid: np.ndarray,
+                         el_s: np.ndarray):
         """Cuts of nodes holding ineligible rows: thresholds from eligible values only.
 
-        Restricts ``valid`` in place; returns (node flag, threshold per cut position).
+        Restricts ``valid`` in place; returns (node flag, the flagged nodes' valid cuts as
+        flat indices of ``valid`` ascending, their thresholds). Only valid cuts can be
+        chosen, so only they are looked at (few: most columns have many ties), and an
+        eligible neighbour is its own nearest: only the ineligible ones are looked up.
+        ``el_s``: the eligibility of every sorted entry.
         """
-        S, V, seg, node = b.S, b.V, b.seg, b.node
-        el = self.eligible[b.rows][S] & ~np.isnan(V)
-        prev, nxt = _nearest_eligible_values(V, el, seg, node)
-        Vi, Vn = V[:, :-1], V[:, 1:]
+        V, seg, node = b.V, b.seg, b.node
+        W = V.shape[1] - 1
+        cut = np.flatnonzero(valid & inel_seg[node[:-1]])
+        left = cut + cut // W  # the cut's left entry, flat in V (row j: j * M + i)
+        bad = ~(el_s & ~np.isnan(V)).ravel()  # ineligible or unknown entries
+        bad_at = np.flatnonzero(bad)
+        prev_bad, nxt_bad = _nearest_eligible_values(V, bad_at, seg, node)
+        Vf = V.ravel()
+        Vi, Vn = Vf[left], Vf[left + 1]
+        prev, nxt = Vi.copy(), Vn.copy()
+        lb, rb = bad[left], bad[left + 1]
+        prev[lb] = prev_bad[np.searchsorted(bad_at, left[lb])]
+        nxt[rb] = nxt_bad[np.searchsorted(bad_at, left[rb] + 1)]
         ok = np.isfinite(prev) & np.isfinite(nxt)
         if self.params.threshold == "lower":
             thr = prev
@@ -256,35 +294,33 @@ class NumericSearch:
             with np.errstate(invalid="ignore"):
                 thr = (prev + nxt) / 2.0
             ok &= (Vi <= thr) & (thr < Vn)
-        valid &= ok | ~inel_seg[node[:-1]]
-        return inel_seg, thr
+        off = cut[~ok]
+        valid[off // W, off % W] = False
+        return inel_seg, cut, thr
 
 
-def _nearest_eligible_values(V: np.ndarray, el: np.ndarray, seg: np.ndarray,
+def _nearest_eligible_values(V: np.ndarray, bad: np.ndarray, seg: np.ndarray,
                              node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per cut i of every row of ``V`` (p, M): the value of the last eligible position <= i
-    of cut i's node (-inf if none) and of the first eligible position >= i + 1 (inf if none
-    in that position's node; a cut across nodes is never valid). An eligible position is its
-    own nearest, so only the ineligible entries (x and the unknown values: few) are looked
-    up: running max/min of the eligible positions in O(ineligible entries), as
-    ``ufunc.accumulate`` costs ~15 ns per element."""
+    """Per ineligible entry of ``V`` (p, M) (``bad``: flat indices, ascending): the value of
+    the last eligible position before it in its node (-inf if none), and of the first
+    eligible position after it in its node (inf if none). Runs of consecutive ineligible
+    entries share theirs: O(ineligible entries), as ``ufunc.accumulate`` costs ~15 ns per
+    element."""
     M = V.shape[1]
-    prev = V.copy()
-    nxt = V.copy()
-    bad = np.flatnonzero(~el)
-    if bad.size:
-        col = bad % M
-        start = np.ones(bad.size, dtype=bool)
-        start[1:] = (bad[1:] != bad[:-1] + 1) | (col[1:] == 0)  # runs stay within a row
-        end = np.ones(bad.size, dtype=bool)
-        end[:-1] = start[1:]
-        run = np.cumsum(start) - 1
-        row_start = bad - col
-        prev_pos = col[start][run] - 1
-        nxt_pos = col[end][run] + 1
-        owner = node[col]
-        prev.ravel()[bad] = np.where(prev_pos >= seg[owner],
-                                     V.ravel()[row_start + np.maximum(prev_pos, 0)], -np.inf)
-        nxt.ravel()[bad] = np.where(nxt_pos < seg[owner + 1],
-                                    V.ravel()[row_start + np.minimum(nxt_pos, M - 1)], np.inf)
-    return prev[:, :-1], nxt[:, 1:]
+    if not bad.size:
+        return np.empty(0), np.empty(0)
+    col = bad % M
+    start = np.ones(bad.size, dtype=bool)
+    start[1:] = (bad[1:] != bad[:-1] + 1) | (col[1:] == 0)  # runs stay within a row
+    end = np.ones(bad.size, dtype=bool)
+    end[:-1] = start[1:]
+    run = np.cumsum(start) - 1
+    row_start = bad - col
+    prev_pos = col[start][run] - 1
+    nxt_pos = col[end][run] + 1
+    owner = node[col]
+    Vf = V.ravel()
+    prev = np.where(prev_pos >= seg[owner], Vf[row_start + np.maximum(prev_pos, 0)], -np.inf)
+    nxt = np.where(nxt_pos < seg[owner + 1], Vf[row_start + np.minimum(nxt_pos, M - 1)],
+                   np.inf)
+    return prev, nxt

@@ -44,25 +44,32 @@ def _segment_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarr
 
 def _segment_cumsum(a: np.ndarray, seg: np.ndarray, exact: np.ndarray,
                     totals: np.ndarray) -> np.ndarray:
-    """Cumulative sums of ``a`` (p, M) along axis 1 restarted in every segment, in place.
+    """Cumulative sums of ``a`` (..., M) along its last axis restarted in every segment, in
+    place.
 
     Each equals ``np.cumsum`` over its segment alone, bit for bit: exact segments are summed
     in one pass, with the previous segment's total (``totals[g]``: the sum of every row of
-    ``a`` over segment g) taken off at each segment start; the others one by one.
+    ``a`` over segment g) taken off at each segment start; the others one by one — a stack
+    ``a`` (n, p, M) of n arrays (``totals`` (n, G)) in one call per segment, not n.
     """
+    if not np.all(seg[1:] > seg[:-1]):  # an empty segment shares the next one's start,
+        keep = seg[1:] > seg[:-1]        # where only one total would be taken off
+        seg = np.r_[seg[:-1][keep], seg[-1]]
+        exact, totals = exact[keep], totals[..., keep]
     inexact = np.flatnonzero(~exact)
     if inexact.size == exact.size:  # no exact segment: each summed in place, no global pass
         for s, e in zip(seg[:-1].tolist(), seg[1:].tolist(), strict=True):
-            np.cumsum(a[:, s:e], axis=1, out=a[:, s:e])
+            np.cumsum(a[..., s:e], axis=-1, out=a[..., s:e])
         return a
-    local = [np.cumsum(a[:, seg[g] : seg[g + 1]], axis=1) for g in inexact]
+    local = [np.cumsum(a[..., seg[g] : seg[g + 1]], axis=-1) for g in inexact]
     for g in inexact:
-        a[:, seg[g] : seg[g + 1]] = 0.0
+        a[..., seg[g] : seg[g + 1]] = 0.0
     if seg.size > 2:
-        a[:, seg[1:-1]] -= np.where(exact[:-1], totals[:-1], 0.0).astype(a.dtype)
-    np.cumsum(a, axis=1, out=a)
+        taken = np.where(exact[:-1], totals[..., :-1], 0.0).astype(a.dtype)
+        a[..., seg[1:-1]] -= taken if taken.ndim == 1 else taken[..., None, :]
+    np.cumsum(a, axis=-1, out=a)
     for g, c in zip(inexact, local, strict=True):
-        a[:, seg[g] : seg[g + 1]] = c
+        a[..., seg[g] : seg[g + 1]] = c
     return a
 
 

@@ -1,0 +1,52 @@
+"""Segmented cumulative sums (:func:`treecert.tree.segments._segment_cumsum`) equal each
+segment's own ``np.cumsum`` bit for bit — one array or a stack of them (the numeric search
+cumulates the eligible weight and every class's weight as one stack), exact segments
+(dyadic weights, summed in one global pass) and inexact ones (one by one) mixed."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treecert.tree.segments import _exact_segments, _segment_cumsum
+
+
+@settings(max_examples=200, deadline=None)
+@given(lens=st.lists(st.integers(0, 12), min_size=1, max_size=8),
+       seed=st.integers(0, 2**32 - 1), n=st.integers(1, 3), p=st.integers(1, 3),
+       dyadic=st.floats(0.0, 1.0))
+def test_segment_cumsum_equals_each_segment_s_cumsum(lens, seed, n, p, dyadic):
+    rng = np.random.default_rng(seed)
+    lens = np.array(lens, dtype=np.int64)
+    seg = np.zeros(lens.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=seg[1:])
+    M, G = int(seg[-1]), lens.size
+    node = np.repeat(np.arange(G), lens)
+    # per segment dyadic weights (exact sums) or fractional ones (C4.5's shares)
+    frac = rng.random(G) >= dyadic
+    w = np.where(frac[node], rng.choice([0.1, 1 / 3, 0.7, 1 / 7, 2.9], M),
+                 rng.choice([0.0, 0.5, 1.0, 2.0], M))
+    exact = _exact_segments(w, node, G)
+    # n arrays (some weights zeroed: another class's), each in p orders within segments
+    # (the sorted columns: every row sums to the same per segment)
+    stack = np.empty((n, p, M))
+    for i in range(n):
+        wi = w * (rng.random(M) < 0.6)
+        for j in range(p):
+            order = np.concatenate([np.zeros(0, np.int64)] + [
+                rng.permutation(np.arange(a, b)) for a, b in pairwise(seg.tolist())])
+            stack[i, j] = wi[order]
+    totals = np.array([[stack[i, 0, a:b].sum() for a, b in pairwise(seg.tolist())]
+                       for i in range(n)])
+    want = stack.copy()
+    for i in range(n):
+        for a, b in pairwise(seg.tolist()):
+            want[i, :, a:b] = np.cumsum(stack[i, :, a:b], axis=1)
+    got = _segment_cumsum(stack.copy(), seg, exact, totals)
+    assert got.tobytes() == want.tobytes()
+    for i in range(n):  # and each array alone
+        got = _segment_cumsum(stack[i].copy(), seg, exact, totals[i])
+        assert got.tobytes() == want[i].tobytes()
