@@ -47,7 +47,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from treecert.errors import ConfigError
-from treecert.tree.impurity import _ROUND, _impurity_last, _lastsum, _split_info
+from treecert.tree.impurity import (
+    _ROUND,
+    _impurity_last,
+    _lastsum,
+    _split_info,
+    _split_info_last,
+)
 from treecert.tree.numeric_search import NumericSearch
 from treecert.tree.segments import _Batch, _class_dtype, _exact_any_order, _index_dtype
 
@@ -381,8 +387,7 @@ class SplitFinder(NumericSearch):
                 gain[:, js] = g
                 if params.criterion == "gain_ratio":
                     br = self._value_weights(counts, js, nv)  # (G, len(js), nv)
-                    si = _split_info([br[..., v] for v in range(nv)],
-                                     tw[:, None] - wk[:, js], tw[:, None])
+                    si = _split_info_last(br, tw[:, None] - wk[:, js], tw[:, None])
                     with np.errstate(invalid="ignore", divide="ignore"):
                         score[:, js] = np.where(si > 0, g / si, 0.0)
                 else:
