@@ -17,7 +17,12 @@ from conftest import random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.transductive.node_search import _segments, evaluate_nodes, value_ranks
+from treecert.transductive.node_search import (
+    _segments,
+    evaluate_nodes,
+    node_counts_stops,
+    value_ranks,
+)
 from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.segments import _Batch
@@ -123,3 +128,36 @@ def test_node_whose_training_rows_all_lack_the_value():
             naive = engine.naive_leaves(data.X[i], c)
             assert [(leaf.weight, leaf.counts.tolist()) for leaf in fast] == \
                 [(leaf.weight, leaf.counts.tolist()) for leaf in naive]
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(data=random_datasets(min_rows=20, max_rows=60, max_classes=7, missing=False),
+       min_leaf=st.sampled_from([0.5, 1.0, 2.0, 3.0]), seed=st.integers(0, 2**32 - 1))
+def test_counts_and_stops_shared_by_nodes_of_equal_rows(data, min_leaf, seed):
+    """The batched engine's nodes (x last, ineligible) that hold the same rows before x and
+    the same weights share one pass over them (``x_last``): the counts and stops of each
+    node taken alone. Weights integral, dyadic or not, x's of any weight and class, nodes
+    of x alone."""
+    rng = np.random.default_rng(seed)
+    n, K = data.n_samples, data.schema.n_classes
+    J = 9
+    X = np.vstack([data.X, data.X[rng.integers(0, n, J)]])
+    y = np.concatenate([data.y, rng.integers(0, K, J)])
+    elig = np.r_[np.ones(n, bool), np.zeros(J, bool)]
+    finder = DecisionTree(min_leaf=min_leaf).make_finder(data, eligible=elig, X=X, y=y)
+    sets = []
+    for _ in range(3):
+        rows = np.flatnonzero(rng.random(n) < rng.random())
+        w = data.weights[rows] * rng.choice([1.0, 2.0, 1 / 3, 0.7, 0.5], rows.size)
+        sets.append((rows, w))
+    nodes = []
+    for i in range(J):
+        rows, w = sets[int(rng.integers(len(sets)))]
+        xw = float(rng.choice([1.0, 1.0, 0.3]))
+        nodes.append((np.r_[rows, n + i], np.r_[w, xw], int(rng.integers(0, 4))))
+    nodes.append((np.r_[n + J - 1], np.r_[1.0], 2))  # x alone
+    for some in (nodes, nodes[-1:]):  # and only nodes of x alone (no training row at all)
+        want = node_counts_stops(finder, some)
+        got = node_counts_stops(finder, some, x_last=True)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)

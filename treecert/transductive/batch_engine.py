@@ -334,7 +334,7 @@ class BatchEngine:
             explicit = {}
             items = []
             for (job, u, (rows, w, _)), cnt, stop in zip(
-                    candidates, *node_counts_stops(finder, [c[2] for c in candidates]),
+                    candidates, *node_counts_stops(finder, [c[2] for c in candidates], x_last=True),
                     strict=True):
                 if not stop:
                     items.append((job, u, rows, w, _))

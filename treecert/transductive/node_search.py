@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.tree.grow import segment_stops
-from treecert.tree.segments import _Batch, _class_dtype, _index_dtype
+from treecert.tree.grow import segment_stops, stops
+from treecert.tree.segments import (
+    _Batch,
+    _class_dtype,
+    _exact_segments,
+    _index_dtype,
+    _ragged_sums,
+)
 from treecert.tree.split_search import _Choice
 
 
@@ -155,14 +161,44 @@ def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,
     return counts, segment_stops(finder, rows, w, seg, node, counts, depth)
 
 
-def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]]):
-    """:func:`counts_and_stops` of nodes ``(rows, weights, depth)``."""
+def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
+                      x_last: bool = False):
+    """:func:`counts_and_stops` of nodes ``(rows, weights, depth)``.
+
+    ``x_last``: every node's last row is its x, ineligible (the batched engine's nodes).
+    Nodes with the same rows before x and the same weights — the K labels of one x until
+    their tests part — then share one pass over their rows: the training rows' class
+    counts, x's weight added to its class (``bincount`` adds a node's rows in order, x
+    last: the same sums), and the eligible weight of the stopping rule, summed over one
+    node of the group as over each (x adds 0 to it; the exactness of the sums depends on
+    the weights alone, and holds or fails for a node whatever the other nodes)."""
     if not nodes:
         return np.zeros((0, finder.n_classes)), np.zeros(0, dtype=bool)
-    seg, node = _segments(np.array([r.size for r, _, _ in nodes], dtype=np.int64))
-    return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
-                            np.concatenate([v for _, v, _ in nodes]), seg, node,
-                            np.array([d for _, _, d in nodes], dtype=np.int64))
+    depth = np.array([d for _, _, d in nodes], dtype=np.int64)
+    if not x_last:
+        seg, node = _segments(np.array([r.size for r, _, _ in nodes], dtype=np.int64))
+        return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
+                                np.concatenate([v for _, v, _ in nodes]), seg, node, depth)
+    where: dict = {}
+    group = np.array([where.setdefault((r[:-1].tobytes(), v.tobytes()), len(where))
+                      for r, v, _ in nodes], dtype=np.int64)
+    firsts = np.zeros(len(where), dtype=np.int64)
+    firsts[group[::-1]] = np.arange(group.size)[::-1]
+    reps = [nodes[i] for i in firsts.tolist()]
+    K, R = finder.n_classes, firsts.size
+    seg, node = _segments(np.array([r.size - 1 for r, _, _ in reps], dtype=np.int64))
+    train = np.bincount(node * K + finder.y[np.concatenate([r[:-1] for r, _, _ in reps])],
+                        weights=np.concatenate([v[:-1] for _, v, _ in reps]),
+                        minlength=R * K).reshape(R, K)
+    counts = train.astype(float, copy=False)[group]  # bincount of no entries: int zeros
+    x_row = np.array([r[-1] for r, _, _ in nodes], dtype=np.int64)
+    counts[np.arange(group.size), finder.y[x_row]] += np.array([v[-1] for _, v, _ in nodes])
+    seg, node = _segments(np.array([r.size for r, _, _ in reps], dtype=np.int64))
+    rows = np.concatenate([r for r, _, _ in reps])
+    w = np.concatenate([v for _, v, _ in reps])
+    ew = w if finder.eligible is None else w * finder.eligible[rows]
+    elig_w = _ragged_sums(ew, seg, _exact_segments(w, node, R))
+    return counts, stops(finder.params, counts, elig_w[group], depth)
 
 
 def branch_fractions(parent: np.ndarray, branch: np.ndarray, totals: np.ndarray,
