@@ -40,8 +40,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from treecert.transductive.node_search import _segments, branch_fractions, choose_tests
-from treecert.transductive.shared_tallies import SharedTallies, _groups
+from treecert.transductive.node_search import (
+    _groups,
+    _segments,
+    branch_fractions,
+    choose_tests,
+)
+from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.grow import route_batch, stops
 from treecert.tree.impurity import _lastsum
 from treecert.tree.segments import _exact_segments, _ragged_sums, _ranges

@@ -13,14 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.tree.grow import segment_stops, stops
-from treecert.tree.segments import (
-    _Batch,
-    _class_dtype,
-    _exact_segments,
-    _index_dtype,
-    _ragged_sums,
-)
+from treecert.tree.grow import segment_eligible_weights, segment_stops, stops
+from treecert.tree.segments import _Batch, _class_dtype, _index_dtype
 from treecert.tree.split_search import _Choice
 
 
@@ -116,20 +110,9 @@ def _evaluate_batch(finder, lens, rows, w, rank) -> _Choice:
     seg, node = _segments(lens)
     we = None if finder.eligible is None else w * finder.eligible[rows]
     S = V = Y = None
-    shared_sort = getattr(finder, "shared_sort", None)
-    if finder.numeric_idx.size and rank is not None and shared_sort is not None:
-        # SharedTallies: sorted once per row set; values and classes read by each sorted
-        # entry's row, column by column (temporaries of one column: fresh memory of the
-        # whole batch costs as much as the gathers)
-        S = shared_sort(rows, seg, rank)
-        columns = np.ascontiguousarray(finder.X[:, finder.numeric_idx].T)  # (p, n)
-        y = finder.y.astype(_class_dtype(finder.n_classes))
-        V = np.empty(S.shape)
-        Y = np.empty(S.shape, dtype=y.dtype)
-        for k in range(S.shape[0]):
-            sorted_rows = rows.take(S[k])
-            columns[k].take(sorted_rows, out=V[k])
-            y.take(sorted_rows, out=Y[k])
+    sorted_batch = getattr(finder, "sorted_batch", None)
+    if finder.numeric_idx.size and rank is not None and sorted_batch is not None:
+        S, V, Y = sorted_batch(rows, seg, rank)  # SharedTallies: once per row set
     elif finder.numeric_idx.size:
         XT = finder.X[np.ix_(rows, finder.numeric_idx)].T
         S = np.empty(XT.shape, dtype=_index_dtype(rows.size))
@@ -179,11 +162,7 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
         seg, node = _segments(np.array([r.size for r, _, _ in nodes], dtype=np.int64))
         return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
                                 np.concatenate([v for _, v, _ in nodes]), seg, node, depth)
-    where: dict = {}
-    group = np.array([where.setdefault((r[:-1].tobytes(), v.tobytes()), len(where))
-                      for r, v, _ in nodes], dtype=np.int64)
-    firsts = np.zeros(len(where), dtype=np.int64)
-    firsts[group[::-1]] = np.arange(group.size)[::-1]
+    group, firsts = _groups([(r[:-1].tobytes(), v.tobytes()) for r, v, _ in nodes])
     reps = [nodes[i] for i in firsts.tolist()]
     K, R = finder.n_classes, firsts.size
     seg, node = _segments(np.array([r.size - 1 for r, _, _ in reps], dtype=np.int64))
@@ -194,11 +173,19 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
     x_row = np.array([r[-1] for r, _, _ in nodes], dtype=np.int64)
     counts[np.arange(group.size), finder.y[x_row]] += np.array([v[-1] for _, v, _ in nodes])
     seg, node = _segments(np.array([r.size for r, _, _ in reps], dtype=np.int64))
-    rows = np.concatenate([r for r, _, _ in reps])
-    w = np.concatenate([v for _, v, _ in reps])
-    ew = w if finder.eligible is None else w * finder.eligible[rows]
-    elig_w = _ragged_sums(ew, seg, _exact_segments(w, node, R))
+    elig_w = segment_eligible_weights(finder, np.concatenate([r for r, _, _ in reps]),
+                                      np.concatenate([v for _, v, _ in reps]), seg, node)
     return counts, stops(finder.params, counts, elig_w[group], depth)
+
+
+def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's group among equal ``keys`` (numbered in order of first appearance), and
+    each group's first item."""
+    firsts: dict = {}
+    group = np.array([firsts.setdefault(k, len(firsts)) for k in keys], dtype=np.int64)
+    reps = np.zeros(len(firsts), dtype=np.int64)
+    reps[group[::-1]] = np.arange(group.size)[::-1]
+    return group, reps
 
 
 def branch_fractions(parent: np.ndarray, branch: np.ndarray, totals: np.ndarray,

@@ -19,13 +19,13 @@ x's weight to the shared sum gives; x's eligible weight is 0 (adding 0.0 changes
 What the scores read of the tallies — per-value N·impurity and weight (elementwise over
 the class axis), the class weights of the known values (summed over the values, one after
 the other) — is taken once per group as well and recomputed only where x enters (its cells;
-for the sums over values, its columns): a group's numbers are each node's. The nodes'
+for the sums over values, x's class in its columns): a group's numbers are each node's. The nodes'
 (G, q, V, K) counts are never built (the one-vs-rest scores of binary splits excepted).
 Everything else is the grower's own scoring
 (:meth:`treecert.tree.split_search.SplitFinder._nominal_scores`, through its hooks), on the
 same chunks of nodes.
 
-The numeric columns' sorts are shared the same way (:meth:`SharedTallies.shared_sort`,
+The numeric columns' sorts are shared the same way (:meth:`SharedTallies.sorted_batch`,
 which :func:`~treecert.transductive.node_search.choose_tests` uses for such a finder): each
 column is sorted once per distinct set of training rows and each node's x put in at its
 place — the very permutation the per-node sort gives, as value ranks are unique. The class
@@ -41,9 +41,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treecert.transductive.node_search import _segments
+from treecert.transductive.node_search import _groups, _segments
 from treecert.tree.impurity import _impurity_last, _lastsum
-from treecert.tree.segments import _Batch, _ranges
+from treecert.tree.segments import _Batch, _class_dtype, _ranges
 from treecert.tree.split_search import SplitFinder, sum_over_values
 
 
@@ -59,6 +59,26 @@ class SharedTallies(SplitFinder):
         out.__dict__.update(finder.__dict__)
         out._chunk = None
         return out
+
+    def sorted_batch(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray):
+        """(S, V, Y) of the batch of nodes ``rows``/``seg``, as ``evaluate_nodes`` builds
+        them: :meth:`shared_sort`, and each sorted entry's value and class read by its
+        row, column by column (temporaries of one column: fresh memory of the whole batch
+        costs as much as the gathers), from the numeric columns transposed once per finder
+        (its rows do not change while it searches)."""
+        S = self.shared_sort(rows, seg, rank)
+        columns = self.__dict__.get("_numeric_columns")
+        if columns is None:
+            columns = self._numeric_columns = np.ascontiguousarray(
+                self.X[:, self.numeric_idx].T)  # (p, n)
+        y = self.y.astype(_class_dtype(self.n_classes))
+        V = np.empty(S.shape)
+        Y = np.empty(S.shape, dtype=y.dtype)
+        for k in range(S.shape[0]):
+            sorted_rows = rows.take(S[k])
+            columns[k].take(sorted_rows, out=V[k])
+            y.take(sorted_rows, out=Y[k])
+        return S, V, Y
 
     def shared_sort(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> np.ndarray:
         """Each node's entries sorted by ``rank`` per numeric column (p, M), as
@@ -212,13 +232,3 @@ class _Chunk(NamedTuple):
         counts = self.shared[self.group]
         counts[xg, xj, xv, xy] += xw
         return counts
-
-
-def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:
-    """Each item's group among equal ``keys`` (numbered in order of first appearance), and
-    each group's first item."""
-    firsts: dict = {}
-    group = np.array([firsts.setdefault(k, len(firsts)) for k in keys], dtype=np.int64)
-    reps = np.zeros(len(firsts), dtype=np.int64)
-    reps[group[::-1]] = np.arange(group.size)[::-1]
-    return group, reps

@@ -63,9 +63,17 @@ def segment_stops(finder: SplitFinder, rows: np.ndarray, w: np.ndarray, seg: np.
     """:func:`node_stops` of many nodes at once — node g holds ``rows[seg[g]:seg[g+1]]``
     (``node`` names each row's node) — with the eligible weights summed exactly as
     ``.sum()`` would, node by node."""
+    return stops(finder.params, counts, segment_eligible_weights(finder, rows, w, seg, node),
+                 depth)
+
+
+def segment_eligible_weights(finder: SplitFinder, rows: np.ndarray, w: np.ndarray,
+                             seg: np.ndarray, node: np.ndarray) -> np.ndarray:
+    """The eligible weight of every node of :func:`segment_stops`, summed exactly as
+    ``.sum()`` would, node by node (exact where the weights are; each node's own sum
+    elsewhere)."""
     ew = w if finder.eligible is None else w * finder.eligible[rows]
-    elig_w = _ragged_sums(ew, seg, _exact_segments(w, node, seg.size - 1))
-    return stops(finder.params, counts, elig_w, depth)
+    return _ragged_sums(ew, seg, _exact_segments(w, node, seg.size - 1))
 
 
 def node_stops(finder: SplitFinder, rows: np.ndarray, w: np.ndarray, counts: np.ndarray,
