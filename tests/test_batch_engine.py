@@ -306,3 +306,44 @@ def test_distinct_changes_equal_unique_rows(K, labels, swaps):
     want_keys, want_group = np.unique(D, axis=0, return_inverse=True)
     np.testing.assert_array_equal(keys, want_keys)
     np.testing.assert_array_equal(group, want_group.ravel())
+
+
+@settings(max_examples=max(20, EXAMPLES // 3), deadline=None)
+@given(data=random_datasets(min_rows=8, max_rows=60, missing=False),
+       binary=st.booleans(), drops=st.booleans())
+def test_equal_row_keys_name_equal_rows(data, binary, drops):
+    """The keys the engine gives its nodes' training rows (``BatchEngine._child_key``) —
+    grouping, searches and caches trust them — name equal rows and weights, with and
+    without a dropped row, on x's paths and on the Venn machine's hanging subtrees."""
+    from treecert.methods.venn_fast import TreeVennBatch
+    from treecert.transductive import batch_engine
+
+    seen: dict = {}
+
+    def check(key, rows, w):
+        got = seen.setdefault(key, (rows.copy(), w.copy()))
+        np.testing.assert_array_equal(got[0], rows)
+        np.testing.assert_array_equal(got[1], w)
+
+    real_counts = batch_engine.node_counts_stops
+
+    def counts(finder, nodes, x_last=False, keys=None):
+        for (rows, w, _), key in zip(nodes, keys, strict=True):
+            check(key, rows[:-1], w[:-1])
+        return real_counts(finder, nodes, x_last, keys)
+
+    real_hanging = BatchEngine.hanging_leaves
+
+    def hanging(self, rows, w, depth, forest, grown, key=None):
+        check(("hanging", *key), rows, w)
+        return real_hanging(self, rows, w, depth, forest, grown, key)
+
+    learner = DecisionTree(binary_splits=binary)
+    train = data.subset(np.arange(data.n_samples - 3))
+    rows = np.arange(0, train.n_samples, 2)
+    X, labels = _jobs(train, rows)
+    drop = np.repeat(rows, train.schema.n_classes) if drops else None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(batch_engine, "node_counts_stops", counts)
+        mp.setattr(BatchEngine, "hanging_leaves", hanging)
+        TreeVennBatch(train, learner).grow_batch(X, labels, drop, paths_only=drops)

@@ -10,7 +10,7 @@ from conftest import SAMPLE_DATA
 
 from treecert.data.loading import load_dataset
 from treecert.methods import make_method
-from treecert.transductive import batch_engine, budget
+from treecert.transductive import budget, engine_registry
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.budget import ByteLRU
 from treecert.transductive.node_search import appended_ranks, sorted_columns
@@ -21,7 +21,7 @@ def _tiny(monkeypatch):
     for name in ("COMPETITOR_BYTES", "SCORE_BYTES", "TABLE_BYTES", "LEAF_BYTES", "PATH_ENTRIES",
                  "CHUNK_CELLS"):
         monkeypatch.setattr(budget, name, 1)
-    monkeypatch.setattr(batch_engine, "_SHARED", {})
+    monkeypatch.setattr(engine_registry, "_SHARED", {})
 
 
 def test_byte_lru_evicts_least_recent_and_keeps_newest():
@@ -81,7 +81,7 @@ def test_tiny_budgets_give_identical_estimates(monkeypatch, name):
 def test_tiny_budgets_give_identical_venn_matrices(monkeypatch):
     data = load_dataset(SAMPLE_DATA / "diabetes.arff")
     train, test = data.subset(np.arange(60, 360)), data.subset(np.arange(8))
-    monkeypatch.setattr(batch_engine, "_SHARED", {})
+    monkeypatch.setattr(engine_registry, "_SHARED", {})
     whole = make_method("venn").fit(train).predict(test)
     _tiny(monkeypatch)
     import treecert.methods.venn_fast as venn_fast

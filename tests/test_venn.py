@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from treecert.data.discretize import mdl_cut_points
 from treecert.data.loading import load_dataset
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.methods import make_method
+from treecert.methods import make_method, venn_types
 from treecert.methods.naive_bayes import NaiveBayes
 from treecert.methods.venn import _NBVenn, bag_venn_matrices, summarise, type_columns, venn_row
 from treecert.methods.venn_types import (
@@ -227,9 +228,15 @@ def test_batched_venn_rows_equal_weka_mdl_row_by_row(seed, n_classes, n_rows):
     got = venn_rows_atoms(np.vstack(values), np.vstack(counts), np.concatenate(n_inst),
                           np.array(ptr), np.array(x_atom), columns)
     np.testing.assert_array_equal(got, np.array(want))
-    # atoms of one row with one forecast vector merged (integer counts): the same rows
+    # atoms grouped by counting their forecast vectors' ids, and every column discretised
+    # in a call of its own: the same rows
     V = np.vstack(values)
     vid = np.unique(V, axis=0, return_inverse=True)[1].ravel()
+    with patch.object(venn_types, "MDL_CELLS", 1):
+        np.testing.assert_array_equal(
+            venn_rows_atoms(V, np.vstack(counts), np.concatenate(n_inst), np.array(ptr),
+                            np.array(x_atom), columns, vid), got)
+    # atoms of one row with one forecast vector merged (integer counts): the same rows
     vid[x_atom] = vid.max() + 1
     first, *merged = merge_atoms(vid, np.vstack(counts), np.concatenate(n_inst), np.array(ptr),
                                  np.array(x_atom))

@@ -79,9 +79,9 @@ from treecert.methods.naive_bayes import (
 )
 from treecert.methods.venn_fast import TreeVennBatch
 from treecert.methods.venn_types import venn_rows_atoms
-from treecert.transductive.batch_engine import HoldsSharedEngine
 from treecert.transductive.edited_trees import has_edits
 from treecert.transductive.engine import check_engine
+from treecert.transductive.engine_registry import HoldsSharedEngine
 
 TREE_BASES = ("frequency", "laplace", "m_estimate")
 

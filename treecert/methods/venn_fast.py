@@ -80,8 +80,8 @@ class TreeVennBatch(BatchEngine):
         if not self._sided:
             return super()._search(finder, items, rank, Xq, labels)
         return sided_search.search_nodes(
-            finder, [(rows, w, Xq[job], int(labels[job])) for job, _, rows, w, _ in items],
-            rank, self._tables)
+            finder, [(rows, w, Xq[job], int(labels[job])) for job, _, rows, w, _, _ in items],
+            rank, self._tables, [key for *_, key in items])
 
     # -------------------------------------------------------------- Venn rows
     def venn_matrices(self, Q: np.ndarray, taxonomy: str, kind: str, alpha: float,
@@ -118,11 +118,11 @@ class TreeVennBatch(BatchEngine):
             counts = NonZeroCounts.of_rows(pool, src)  # the atoms' pool[src], never built
             _, vid = np.unique(values, axis=0, return_inverse=True)
             vid = vid.ravel()[inv.ravel()]
-            vid[x_atom] = vid.max() + 1  # x's atom stays its own
+            vid[x_atom] = vid.max() + 1 + np.arange(x_atom.size)  # x's atoms stay their own
             first, counts, n_inst, atom_ptr, x_atom = merge_atoms(vid, counts, n_inst,
                                                                   atom_ptr, x_atom)
             out[lo:hi] = venn_rows_atoms(values[inv.ravel()[first]], counts, n_inst, atom_ptr,
-                                         x_atom, columns).reshape(hi - lo, K, K)
+                                         x_atom, columns, vid[first]).reshape(hi - lo, K, K)
         return out
 
     def _whole_tree_matrices(self, Q, kind, alpha, m, columns) -> np.ndarray:

@@ -132,8 +132,14 @@ def merge_atoms(vid: np.ndarray, counts: np.ndarray | NonZeroCounts, n_inst: np.
     return first, merged, np.bincount(inv, weights=n_inst, minlength=A), ptr, inv[x_atom]
 
 
+#: Class-count cells (groups × classes) of the forecast columns discretised together by
+#: one :func:`mdl_cuts_segments` call in :func:`venn_rows_atoms` (~32 MiB).
+MDL_CELLS = 1 << 22
+
+
 def venn_rows_atoms(values: np.ndarray, counts: np.ndarray | NonZeroCounts, n_inst: np.ndarray,
-                    atom_ptr: np.ndarray, x_atom: np.ndarray, columns: list[int]) -> np.ndarray:
+                    atom_ptr: np.ndarray, x_atom: np.ndarray, columns: list[int],
+                    vid: np.ndarray | None = None) -> np.ndarray:
     """Venn-matrix rows (R, K) from *atoms*: groups of examples sharing one forecast vector.
 
     ``values`` (A, K) forecasts, ``counts`` (A, K) weighted class counts (or their
@@ -142,34 +148,67 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray | NonZeroCounts, n_in
     ``x_atom[r]`` (an absolute atom index) holds its test object. Each forecast column in
     ``columns`` is MDL-discretised against the labels, per row, as Weka's filter would on the
     row's expanded examples; the row is the class frequency of the atoms binned like x's.
-    All rows go through one :func:`mdl_cuts_segments` call per column.
+    Every (column, row) is one segment of a :func:`mdl_cuts_segments` call, columns taken
+    together up to :data:`MDL_CELLS` grouped counts (a row holds a few distinct forecasts
+    per column, so one call per column would be mostly per-call overhead). ``vid`` (A,),
+    ids from 0 with equal ids for equal forecast vectors, lets the atoms be grouped by
+    counting instead of sorting (:func:`_value_groups`).
     """
     R = atom_ptr.size - 1
     owner = np.repeat(np.arange(R), np.diff(atom_ptr))
     same = np.ones(values.shape[0], dtype=bool)
     cells = counts if isinstance(counts, NonZeroCounts) else NonZeroCounts(counts)
-    for col in columns:
+    part: list = []  # columns discretised together
+    for i, col in enumerate(columns):
         v = values[:, col]
-        order = np.lexsort((v, owner))
-        vs, os = v[order], owner[order]
-        first = np.ones(order.size, dtype=bool)
-        first[1:] = (os[1:] != os[:-1]) | (vs[1:] != vs[:-1])
-        group = np.empty(order.size, dtype=np.int64)
-        group[order] = np.cumsum(first) - 1
-        G = int(first.sum())
-        grouped = cells.sum_by(group, G)
-        inst = np.bincount(group, weights=n_inst, minlength=G)
-        seg_ptr = np.searchsorted(os[first], np.arange(R + 1))
-        cut_seg, cut = mdl_cuts_segments(vs[first], grouped, inst, seg_ptr)
+        group, distinct, seg_ptr = _value_groups(v, owner, R, vid)
+        G = distinct.size
+        part.append((v, distinct, seg_ptr, cells.sum_by(group, G),
+                     np.bincount(group, weights=n_inst, minlength=G)))
+        if i + 1 < len(columns) and sum(c[1].size for c in part) * cells.K < MDL_CELLS:
+            continue
+        offset = np.cumsum([0] + [c[1].size for c in part])
+        seg_ptr = np.concatenate([c[2][:-1] + o for c, o in zip(part, offset, strict=False)]
+                                 + [offset[-1:]])
+        cut_seg, cut = mdl_cuts_segments(*(np.concatenate([c[k] for c in part])
+                                           for k in (1, 3, 4)), seg_ptr)
         # x's bin is (lo, hi]: the nearest cuts below and at-or-above its forecast
-        vx = v[x_atom]
+        vx = np.concatenate([c[0][x_atom] for c in part])
         below = cut < vx[cut_seg]
-        lo, hi = np.full(R, -np.inf), np.full(R, np.inf)
+        lo, hi = np.full(vx.size, -np.inf), np.full(vx.size, np.inf)
         np.maximum.at(lo, cut_seg[below], cut[below])
         np.minimum.at(hi, cut_seg[~below], cut[~below])
-        same &= (lo[owner] < v) & (v <= hi[owner])
+        for k, c in enumerate(part):
+            same &= (lo[k * R + owner] < c[0]) & (c[0] <= hi[k * R + owner])
+        part = []
     rows = cells.sum_by(owner, R, keep=same)
     return rows / rows.sum(axis=1, keepdims=True)
+
+
+def _value_groups(v: np.ndarray, owner: np.ndarray, R: int, vid: np.ndarray | None):
+    """The atoms grouped by (row, value ``v``), groups numbered in that order: each atom's
+    group, each group's value, and each row's first group (R + 1,). With ``vid`` the values
+    are ranked among the few distinct forecasts and the groups counted (no sort of the
+    atoms) when rows × distinct values is not much more than the atoms."""
+    if vid is not None and v.size:
+        rep = np.zeros(int(vid.max()) + 1, dtype=np.int64)
+        rep[vid] = np.arange(vid.size)
+        values, rank = np.unique(v[rep], return_inverse=True)
+        U = values.size
+        if R * U <= 8 * v.size + 1024:
+            key = owner * U + rank.ravel()[vid]
+            present = np.bincount(key, minlength=R * U) > 0
+            keys = np.flatnonzero(present)
+            number = np.cumsum(present) - 1
+            return (number[key], values[keys % U],
+                    np.searchsorted(keys // U, np.arange(R + 1)))
+    order = np.lexsort((v, owner))
+    vs, os = v[order], owner[order]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = (os[1:] != os[:-1]) | (vs[1:] != vs[:-1])
+    group = np.empty(order.size, dtype=np.int64)
+    group[order] = np.cumsum(first) - 1
+    return group, vs[first], np.searchsorted(os[first], np.arange(R + 1))
 
 
 class NonZeroCounts:

@@ -71,7 +71,8 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.transductive import budget, label_search
+from treecert.transductive import budget, engine_registry, label_search
+from treecert.transductive.budget import key_bytes
 from treecert.transductive.certificates import _MARGIN, Competitors, Sub, distinct_changes
 from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
@@ -87,42 +88,6 @@ from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow, stops
 from treecert.tree.impurity import _impurity_last
 from treecert.tree.split_search import _EPS
-
-#: Batched engines built in this process (:meth:`BatchEngine.shared`), at most two.
-_SHARED: dict = {}
-
-
-def fingerprint(data: Dataset, learner: DecisionTree) -> str:
-    """What a batched engine depends on: the training arrays and the learner."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for a in (data.X, data.y, data.weights):
-        h.update(np.ascontiguousarray(a).tobytes())
-        h.update(str(a.shape).encode())
-    h.update(repr([(a.kind, len(a.values or ())) for a in data.schema.attributes]
-                  + [data.schema.n_classes]).encode())
-    h.update(repr(sorted(learner.get_params().items())).encode())
-    return h.hexdigest()
-
-
-class HoldsSharedEngine:
-    """Mixin for objects that use a batched engine: it is found lazily
-    (:meth:`BatchEngine.shared`) and left out of their pickled state, so parallel workers
-    look it up in their own process instead of receiving a copy with every chunk."""
-
-    def _shared_engine(self, cls, data: Dataset, learner: DecisionTree,
-                       wanted: bool = True):
-        """``cls.shared(data, learner)``, or None when not ``wanted`` or not supported."""
-        if not hasattr(self, "_batch"):
-            self._batch = (cls.shared(data, learner)
-                           if wanted and cls.supports(data, learner) else None)
-        return self._batch
-
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        state.pop("_batch", None)  # large; found again in the worker's cache
-        return state
 
 
 class BatchEngine:
@@ -191,12 +156,7 @@ class BatchEngine:
         their first chunk instead of rebuilding it (a tree and its certificate tables) for
         every chunk.
         """
-        key = (cls.__name__, fingerprint(data, learner))
-        if key not in _SHARED:
-            if len(_SHARED) >= 2:
-                _SHARED.pop(next(iter(_SHARED)))
-            _SHARED[key] = cls(data, learner)
-        return _SHARED[key]
+        return engine_registry.shared_engine(cls, data, learner)
 
     @staticmethod
     def supports(data: Dataset, learner: DecisionTree) -> bool:
@@ -218,17 +178,20 @@ class BatchEngine:
                      or bool(np.all(w == np.round(w)))))
 
     def hanging_leaves(self, rows: np.ndarray, w: np.ndarray, depth: int,
-                       forest: LeafForest, grown: list) -> int:
+                       forest: LeafForest, grown: list, key: tuple | None = None) -> int:
         """Id in :attr:`leaf_sets` of the leaves of the tree grown on training ``rows``
-        (sorted) at ``depth``, memoised; a new one is grown by ``forest`` as its tree
-        ``len(grown)``, and (its id, its key) appended to ``grown``."""
-        key = (rows.tobytes(), w.tobytes(), depth if self.params.max_depth is not None else 0)
+        (sorted) at ``depth``, memoised by ``key`` (equal keys, equal rows and weights;
+        default their bytes); a new one is grown by ``forest`` as its tree ``len(grown)``,
+        and (its id, its key) appended to ``grown``."""
+        if key is None:
+            key = (rows.tobytes(), w.tobytes())
+        key = (*key, depth if self.params.max_depth is not None else 0)
         got = self.memo.get(key)
         if got is None:
             got = self._next_leaf_set
             self._next_leaf_set += 1
             # kept until the next batch at least (jobs of this one refer to it)
-            self.memo.put(key, got, len(key[0]) + len(key[1]) + 100, shrink=False)
+            self.memo.put(key, got, key_bytes(key) + 100, shrink=False)
             forest.add(len(grown), rows, w, depth)
             grown.append((got, key))
         return got
@@ -328,16 +291,17 @@ class BatchEngine:
         grown: list = []  # (leaf-set id, memo key) of the forest's trees
         while True:
             pending = self._walk(node, walking, labels, drop, Xq, jobs)
-            candidates = [(job, u, self._with_x(u, n + job, int(drop[job])))
+            candidates = [(job, u, *self._with_x(u, n + job, int(drop[job])))
                           for job, u in pending]
-            candidates += [(job, -1, rw) for job, rw in explicit.items()]
+            candidates += [(job, -1, *node) for job, node in explicit.items()]
             explicit = {}
             items = []
-            for (job, u, (rows, w, _)), cnt, stop in zip(
-                    candidates, *node_counts_stops(finder, [c[2] for c in candidates], x_last=True),
+            for (job, u, rows, w, depth, key), cnt, stop in zip(
+                    candidates, *node_counts_stops(finder, [c[2:5] for c in candidates],
+                                                   x_last=True, keys=[c[5] for c in candidates]),
                     strict=True):
                 if not stop:
-                    items.append((job, u, rows, w, _))
+                    items.append((job, u, rows, w, depth, key))
                     continue
                 if u >= 0:  # possible at a base node once a row is dropped
                     jobs[job]["base_leaf" if base.tree.is_leaf[u] else "cut"] = u
@@ -349,7 +313,7 @@ class BatchEngine:
             splits = self._search(finder, items, rank, Xq, labels)
             if forest is not None:
                 forest.advance(evaluate_nodes(finder, hanging, rank))
-            for (job, u, rows, w, depth), split in zip(items, splits, strict=True):
+            for (job, u, rows, w, depth, key), split in zip(items, splits, strict=True):
                 if u >= 0:  # a node of the base tree
                     leaf = bool(base.tree.is_leaf[u])
                     if not leaf and base.tree.has_test(u, split):
@@ -372,11 +336,14 @@ class BatchEngine:
                     if split.value_branch is None:
                         above = vals > split.threshold
                         sel = above if above[-1] else ~above
+                        b = int(above[-1])
                     else:
                         branch = split.value_branch[vals.astype(np.int64)]
                         sel = branch == branch[-1]
+                        b = int(branch[-1])
                     at = np.flatnonzero(sel)
-                    explicit[job] = (rows[at], w[at], depth + 1)
+                    explicit[job] = (rows[at], w[at], depth + 1,
+                                     self._child_key(key, split, b))
                     continue
                 if split.value_branch is None:
                     side = (vals > split.threshold).astype(np.int64)
@@ -385,15 +352,16 @@ class BatchEngine:
                 for b in range(split.n_branches):
                     sel = side == b
                     if b == side[-1]:
-                        explicit[job] = (rows[sel], w[sel], depth + 1)
+                        explicit[job] = (rows[sel], w[sel], depth + 1,
+                                         self._child_key(key, split, b))
                     elif forest is not None and sel.any():
-                        jobs[job]["hanging"].append(
-                            self.hanging_leaves(rows[sel], w[sel], depth + 1, forest,
-                                                grown))
+                        jobs[job]["hanging"].append(self.hanging_leaves(
+                            rows[sel], w[sel], depth + 1, forest, grown,
+                            self._child_key(key, split, b)))
         if forest is not None:
             for (i, key), leaves in zip(grown, forest.leaves(len(grown)), strict=True):
                 self.leaf_sets[i] = leaves
-                self.memo.resize(key, len(key[0]) + len(key[1]) + 100 + leaves[0].nbytes
+                self.memo.resize(key, key_bytes(key) + 100 + leaves[0].nbytes
                                  + leaves[1].nbytes, shrink=False)
         return jobs
 
@@ -406,10 +374,10 @@ class BatchEngine:
         if self._labels_shared is None:
             self._labels_shared = label_search.covers(finder, self.w)
         if not self._labels_shared:
-            return evaluate_nodes(finder, [(rows, w) for _, _, rows, w, _ in items], rank)
+            return evaluate_nodes(finder, [(rows, w) for _, _, rows, w, _, _ in items], rank)
         return label_search.search_nodes(
-            finder, [(rows, w, Xq[job], int(labels[job])) for job, _, rows, w, _ in items],
-            rank, self._tables)
+            finder, [(rows, w, Xq[job], int(labels[job])) for job, _, rows, w, _, _ in items],
+            rank, self._tables, [key for *_, key in items])
 
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
                   count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:
@@ -466,13 +434,37 @@ class BatchEngine:
             out.append((rows[keep].copy(), w[keep]))
         return out
 
-    def _with_x(self, u: int, q: int, r: int) -> tuple[np.ndarray, np.ndarray, int]:
+    def _with_x(self, u: int, q: int, r: int) -> tuple[np.ndarray, np.ndarray, int, tuple]:
+        """Base node u's rows less row r, with x (row q, weight 1) last; its depth; and the
+        key of its training rows (:meth:`_child_key`)."""
         base = self.base_sub
         rows, w = base.rows[u], base.w[u]
         if r >= 0:
             keep = rows != r
-            rows, w = rows[keep], w[keep]
-        return (np.concatenate([rows, [q]]), np.concatenate([w, [1.0]]), int(base.depth[u]))
+            if keep.all():
+                r = -1
+            else:
+                rows, w = rows[keep], w[keep]
+        return (np.concatenate([rows, [q]]), np.concatenate([w, [1.0]]), int(base.depth[u]),
+                (max(r, -1), u))
+
+    def _child_key(self, key: tuple, split, branch: int) -> tuple:
+        """Key of the training rows of the child on ``branch`` of ``split`` of a node whose
+        training rows have ``key``. A key is (r, u, its tests and branches): base node u's
+        rows less row r (-1: none), then each step's branch. Equal keys name equal rows and
+        weights (the converse may fail, losing only sharing), and hash in no time where the
+        rows' bytes take longer than a search's arithmetic. Row r is forgotten once the
+        branches leave it out: the child's rows are then those of the jobs that drop
+        nothing, and share their key."""
+        r = key[0]
+        if r >= 0:
+            v = self.data.X[r, split.feature]
+            side = (int(v > split.threshold) if split.value_branch is None
+                    else int(split.value_branch[int(v)]))
+            r = r if side == branch else -1
+        test = (float(split.threshold) if split.value_branch is None
+                else split.value_branch.tobytes())
+        return (r, *key[1:], int(split.feature), test, branch)
 
     @staticmethod
     def _end(job: dict, counts: np.ndarray, n_inst: float) -> None:

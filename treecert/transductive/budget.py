@@ -54,6 +54,11 @@ def memory_formula() -> str:
             "training sets (in cross-validation, the previous fold's too).")
 
 
+def key_bytes(key: tuple) -> int:
+    """Bytes held by a cache key: its byte strings', 8 per other item."""
+    return sum(len(k) if isinstance(k, bytes) else 8 for k in key)
+
+
 class ByteLRU:
     """A dict bounded by the bytes of its values: the least recently used entries go first
     once the total passes ``budget`` (the newest entry always stays)."""

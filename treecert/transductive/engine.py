@@ -32,8 +32,9 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.transductive.batch_engine import BatchEngine, HoldsSharedEngine
+from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.edited_trees import EditedEngine, has_edits
+from treecert.transductive.engine_registry import HoldsSharedEngine
 from treecert.transductive.exact_paths import reach_leaves
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from treecert.transductive.budget import key_bytes
 from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info
 from treecert.tree.numeric_search import _TABLE_MAX
@@ -87,13 +88,25 @@ class NodeTable:
                    if isinstance(getattr(self, a), np.ndarray))
 
 
-def search_nodes(finder, nodes: list, rank: np.ndarray, cache=None) -> list:
+def row_keys(nodes: list) -> list[tuple]:
+    """Keys of the training rows R and weights of nodes ``(rows, w, ...)`` whose last row
+    is x: equal iff R and its weights are (their bytes)."""
+    return [(nd[0][:-1].tobytes(), nd[1][:-1].tobytes()) for nd in nodes]
+
+
+def search_nodes(finder, nodes: list, rank: np.ndarray, cache=None,
+                 keys: list | None = None) -> list:
     """The grower's split (or None) of every node ``(rows, w, x, c)``: training rows with
     x's appended row last in ``rows`` (weight 1, ineligible), x's values and class. Nodes
     of one x with the same training rows are one group of :func:`search_groups`; a node
     whose x has an unknown value is not covered and is searched alone
-    (:func:`~treecert.transductive.node_search.evaluate_nodes`)."""
+    (:func:`~treecert.transductive.node_search.evaluate_nodes`). ``keys`` name each
+    node's training rows and weights — equal keys, equal rows — for grouping and the
+    cache (default :func:`row_keys`; the engine passes the rows' derivation, which
+    costs nothing to hash)."""
     out: list = [None] * len(nodes)
+    if keys is None:
+        keys = row_keys(nodes)
     alone = [i for i, nd in enumerate(nodes) if np.isnan(nd[2]).any()]
     for i, split in zip(alone, evaluate_nodes(finder, [nodes[i][:2] for i in alone], rank),
                         strict=True):
@@ -101,25 +114,29 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache=None) -> list:
     skip = set(alone)
     where: dict[tuple, int] = {}
     groups: list = []
+    group_keys: list = []
     members: list[list[int]] = []
     for i, (rows, w, x, c) in enumerate(nodes):
         if i in skip:
             continue
-        key = (x.tobytes(), rows[:-1].tobytes(), w[:-1].tobytes())
+        key = (x.tobytes(), keys[i])
         g = where.get(key)
         if g is None:
             g = where[key] = len(groups)
             groups.append((rows[:-1], w[:-1], x, []))
+            group_keys.append(keys[i])
             members.append([])
         groups[g][3].append(c)
         members[g].append(i)
-    for idx, splits in zip(members, search_groups(finder, groups, rank, cache), strict=True):
+    for idx, splits in zip(members, search_groups(finder, groups, rank, cache, group_keys),
+                           strict=True):
         for i, split in zip(idx, splits, strict=True):
             out[i] = split
     return out
 
 
-def search_groups(finder, groups: list, rank: np.ndarray, cache=None) -> list[list]:
+def search_groups(finder, groups: list, rank: np.ndarray, cache=None,
+                  keys: list | None = None) -> list[list]:
     """Per group ``(rows, w, x, labels)`` — training rows R (ascending, eligible, no
     missing values) with weights, x's values (no missing value) and x's classes — the
     split the grower's finder chooses for R ∪ {(x, c)} (x ineligible, weight 1) for every
@@ -128,10 +145,12 @@ def search_groups(finder, groups: list, rank: np.ndarray, cache=None) -> list[li
     :class:`~treecert.transductive.budget.ByteLRU` of :class:`NodeTable` by R (the
     finder's training rows must not change while it is used). Tables are built in parts
     of at most :data:`~treecert.transductive.node_search.SEARCH_CELLS` rows ×
-    attributes, and scored in parts of at most :data:`PAIR_CELLS`."""
+    attributes, and scored in parts of at most :data:`PAIR_CELLS`. ``keys``: as
+    :func:`search_nodes`'."""
     if not groups:
         return []
-    keys = [(g[0].tobytes(), g[1].tobytes()) for g in groups]
+    if keys is None:
+        keys = [(g[0].tobytes(), g[1].tobytes()) for g in groups]
     tables: dict = {}
     missing = []
     for key, g in zip(keys, groups, strict=True):
@@ -146,7 +165,7 @@ def search_groups(finder, groups: list, rank: np.ndarray, cache=None) -> list[li
                                       strict=True):
             tables[key] = table
             if cache is not None:
-                cache.put(key, table, table.nbytes() + len(key[0]) + len(key[1]) + 200)
+                cache.put(key, table, table.nbytes() + key_bytes(key) + 200)
     tabs = [tables[key] for key in keys]
     nominal = finder.nominal_idx.size * max(finder.max_values, 1)
     size = np.cumsum([(t.col.size + nominal + 1) * len(g[3]) * finder.n_classes

@@ -145,7 +145,7 @@ def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,
 
 
 def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
-                      x_last: bool = False):
+                      x_last: bool = False, keys: list | None = None):
     """:func:`counts_and_stops` of nodes ``(rows, weights, depth)``.
 
     ``x_last``: every node's last row is its x, ineligible (the batched engine's nodes).
@@ -154,7 +154,9 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
     counts, x's weight added to its class (``bincount`` adds a node's rows in order, x
     last: the same sums), and the eligible weight of the stopping rule, summed over one
     node of the group as over each (x adds 0 to it; the exactness of the sums depends on
-    the weights alone, and holds or fails for a node whatever the other nodes)."""
+    the weights alone, and holds or fails for a node whatever the other nodes). ``keys``
+    name the nodes' rows before x and their weights — equal keys, equal rows and weights
+    (default: their bytes; see :func:`treecert.transductive.label_search.search_nodes`)."""
     if not nodes:
         return np.zeros((0, finder.n_classes)), np.zeros(0, dtype=bool)
     depth = np.array([d for _, _, d in nodes], dtype=np.int64)
@@ -162,7 +164,10 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
         seg, node = _segments(np.array([r.size for r, _, _ in nodes], dtype=np.int64))
         return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
                                 np.concatenate([v for _, v, _ in nodes]), seg, node, depth)
-    group, firsts = _groups([(r[:-1].tobytes(), v.tobytes()) for r, v, _ in nodes])
+    if keys is None:
+        keys = [(r[:-1].tobytes(), v[:-1].tobytes()) for r, v, _ in nodes]
+    group, firsts = _groups([(k, float(v[-1])) for k, (_, v, _) in zip(keys, nodes,
+                                                                       strict=True)])
     reps = [nodes[i] for i in firsts.tolist()]
     K, R = finder.n_classes, firsts.size
     seg, node = _segments(np.array([r.size - 1 for r, _, _ in reps], dtype=np.int64))

@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive import label_search
+from treecert.transductive.budget import key_bytes
 from treecert.transductive.label_search import _nimp, _xlogx_table
 from treecert.tree.impurity import _ROUND, _impurity_last
 from treecert.tree.numeric_search import _TABLE_MAX
@@ -134,22 +135,23 @@ def _first_best_so_far(r: np.ndarray, col: np.ndarray, ties_later: bool = False)
     return np.maximum.accumulate(np.where(new, np.arange(r.shape[0])[:, None], 0), axis=0)
 
 
-def search_groups(finder, groups: list, cache) -> list:
-    """Per group ``(rows, w, x, labels)`` (as :func:`label_search.search_groups`): the
-    grower's split of R ∪ {(x, c)} for every c in ``labels`` — or None for the whole
-    group when R has no table yet (device 4 has not searched R, or its table left the
-    cache): the caller searches those with device 4, which keeps R's table for the next
-    time."""
+def search_groups(finder, groups: list, cache, keys: list | None = None) -> list:
+    """Per group ``(rows, w, x, labels)`` (as :func:`label_search.search_groups`, with its
+    ``keys``): the grower's split of R ∪ {(x, c)} for every c in ``labels`` — or None for
+    the whole group when R has no table yet (device 4 has not searched R, or its table
+    left the cache): the caller searches those with device 4, which keeps R's table for
+    the next time."""
     served, tables = [], []
-    for i, (rows, w, _, _) in enumerate(groups):
-        key = (rows.tobytes(), w.tobytes())
+    if keys is None:
+        keys = [(g[0].tobytes(), g[1].tobytes()) for g in groups]
+    for i, key in enumerate(keys):
         sided = cache.get(("sided", *key))
         if sided is None:
             table = cache.get(key)
             if table is None:
                 continue
             sided = SidedCuts(finder, table)
-            cache.put(("sided", *key), sided, sided.nbytes() + len(key[0]) + len(key[1]))
+            cache.put(("sided", *key), sided, sided.nbytes() + key_bytes(key))
         served.append(i)
         tables.append(sided)
     out: list = [None] * len(groups)
@@ -169,19 +171,22 @@ def search_groups(finder, groups: list, cache) -> list:
     return out
 
 
-def search_nodes(finder, nodes: list, rank: np.ndarray, cache) -> list:
+def search_nodes(finder, nodes: list, rank: np.ndarray, cache,
+                 keys: list | None = None) -> list:
     """The grower's split of every node ``(rows, w, x, c)`` (as
-    :func:`label_search.search_nodes`). R's table serves x's nodes of R when it is kept,
+    :func:`label_search.search_nodes`, with its ``keys``). R's table serves x's nodes of
+    R when it is kept,
     and once at least :data:`MIN_X` x have searched R, in this call and earlier ones
     (counted in ``cache``) — built from device 4's cut table of R, kept since an earlier
     call or left by device 4's search of the first x of this one; device 4 searches the
     rest."""
     by_r: dict[tuple, dict[bytes, list[int]]] = {}
     out: list = [None] * len(nodes)
-    for i, (rows, w, x, _) in enumerate(nodes):
+    if keys is None:
+        keys = label_search.row_keys(nodes)
+    for i, (_, _, x, _) in enumerate(nodes):
         if not np.isnan(x).any():
-            r_key = (rows[:-1].tobytes(), w[:-1].tobytes())
-            by_r.setdefault(r_key, {}).setdefault(x.tobytes(), []).append(i)
+            by_r.setdefault(keys[i], {}).setdefault(x.tobytes(), []).append(i)
     served = []  # nodes of one (R, x), for R's table
     for r_key, by_x in by_r.items():
         members = list(by_x.values())
@@ -191,28 +196,29 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache) -> list:
         elif before + len(members) >= MIN_X:
             served += members[(1 if before == 0 or r_key not in cache else 0):]
         else:
-            cache.put(("x searched", *r_key), before + len(members),
-                      len(r_key[0]) + len(r_key[1]) + 64)
+            cache.put(("x searched", *r_key), before + len(members), key_bytes(r_key) + 64)
     device_4 = np.ones(len(nodes), dtype=bool)
     for m in served:
         device_4[m] = False
-    _device_4(finder, nodes, np.flatnonzero(device_4), rank, cache, out)
+    _device_4(finder, nodes, keys, np.flatnonzero(device_4), rank, cache, out)
     groups = [(nodes[m[0]][0][:-1], nodes[m[0]][1][:-1], nodes[m[0]][2],
                [nodes[i][3] for i in m]) for m in served]
     unserved = []  # R's cut table left the cache meanwhile
-    for m, splits in zip(served, search_groups(finder, groups, cache), strict=True):
+    for m, splits in zip(served, search_groups(finder, groups, cache,
+                                               [keys[m[0]] for m in served]), strict=True):
         if splits is None:
             unserved += m
             continue
         for i, split in zip(m, splits, strict=True):
             out[i] = split
-    _device_4(finder, nodes, np.array(unserved, dtype=np.int64), rank, cache, out)
+    _device_4(finder, nodes, keys, np.array(unserved, dtype=np.int64), rank, cache, out)
     return out
 
 
-def _device_4(finder, nodes: list, idx: np.ndarray, rank: np.ndarray, cache,
+def _device_4(finder, nodes: list, keys: list, idx: np.ndarray, rank: np.ndarray, cache,
               out: list) -> None:
     """Device 4's splits of ``nodes[idx]`` into ``out``."""
-    found = label_search.search_nodes(finder, [nodes[i] for i in idx], rank, cache)
+    found = label_search.search_nodes(finder, [nodes[i] for i in idx], rank, cache,
+                                      [keys[i] for i in idx])
     for i, split in zip(idx, found, strict=True):
         out[i] = split
