@@ -306,23 +306,35 @@ def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.n
     known_total = cw[:, 0].copy()
     for b in range(1, maxnb):  # child_weight.sum(): sequential below 8 branches
         known_total = known_total + cw[:, b]
-    for g in np.flatnonzero(nbr >= _SEQ_SUM):
-        known_total[g] = cw[g, : nbr[g]].sum()
+    for n in np.unique(nbr[nbr >= _SEQ_SUM]):  # each node's row summed as numpy sums it
+        at = np.flatnonzero(nbr == n)
+        known_total[at] = _lastsum(cw[at, :n])
     has_missing = np.bincount(ne[missing], minlength=G) > 0
     to_all = has_missing[:, None] & (known_total > 0)[:, None] & (cw > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = cw / known_total[:, None]
-    out = []
-    for b in range(maxnb):
-        exists = nbr > b
-        sel = exists[ne] & ((branch == b) | (missing & to_all[ne, b]))
-        ent = np.flatnonzero(sel)
-        cw_b = w[ent]
-        m = missing[ent]
-        if m.any():
-            cw_b[m] = cw_b[m] * frac[ne[ent[m]], b]
-        out.append((ent, cw_b))
-    return out
+    # every (entry, branch) it goes to, in entry order: a known value's branch, an unknown
+    # value's every branch of positive known weight; then stably by branch
+    g_all, b_all = np.nonzero(to_all)
+    n_all = np.bincount(g_all, minlength=G)
+    first_all = np.cumsum(n_all) - n_all
+    count = known.astype(np.int64)
+    count[missing] = n_all[ne[missing]]
+    start = np.cumsum(count) - count
+    dest = np.empty(int(count.sum()), dtype=np.int16 if maxnb < 1 << 15 else np.int64)
+    dest[start[known]] = branch[known]
+    m_ent = np.flatnonzero(missing & (count > 0))
+    dest[_ranges(start[m_ent], count[m_ent])] = b_all[_ranges(first_all[ne[m_ent]],
+                                                             count[m_ent])]
+    pair_ent = np.repeat(np.arange(ne.size), count)
+    pair_w = w[pair_ent]
+    m = missing[pair_ent]
+    pair_w[m] = pair_w[m] * frac[ne[pair_ent[m]], dest[m]]
+    by = np.argsort(dest, kind="stable")  # small integers: a radix sort
+    bounds = np.searchsorted(dest[by], np.arange(maxnb + 1))
+    pair_ent, pair_w = pair_ent[by], pair_w[by]
+    return [(pair_ent[bounds[b]:bounds[b + 1]], pair_w[bounds[b]:bounds[b + 1]])
+            for b in range(maxnb)]
 
 
 def _assemble(levels: list[_Level], value_branch: dict[int, np.ndarray], depth0: int,
