@@ -131,3 +131,34 @@ def test_nodes_of_an_x_with_an_unknown_value_are_searched_alone():
     want = evaluate_nodes(finder, [nd[:2] for nd in nodes], rank)
     assert [(s.feature, s.threshold, s.score) for s in got] == \
         [(s.feature, s.threshold, s.score) for s in want]
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(left=st.lists(st.integers(0, 60), min_size=2, max_size=7),
+       right_seed=st.integers(0, 2**32 - 1), gini=st.booleans(), x_left=st.booleans(),
+       label=st.integers(0, 6))
+def test_one_row_moves_a_cuts_gain_within_the_bound(left, right_seed, gini, x_left, label):
+    """The lemma behind ``_within_reach``: x of any class on either side of a cut moves
+    (N + 1)·gain to within δ(N) of R's N·gain (δ: ``_within_reach``'s, for one node)."""
+    from treecert.tree.impurity import _impurity_last
+
+    K = len(left)
+    lc = np.array(left, dtype=float)
+    rc = np.random.default_rng(right_seed).integers(0, 60, K).astype(float)
+    T, c = lc + rc, label % K
+    N = float(T.sum())
+    if N == 0:
+        return
+    imp = lambda a: float(_impurity_last(a[None, :], gini)[0])  # noqa: E731
+    n_gain = imp(T) - imp(lc) - imp(rc)
+    e = np.eye(K)[c]
+    with_x = imp(T + e) - imp(lc + e * x_left) - imp(rc + e * (not x_left))
+    delta = (np.log2(N + 1.0) + N * np.log1p(1.0 / N) / np.log(2.0)) if not gini else 2.0
+    assert abs(with_x - n_gain) <= delta + 1e-9 * (N + 1.0)
+    # _within_reach keeps a cut 2δ below its column's best, drops one 2δ + 1 below
+    table = label_search.NodeTable()
+    table.n_gain = np.array([n_gain, n_gain - 2 * delta, n_gain - 2 * delta - 1.0])
+    table.N = N
+    reach = label_search._within_reach([table], np.zeros(3, np.int64), np.zeros(3, np.int64),
+                                       gini)
+    assert reach.tolist() == [True, True, False]
