@@ -209,10 +209,13 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
     # (floats even for empty nodes: bincount of nothing gives integers)
     T = np.bincount(node * K + yr, weights=w, minlength=G * K).reshape(G, K).astype(float)
     N = np.bincount(node, weights=w, minlength=G).astype(float)
+    def own(a: np.ndarray) -> np.ndarray:  # a cached table must not hold the batch's arrays
+        return a.copy() if G > 1 else a
+
     out = []
     for g in range(G):
         t = NodeTable()
-        t.T, t.N = T[g], float(N[g])
+        t.T, t.N = own(T[g]), float(N[g])
         out.append(t)
     cols = finder.numeric_idx
     p = cols.size
@@ -229,8 +232,9 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
     bounds = np.r_[0, np.cumsum(ncut)]
     for g, t in enumerate(out):
         s = slice(bounds[g], bounds[g + 1])
-        t.col, t.thr, t.left, t.right, t.skip = col[s], thr[s], left[s], right[s], skip[s]
-        t.e_left, t.e_right, t.n_gain = e_left[s], e_right[s], n_gain[s]
+        t.col, t.thr, t.left, t.right, t.skip = (own(a[s]) for a in (col, thr, left, right,
+                                                                      skip))
+        t.e_left, t.e_right, t.n_gain = (own(a[s]) for a in (e_left, e_right, n_gain))
     q = finder.nominal_idx.size
     if q:
         V = max(finder.max_values, 1)
@@ -242,7 +246,7 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
         elig = np.bincount(cell.ravel(), weights=wb.ravel(),
                            minlength=G * q * V).reshape(G, q, V).astype(float)
         for g, t in enumerate(out):
-            t.cnt, t.elig = cnt[g], elig[g]
+            t.cnt, t.elig = own(cnt[g]), own(elig[g])
     else:
         for t in out:
             t.cnt = t.elig = None
