@@ -271,6 +271,11 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
     return _assemble(levels, value_branch, depth0, K)
 
 
+#: Up to this many branches :func:`route_batch` sends entries by one pass per branch; wider
+#: tests (multiway nominal ones) place every (entry, branch) pair once and sort them.
+_FEW_BRANCHES = 3
+
+
 def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
                 ne: np.ndarray, G: int, feature: np.ndarray, threshold: np.ndarray,
                 n_branches: np.ndarray, value_branch: dict[int, np.ndarray]
@@ -313,8 +318,20 @@ def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.n
     to_all = has_missing[:, None] & (known_total > 0)[:, None] & (cw > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = cw / known_total[:, None]
-    # every (entry, branch) it goes to, in entry order: a known value's branch, an unknown
-    # value's every branch of positive known weight; then stably by branch
+    if maxnb <= _FEW_BRANCHES:  # a pass over the entries per branch
+        out = []
+        for b in range(maxnb):
+            sel = (branch == b) | (missing & to_all[ne, b]) if has_missing.any() else \
+                branch == b
+            ent = np.flatnonzero(sel)
+            cw_b = w[ent]
+            m = missing[ent]
+            if m.any():
+                cw_b[m] = cw_b[m] * frac[ne[ent[m]], b]
+            out.append((ent, cw_b))
+        return out
+    # many branches: every (entry, branch) it goes to, in entry order — a known value's
+    # branch, an unknown value's every branch of positive known weight — sorted by branch
     g_all, b_all = np.nonzero(to_all)
     n_all = np.bincount(g_all, minlength=G)
     first_all = np.cumsum(n_all) - n_all
