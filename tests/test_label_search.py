@@ -162,3 +162,19 @@ def test_one_row_moves_a_cuts_gain_within_the_bound(left, right_seed, gini, x_le
     reach = label_search._within_reach([table], np.zeros(3, np.int64), np.zeros(3, np.int64),
                                        gini)
     assert reach.tolist() == [True, True, False]
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), p=st.integers(1, 4),
+       G=st.integers(1, 8))
+def test_rank_orders_equal_one_sort_per_column(seed, n, p, G):
+    """Nodes ordered by marking their ranks (large nodes) or by a sort of (node, rank)
+    keys (the others) — the same order as one sort per column."""
+    rng = np.random.default_rng(seed)
+    rank = np.stack([rng.permutation(n) for _ in range(p)])
+    lens = rng.integers(0, n + 1, G)
+    rows = np.concatenate([np.sort(rng.choice(n, m, replace=False)) for m in lens])
+    seg = np.r_[0, np.cumsum(lens)]
+    node = np.repeat(np.arange(G), lens)
+    want = np.stack([np.argsort(node * n + rank[k, rows], kind="stable") for k in range(p)])
+    np.testing.assert_array_equal(label_search.rank_orders(rank, rows, seg, node), want)

@@ -54,7 +54,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.budget import key_bytes
-from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts
+from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts, sorted_values
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info
 from treecert.tree.numeric_search import _TABLE_MAX
 from treecert.tree.segments import _ranges
@@ -261,14 +261,9 @@ def _cuts(finder, rows, w, seg, node, rank, N):
     K, M = finder.n_classes, rows.size
     cols = finder.numeric_idx
     p = cols.size
-    # R sorted along every column: the grower's stable value order (unique ranks)
-    offset = node * rank.shape[1]
-    S = np.empty((p, M), dtype=np.int64)
-    for k in range(p):
-        S[k] = np.argsort(offset + rank[k, rows])
-    V = np.take_along_axis(finder.X[np.ix_(rows, cols)].T, S, axis=1)
-    Y = finder.y[rows].astype(np.int64)[S]
-    W = w[S]
+    S = rank_orders(rank, rows, seg, node)
+    V, Y, W = sorted_values(finder, rows, S, w)
+    Y = Y.astype(np.int64, copy=False)
     cw = np.cumsum(W, axis=1)  # exact: integer weights
     start = seg[:-1]
     before = np.where(start > 0, cw[:, np.maximum(start - 1, 0)], 0.0)  # (p, G)
@@ -314,6 +309,33 @@ def _cuts(finder, rows, w, seg, node, rank, N):
     skip = (b > 0) & ends_cut[np.maximum(b - 1, 0)] & ends_cut[b + 1] & pure[b]
     skip &= pure[np.minimum(b + 1, B - 1)] & (cls[b] == cls[np.minimum(b + 1, B - 1)])
     return ck, t[ck, ci], cum[b] - base[ck, cg], cg, skip
+
+
+def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
+                node: np.ndarray) -> np.ndarray:
+    """Each node's entries (laid end to end) in the order of every column's ranks (p, M):
+    the grower's stable value order, ranks being unique. A node holding more than 1/16 of
+    the ranked rows is ordered by marking its ranks in a table of all of them (linear), the
+    others by one sort of (node, rank) keys."""
+    p, n_rank = rank.shape
+    S = np.empty((p, rows.size), dtype=np.int64)
+    lens = np.diff(seg)
+    big = np.flatnonzero(lens * 16 > n_rank)
+    small = np.flatnonzero(np.repeat(lens * 16 <= n_rank, lens))
+    offset = node[small] * n_rank
+    present = np.zeros(n_rank, dtype=bool) if big.size else None
+    at = np.empty(n_rank, dtype=np.int64) if big.size else None
+    for k in range(p):
+        r = rank[k].take(rows)
+        if small.size:  # node-major: the small nodes' segments, in order
+            S[k, small] = small[np.argsort(offset + r[small])]
+        for g in big.tolist():
+            a, e = seg[g], seg[g + 1]
+            present[r[a:e]] = True
+            at[r[a:e]] = np.arange(a, e)
+            S[k, a:e] = at[np.flatnonzero(present)]
+            present[r[a:e]] = False
+    return S
 
 
 def _min_branch(finder, N: np.ndarray) -> np.ndarray:

@@ -64,6 +64,29 @@ def appended_ranks(rank: np.ndarray, values: np.ndarray, Xq: np.ndarray) -> np.n
 SEARCH_CELLS = 1 << 20
 
 
+def sorted_values(finder, rows: np.ndarray, S: np.ndarray, w: np.ndarray | None = None):
+    """Values and classes (and, given per-entry weights ``w``, weights) of the entries
+    ``rows`` in the sorted orders ``S`` (p, M) of the finder's numeric columns, column by
+    column (one column's temporaries: fresh memory of the whole batch costs as much as the
+    gathers), read from the numeric columns transposed once per finder (its rows do not
+    change while it searches)."""
+    columns = finder.__dict__.get("_numeric_columns")
+    if columns is None:
+        columns = finder._numeric_columns = np.ascontiguousarray(
+            finder.X[:, finder.numeric_idx].T)  # (p, n)
+    y = finder.y.astype(_class_dtype(finder.n_classes))
+    V = np.empty(S.shape)
+    Y = np.empty(S.shape, dtype=y.dtype)
+    W = None if w is None else np.empty(S.shape)
+    for k in range(S.shape[0]):
+        sorted_rows = rows.take(S[k])
+        columns[k].take(sorted_rows, out=V[k])
+        y.take(sorted_rows, out=Y[k])
+        if W is not None:
+            w.take(S[k], out=W[k])
+    return V, Y, W
+
+
 def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
                    rank: np.ndarray | None = None) -> list:
     """Best split (or None) of every node ``(rows, weights)`` — batched calls of the

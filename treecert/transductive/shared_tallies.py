@@ -41,9 +41,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treecert.transductive.node_search import _groups, _segments
+from treecert.transductive.node_search import _groups, _segments, sorted_values
 from treecert.tree.impurity import _impurity_last, _lastsum
-from treecert.tree.segments import _Batch, _class_dtype, _ranges
+from treecert.tree.segments import _Batch, _ranges
 from treecert.tree.split_search import SplitFinder, sum_over_values
 
 
@@ -62,22 +62,10 @@ class SharedTallies(SplitFinder):
 
     def sorted_batch(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray):
         """(S, V, Y) of the batch of nodes ``rows``/``seg``, as ``evaluate_nodes`` builds
-        them: :meth:`shared_sort`, and each sorted entry's value and class read by its
-        row, column by column (temporaries of one column: fresh memory of the whole batch
-        costs as much as the gathers), from the numeric columns transposed once per finder
-        (its rows do not change while it searches)."""
+        them: :meth:`shared_sort`, and each sorted entry's value and class
+        (:func:`~treecert.transductive.node_search.sorted_values`)."""
         S = self.shared_sort(rows, seg, rank)
-        columns = self.__dict__.get("_numeric_columns")
-        if columns is None:
-            columns = self._numeric_columns = np.ascontiguousarray(
-                self.X[:, self.numeric_idx].T)  # (p, n)
-        y = self.y.astype(_class_dtype(self.n_classes))
-        V = np.empty(S.shape)
-        Y = np.empty(S.shape, dtype=y.dtype)
-        for k in range(S.shape[0]):
-            sorted_rows = rows.take(S[k])
-            columns[k].take(sorted_rows, out=V[k])
-            y.take(sorted_rows, out=Y[k])
+        V, Y, _ = sorted_values(self, rows, S)
         return S, V, Y
 
     def shared_sort(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> np.ndarray:
