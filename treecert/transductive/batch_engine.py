@@ -95,7 +95,8 @@ class BatchEngine:
 
     Every such tree is a path of nodes holding x plus subtrees without x hanging off it.
     A subtree without x depends only on its training rows, so it is grown once (its leaves
-    only, :class:`LeafForest`, memoised by its rows) and shared; along the path the test is
+    only, :class:`LeafForest`, memoised by its rows' derivation, :meth:`_child_key`) and
+    shared; along the path the test is
     certified unchanged (module docstring, devices 1 and 2) or found by a batched exact
     search (device 3).
 
@@ -293,7 +294,7 @@ class BatchEngine:
             pending = self._walk(node, walking, labels, drop, Xq, jobs)
             candidates = [(job, u, *self._with_x(u, n + job, int(drop[job])))
                           for job, u in pending]
-            candidates += [(job, -1, *node) for job, node in explicit.items()]
+            candidates += [(job, -1, *held) for job, held in explicit.items()]
             explicit = {}
             items = []
             for (job, u, rows, w, depth, key), cnt, stop in zip(

@@ -38,7 +38,13 @@ arithmetic that depends on c is done per label:
   whose test changes at a base node searches that node's very rows first, and many
   change it to the same competitor, so the tables are kept per R in a byte-bounded LRU
   (:data:`~treecert.transductive.budget.TABLE_BYTES`) and a repeated node costs only its
-  per-label arithmetic (on the shuttle-shaped data most of the search).
+  per-label arithmetic (on the shuttle-shaped data most of the search). The engine names
+  R by its derivation — base node, dropped row, the tests and branches below — so that
+  finding a table costs no hashing of R's rows (``BatchEngine._child_key``).
+* **Cuts out of x's reach.** One unit of weight moves a count vector's n·impurity by at
+  most δ(n) (:func:`_within_reach`), so a cut whose gain on R is far enough below its
+  column's best cannot become the best with x of any class: only the others are scored
+  per label.
 
 Every gain is computed from the same integer class counts with the same operations in
 the same order as the grower's (:mod:`treecert.tree.impurity`: x ln x read from the same
