@@ -158,7 +158,7 @@ def test_one_row_moves_a_cuts_gain_within_the_bound(left, right_seed, gini, x_le
     # _within_reach keeps a cut 2δ below its column's best, drops one 2δ + 1 below
     table = label_search.NodeTable()
     table.n_gain = np.array([n_gain, n_gain - 2 * delta, n_gain - 2 * delta - 1.0])
-    table.N = N
+    table.N, table.gain_span = N, float(np.ptp(table.n_gain))
     reach = label_search._within_reach([table], np.zeros(3, np.int64), np.zeros(3, np.int64),
                                        gini)
     assert reach.tolist() == [True, True, False]

@@ -86,8 +86,8 @@ class NodeTable:
     test rows change the same base test, or to the same competitor, and so search nodes
     of the very same rows."""
 
-    __slots__ = ("N", "T", "cnt", "col", "e_left", "e_right", "elig", "left", "n_gain", "right",
-                 "skip", "thr")
+    __slots__ = ("N", "T", "cnt", "col", "e_left", "e_right", "elig", "gain_span", "left",
+                 "n_gain", "right", "skip", "thr")
 
     def nbytes(self) -> int:
         return sum(getattr(self, a).nbytes for a in self.__slots__
@@ -241,6 +241,7 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
         t.col, t.thr, t.left, t.right, t.skip = (own(a[s]) for a in (col, thr, left, right,
                                                                       skip))
         t.e_left, t.e_right, t.n_gain = (own(a[s]) for a in (e_left, e_right, n_gain))
+        t.gain_span = float(np.ptp(t.n_gain)) if t.n_gain.size else 0.0
     q = finder.nominal_idx.size
     if q:
         V = max(finder.max_values, 1)
@@ -480,7 +481,6 @@ def _within_reach(tabs, col: np.ndarray, cut_group: np.ndarray, gini: bool) -> n
     (the parent's and x's side's terms each move by [0, δ(N)]), and a cut whose N·gain is
     more than 2δ(N) below its column's best on R is below that cut with x too — by more
     than the 1e-6 kept for rounding, so not even a rounded tie."""
-    ngain = np.concatenate([t.n_gain for t in tabs])
     N = np.array([t.N for t in tabs])
     if gini:
         delta = np.full(N.shape, 2.0)
@@ -488,8 +488,9 @@ def _within_reach(tabs, col: np.ndarray, cut_group: np.ndarray, gini: bool) -> n
         with np.errstate(divide="ignore", invalid="ignore"):
             delta = np.log2(N + 1.0) + np.where(N > 0, N * np.log1p(1.0 / N) / _LN2, 0.0)
     reach = 2.0 * delta + 1e-6 * (N + 2.0)
-    if not ngain.size:
-        return np.zeros(0, dtype=bool)
+    if all(t.gain_span <= r for t, r in zip(tabs, reach.tolist(), strict=True)):
+        return np.ones(col.size, dtype=bool)  # nearly pure nodes: every cut within reach
+    ngain = np.concatenate([t.n_gain for t in tabs])
     run = np.flatnonzero(np.r_[True, (cut_group[1:] != cut_group[:-1]) | (col[1:] != col[:-1])])
     best = np.repeat(np.maximum.reduceat(ngain, run), np.diff(np.r_[run, ngain.size]))
     return ngain >= best - reach[cut_group]
