@@ -440,7 +440,8 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
 
     kept = np.flatnonzero(~skip)
     cut_group = np.repeat(np.arange(G), ncut)
-    scored = kept[_within_reach(tabs, col, cut_group, gini)[kept]]
+    # the reach test pays where each table serves several labels (not for two classes)
+    scored = kept[_within_reach(tabs, col, cut_group, gini)[kept]] if Lg >= 4 * G else kept
     kcount = np.bincount(cut_group[scored], minlength=G)
     pl = np.repeat(np.arange(Lg), kcount[gl])  # (label-node, scored cut) pairs
     pc = scored[_ranges(np.cumsum(kcount)[gl] - kcount[gl], kcount[gl])]
