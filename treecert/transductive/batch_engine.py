@@ -185,7 +185,7 @@ class BatchEngine:
         default their bytes); a new one is grown by ``forest`` as its tree ``len(grown)``,
         and (its id, its key) appended to ``grown``."""
         if key is None:
-            key = (rows.tobytes(), w.tobytes())
+            key = budget.rows_key(rows, w)
         key = (*key, depth if self.params.max_depth is not None else 0)
         got = self.memo.get(key)
         if got is None:

@@ -54,6 +54,11 @@ def memory_formula() -> str:
             "training sets (in cross-validation, the previous fold's too).")
 
 
+def rows_key(rows, weights) -> tuple:
+    """A cache key of training rows and their weights: their bytes (equal iff they are)."""
+    return (rows.tobytes(), weights.tobytes())
+
+
 def key_bytes(key: tuple) -> int:
     """Bytes held by a cache key: its byte strings', 8 per other item."""
     return sum(len(k) if isinstance(k, bytes) else 8 for k in key)

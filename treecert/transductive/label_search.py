@@ -59,8 +59,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.transductive.budget import key_bytes
-from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts, sorted_values
+from treecert.transductive.budget import key_bytes, rows_key
+from treecert.transductive.node_search import (
+    SEARCH_CELLS,
+    evaluate_nodes,
+    parts,
+    rank_orders,
+    sorted_values,
+)
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info
 from treecert.tree.numeric_search import _TABLE_MAX
 from treecert.tree.segments import _ranges
@@ -97,7 +103,7 @@ class NodeTable:
 def row_keys(nodes: list) -> list[tuple]:
     """Keys of the training rows R and weights of nodes ``(rows, w, ...)`` whose last row
     is x: equal iff R and its weights are (their bytes)."""
-    return [(nd[0][:-1].tobytes(), nd[1][:-1].tobytes()) for nd in nodes]
+    return [rows_key(nd[0][:-1], nd[1][:-1]) for nd in nodes]
 
 
 def search_nodes(finder, nodes: list, rank: np.ndarray, cache=None,
@@ -156,7 +162,7 @@ def search_groups(finder, groups: list, rank: np.ndarray, cache=None,
     if not groups:
         return []
     if keys is None:
-        keys = [(g[0].tobytes(), g[1].tobytes()) for g in groups]
+        keys = [rows_key(g[0], g[1]) for g in groups]
     tables: dict = {}
     missing = []
     for key, g in zip(keys, groups, strict=True):
@@ -316,33 +322,6 @@ def _cuts(finder, rows, w, seg, node, rank, N):
     skip = (b > 0) & ends_cut[np.maximum(b - 1, 0)] & ends_cut[b + 1] & pure[b]
     skip &= pure[np.minimum(b + 1, B - 1)] & (cls[b] == cls[np.minimum(b + 1, B - 1)])
     return ck, t[ck, ci], cum[b] - base[ck, cg], cg, skip
-
-
-def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
-                node: np.ndarray) -> np.ndarray:
-    """Each node's entries (laid end to end) in the order of every column's ranks (p, M):
-    the grower's stable value order, ranks being unique. A node holding more than 1/16 of
-    the ranked rows is ordered by marking its ranks in a table of all of them (linear), the
-    others by one sort of (node, rank) keys."""
-    p, n_rank = rank.shape
-    S = np.empty((p, rows.size), dtype=np.int64)
-    lens = np.diff(seg)
-    big = np.flatnonzero(lens * 16 > n_rank)
-    small = np.flatnonzero(np.repeat(lens * 16 <= n_rank, lens))
-    offset = node[small] * n_rank
-    present = np.zeros(n_rank, dtype=bool) if big.size else None
-    at = np.empty(n_rank, dtype=np.int64) if big.size else None
-    for k in range(p):
-        r = rank[k].take(rows)
-        if small.size:  # node-major: the small nodes' segments, in order
-            S[k, small] = small[np.argsort(offset + r[small])]
-        for g in big.tolist():
-            a, e = seg[g], seg[g + 1]
-            present[r[a:e]] = True
-            at[r[a:e]] = np.arange(a, e)
-            S[k, a:e] = at[np.flatnonzero(present)]
-            present[r[a:e]] = False
-    return S
 
 
 def _min_branch(finder, N: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from treecert.transductive.budget import rows_key
 from treecert.tree.grow import segment_eligible_weights, segment_stops, stops
 from treecert.tree.segments import _Batch, _class_dtype, _index_dtype
 from treecert.tree.split_search import _Choice
@@ -87,6 +88,33 @@ def sorted_values(finder, rows: np.ndarray, S: np.ndarray, w: np.ndarray | None 
     return V, Y, W
 
 
+def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
+                node: np.ndarray) -> np.ndarray:
+    """Each node's entries (laid end to end) in the order of every column's ranks (p, M):
+    the grower's stable value order, ranks being unique. A node holding more than 1/16 of
+    the ranked rows is ordered by marking its ranks in a table of all of them (linear), the
+    others by one sort of (node, rank) keys."""
+    p, n_rank = rank.shape
+    S = np.empty((p, rows.size), dtype=np.int64)
+    lens = np.diff(seg)
+    big = np.flatnonzero(lens * 16 > n_rank)
+    small = np.flatnonzero(np.repeat(lens * 16 <= n_rank, lens))
+    offset = node[small] * n_rank
+    present = np.zeros(n_rank, dtype=bool) if big.size else None
+    at = np.empty(n_rank, dtype=np.int64) if big.size else None
+    for k in range(p):
+        r = rank[k].take(rows)
+        if small.size:  # node-major: the small nodes' segments, in order
+            S[k, small] = small[np.argsort(offset + r[small])]
+        for g in big.tolist():
+            a, e = seg[g], seg[g + 1]
+            present[r[a:e]] = True
+            at[r[a:e]] = np.arange(a, e)
+            S[k, a:e] = at[np.flatnonzero(present)]
+            present[r[a:e]] = False
+    return S
+
+
 def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
                    rank: np.ndarray | None = None) -> list:
     """Best split (or None) of every node ``(rows, weights)`` — batched calls of the
@@ -137,17 +165,14 @@ def _evaluate_batch(finder, lens, rows, w, rank) -> _Choice:
     if finder.numeric_idx.size and rank is not None and sorted_batch is not None:
         S, V, Y = sorted_batch(rows, seg, rank)  # SharedTallies: once per row set
     elif finder.numeric_idx.size:
-        XT = finder.X[np.ix_(rows, finder.numeric_idx)].T
-        S = np.empty(XT.shape, dtype=_index_dtype(rows.size))
-        if rank is not None:
-            offset = node * rank.shape[1]
-            for k in range(XT.shape[0]):  # ranks are unique: any sort is the stable one
-                S[k] = np.argsort(offset + rank[k, rows])
+        if rank is not None:  # ranks are unique: any sort is the stable one
+            S = rank_orders(rank, rows, seg, node)
         else:
+            XT = finder.X[np.ix_(rows, finder.numeric_idx)].T
+            S = np.empty(XT.shape, dtype=_index_dtype(rows.size))
             for k in range(XT.shape[0]):  # stable within each node, as the grower sorts
                 S[k] = np.lexsort((XT[k], node))
-        V = np.take_along_axis(XT, S, axis=1)
-        Y = finder.y.astype(_class_dtype(finder.n_classes))[rows][S]
+        V, Y, _ = sorted_values(finder, rows, S)
     return finder._evaluate(_Batch(seg, rows, w, we, S, V, Y))
 
 
@@ -188,7 +213,7 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
         return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
                                 np.concatenate([v for _, v, _ in nodes]), seg, node, depth)
     if keys is None:
-        keys = [(r[:-1].tobytes(), v[:-1].tobytes()) for r, v, _ in nodes]
+        keys = [rows_key(r[:-1], v[:-1]) for r, v, _ in nodes]
     group, firsts = _groups([(k, float(v[-1])) for k, (_, v, _) in zip(keys, nodes,
                                                                        strict=True)])
     reps = [nodes[i] for i in firsts.tolist()]

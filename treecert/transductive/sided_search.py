@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive import label_search
-from treecert.transductive.budget import key_bytes
+from treecert.transductive.budget import key_bytes, rows_key
 from treecert.transductive.label_search import _nimp, _xlogx_table
 from treecert.tree.impurity import _ROUND, _impurity_last
 from treecert.tree.numeric_search import _TABLE_MAX
@@ -143,7 +143,7 @@ def search_groups(finder, groups: list, cache, keys: list | None = None) -> list
     the next time."""
     served, tables = [], []
     if keys is None:
-        keys = [(g[0].tobytes(), g[1].tobytes()) for g in groups]
+        keys = [rows_key(g[0], g[1]) for g in groups]
     for i, key in enumerate(keys):
         sided = cache.get(("sided", *key))
         if sided is None:

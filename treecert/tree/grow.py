@@ -271,11 +271,6 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
     return _assemble(levels, value_branch, depth0, K)
 
 
-#: Up to this many branches :func:`route_batch` sends entries by one pass per branch; wider
-#: tests (multiway nominal ones) place every (entry, branch) pair once and sort them.
-_FEW_BRANCHES = 3
-
-
 def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
                 ne: np.ndarray, G: int, feature: np.ndarray, threshold: np.ndarray,
                 n_branches: np.ndarray, value_branch: dict[int, np.ndarray]
@@ -318,40 +313,16 @@ def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.n
     to_all = has_missing[:, None] & (known_total > 0)[:, None] & (cw > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = cw / known_total[:, None]
-    if maxnb <= _FEW_BRANCHES:  # a pass over the entries per branch
-        out = []
-        for b in range(maxnb):
-            sel = (branch == b) | (missing & to_all[ne, b]) if has_missing.any() else \
-                branch == b
-            ent = np.flatnonzero(sel)
-            cw_b = w[ent]
-            m = missing[ent]
-            if m.any():
-                cw_b[m] = cw_b[m] * frac[ne[ent[m]], b]
-            out.append((ent, cw_b))
-        return out
-    # many branches: every (entry, branch) it goes to, in entry order — a known value's
-    # branch, an unknown value's every branch of positive known weight — sorted by branch
-    g_all, b_all = np.nonzero(to_all)
-    n_all = np.bincount(g_all, minlength=G)
-    first_all = np.cumsum(n_all) - n_all
-    count = known.astype(np.int64)
-    count[missing] = n_all[ne[missing]]
-    start = np.cumsum(count) - count
-    dest = np.empty(int(count.sum()), dtype=np.int16 if maxnb < 1 << 15 else np.int64)
-    dest[start[known]] = branch[known]
-    m_ent = np.flatnonzero(missing & (count > 0))
-    dest[_ranges(start[m_ent], count[m_ent])] = b_all[_ranges(first_all[ne[m_ent]],
-                                                             count[m_ent])]
-    pair_ent = np.repeat(np.arange(ne.size), count)
-    pair_w = w[pair_ent]
-    m = missing[pair_ent]
-    pair_w[m] = pair_w[m] * frac[ne[pair_ent[m]], dest[m]]
-    by = np.argsort(dest, kind="stable")  # small integers: a radix sort
-    bounds = np.searchsorted(dest[by], np.arange(maxnb + 1))
-    pair_ent, pair_w = pair_ent[by], pair_w[by]
-    return [(pair_ent[bounds[b]:bounds[b + 1]], pair_w[bounds[b]:bounds[b + 1]])
-            for b in range(maxnb)]
+    out = []
+    for b in range(maxnb):  # an unknown value goes to every branch of positive known weight
+        sel = (branch == b) | (missing & to_all[ne, b]) if has_missing.any() else branch == b
+        ent = np.flatnonzero(sel)
+        cw_b = w[ent]
+        m = missing[ent]
+        if m.any():
+            cw_b[m] = cw_b[m] * frac[ne[ent[m]], b]
+        out.append((ent, cw_b))
+    return out
 
 
 def _assemble(levels: list[_Level], value_branch: dict[int, np.ndarray], depth0: int,
