@@ -216,6 +216,30 @@ def test_a_signal_leaves_no_temporary_file(signum, said, model, tmp_path):
     assert left == []
 
 
+def test_a_signal_as_the_temporary_file_appears_leaves_nothing(tmp_path, monkeypatch):
+    """The window CI's signal fuzzing once hit: the temporary file exists, and the signal
+    arrives before the writer has listed it. Simulated by an interrupt raised the moment
+    the file is created: the list must already hold it, so the clean-up finds it."""
+    from treecert.data import fileio
+
+    real_open = os.open
+
+    def open_then_interrupted(path, flags, *args, **kwargs):
+        fd = real_open(path, flags, *args, **kwargs)
+        if flags & os.O_CREAT and str(path).endswith(".tmp"):
+            os.close(fd)
+            raise KeyboardInterrupt
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fileio.write_text(tmp_path / "out.csv", "a,b\n")
+    monkeypatch.setattr(os, "open", real_open)
+    assert leftovers(tmp_path)  # the file the interrupt stranded
+    fileio.remove_temporaries()
+    assert leftovers(tmp_path) == [] and not (tmp_path / "out.csv").exists()
+
+
 # --------------------------------------------------------------- 4. one line, not a traceback
 @pytest.mark.parametrize("command", ["predict", "train"])
 def test_output_onto_a_directory(command, model, tmp_path, capsys):

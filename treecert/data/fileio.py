@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 import sys
 import tempfile
@@ -189,11 +190,7 @@ def _atomic(name: str, st: os.stat_result | None, binary: bool) -> Iterator[IO]:
     if not directory.is_dir():
         given = Path(name).parent if str(Path(name).parent) else Path(".")
         raise ConfigError(f"{name}: directory {given} does not exist.")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise output_error(name, exc, f"cannot create a file in {directory}") from None
-    _TEMPORARIES.add(tmp)
+    fd, tmp = _create_temporary(name, target)
     try:
         # mkstemp makes the file 0600; give it what the shell's '>' would (where the file
         # system has permissions at all).
@@ -225,6 +222,31 @@ def _atomic(name: str, st: os.stat_result | None, binary: bool) -> Iterator[IO]:
             fh.close()
         _remove(tmp)
         raise
+
+
+def _create_temporary(name: str, target: Path) -> tuple[int, str]:
+    """Create ``target``'s temporary file, listed in :data:`_TEMPORARIES` *before* it exists.
+
+    A stopping signal's handler may run between any two bytecodes; had the file been
+    created first (as ``tempfile.mkstemp`` does) and listed after, a signal in between
+    would leave it behind. Listed first, a signal at any point finds it on the list (or
+    finds nothing to remove). The process id in the name keeps a colliding name, whose
+    file is another program's and must not be removed, out of reach in practice."""
+    directory = target.parent
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_BINARY", 0)
+    for _ in range(tempfile.TMP_MAX):
+        tmp = str(directory / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        _TEMPORARIES.add(tmp)
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            _TEMPORARIES.discard(tmp)  # another's file: never ours to remove
+        except OSError as exc:
+            _TEMPORARIES.discard(tmp)
+            raise output_error(name, exc, f"cannot create a file in {directory}") from None
+    raise OutputError(f"{name}: cannot create a temporary file in {directory}: every name "
+                      "tried exists.", "Remove the .*.tmp files left there.")
 
 
 def _remove(tmp: str) -> None:
