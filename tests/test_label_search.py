@@ -165,6 +165,56 @@ def test_one_row_moves_a_cuts_gain_within_the_bound(left, right_seed, gini, x_le
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
+@given(start=st.lists(st.integers(0, 40), min_size=2, max_size=7),
+       rest_seed=st.integers(0, 2**32 - 1), moved=st.lists(st.integers(0, 5), min_size=2,
+                                                           max_size=30),
+       cls=st.integers(0, 6), gini=st.booleans(), x_left=st.booleans(),
+       label=st.integers(0, 6), near_first=st.booleans())
+def test_a_run_s_pruned_cuts_cannot_tie_the_best(start, rest_seed, moved, cls, gini, x_left,
+                                                 label, near_first):
+    """The chord bound of ``_rising_cuts``: along a run of cuts that move rows of one class
+    (x on one side of all of it) the gain is convex, so a cut it does not score rounds
+    below the column's best: it can neither be nor tie the grower's choice. Cuts whose
+    moves are small (ties are likely) and the two ends near or far apart are all drawn."""
+    from treecert.tree.impurity import _impurity_last
+
+    K = len(start)
+    k, c = cls % K, label % K
+    lc0 = np.array(start, dtype=float)  # left of the run's first cut
+    rest = np.random.default_rng(rest_seed).integers(0, 40, K).astype(float)
+    rest[k] += sum(moved)  # the moved rows start on the right
+    T = lc0 + rest
+    if T.sum() == 0:
+        return
+    step = np.cumsum([0, *moved]).astype(float)  # class k's weight moved at each cut
+    left = lc0[None, :] + np.outer(step, np.eye(K)[k])  # (cuts, K): R left of each cut
+    e = np.eye(K)[c]
+    imp = lambda a: _impurity_last(np.atleast_2d(a), gini)  # noqa: E731
+    tw = T.sum() + 1.0
+
+    def gains(pl, pc):  # label-node pl is unused: one node, one label
+        lx = left[pc] + e * x_left
+        rx = (T - left[pc]) + e * (not x_left)
+        return (imp(T + e) - imp(lx) - imp(rx)) / tw
+
+    n = left.shape[0]
+    g = gains(None, np.arange(n))
+    ends = [0, n - 1] if near_first else [n - 1, 0]  # the near cut, the run's other end
+    g_max = float(np.max(np.round(g[ends], 10)))
+    if g[ends[0]] < g_max - 2e-10:  # the near cut is the end nearer the best
+        ends = ends[::-1]
+    near, other = ends
+    lo, hi = (1, n - 1) if n > 2 else (1, 1)
+    cuts, _ = label_search._rising_cuts(gains, left, np.array([lo]), np.array([hi - lo]),
+                                        np.array([near]), np.array([other]),
+                                        np.zeros(1, np.int64), g[[near]], np.array([g_max]))
+    pruned = np.setdiff1d(np.arange(lo, hi), cuts)
+    assert np.all(np.round(g[pruned], 10) < g_max)
+    # and a pruned cut is never above the chord: the lemma itself
+    assert np.all(g[1:-1] <= np.maximum(g[0], g[-1]) + 1e-12)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), p=st.integers(1, 4),
        G=st.integers(1, 8))
 def test_rank_orders_equal_one_sort_per_column(seed, n, p, G):
