@@ -19,6 +19,7 @@ from treecert.transductive import label_search
 from treecert.transductive.budget import ByteLRU
 from treecert.transductive.node_search import evaluate_nodes, value_ranks
 from treecert.tree.classifier import DecisionTree
+from treecert.tree.segments import _ranges
 
 EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "150"))
 
@@ -172,7 +173,7 @@ def test_one_row_moves_a_cuts_gain_within_the_bound(left, right_seed, gini, x_le
        label=st.integers(0, 6), near_first=st.booleans())
 def test_a_run_s_pruned_cuts_cannot_tie_the_best(start, rest_seed, moved, cls, gini, x_left,
                                                  label, near_first):
-    """The chord bound of ``_rising_cuts``: along a run of cuts that move rows of one class
+    """The chord bound of ``_rising_runs``: along a run of cuts that move rows of one class
     (x on one side of all of it) the gain is convex, so a cut it does not score rounds
     below the column's best: it can neither be nor tie the grower's choice. Cuts whose
     moves are small (ties are likely) and the two ends near or far apart are all drawn."""
@@ -203,12 +204,14 @@ def test_a_run_s_pruned_cuts_cannot_tie_the_best(start, rest_seed, moved, cls, g
     g_max = float(np.max(np.round(g[ends], 10)))
     if g[ends[0]] < g_max - 2e-10:  # the near cut is the end nearer the best
         ends = ends[::-1]
-    near, other = ends
-    lo, hi = (1, n - 1) if n > 2 else (1, 1)
-    cuts, _ = label_search._rising_cuts(gains, left, np.array([lo]), np.array([hi - lo]),
-                                        np.array([near]), np.array([other]),
-                                        np.zeros(1, np.int64), g[[near]], np.array([g_max]))
-    pruned = np.setdiff1d(np.arange(lo, hi), cuts)
+    near = ends[0]
+    lo, hi = (0, n - 1) if near == 0 else (1, n)  # the runs beside it end at kept cuts
+    starts, lens = label_search._rising_runs(
+        gains, np.ones(n, np.int64), left.sum(axis=1), np.zeros(1, np.int64),
+        np.array([near]), np.array([lo]), np.array([hi]), g[[near]], np.array([g_max]))
+    cuts = _ranges(starts, lens)
+    assert np.all((cuts >= 1) & (cuts <= n - 2))  # within the runs
+    pruned = np.setdiff1d(np.arange(1, n - 1), cuts)
     assert np.all(np.round(g[pruned], 10) < g_max)
     # and a pruned cut is never above the chord: the lemma itself
     assert np.all(g[1:-1] <= np.maximum(g[0], g[-1]) + 1e-12)

@@ -93,7 +93,7 @@ class NodeTable:
     of the very same rows."""
 
     __slots__ = ("N", "T", "cnt", "col", "e_left", "e_right", "elig", "gain_span", "left",
-                 "n_gain", "right", "skip", "thr")
+                 "n_gain", "right", "skip", "thr", "w_left")
 
     def nbytes(self) -> int:
         return sum(getattr(self, a).nbytes for a in self.__slots__
@@ -233,9 +233,9 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
     p = cols.size
     ncut = np.zeros(G, dtype=np.int64)
     col, thr, left = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, K))
-    skip = np.zeros(0, dtype=bool)
+    w_left, skip = np.zeros(0), np.zeros(0, dtype=bool)
     if p and M:
-        col, thr, left, cg, skip = _cuts(finder, rows, w, seg, node, rank, N)
+        col, thr, left, w_left, cg, skip = _cuts(finder, rows, w, seg, node, rank, N)
         ncut = np.bincount(cg, minlength=G)
     right = T[np.repeat(np.arange(G), ncut)] - left
     table = _xlogx_table(finder, float(N.max(initial=0.0)) + 1.0)
@@ -244,8 +244,8 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
     bounds = np.r_[0, np.cumsum(ncut)]
     for g, t in enumerate(out):
         s = slice(bounds[g], bounds[g + 1])
-        t.col, t.thr, t.left, t.right, t.skip = (own(a[s]) for a in (col, thr, left, right,
-                                                                      skip))
+        t.col, t.thr, t.left, t.right, t.skip, t.w_left = (
+            own(a[s]) for a in (col, thr, left, right, skip, w_left))
         t.e_left, t.e_right, t.n_gain = (own(a[s]) for a in (e_left, e_right, n_gain))
         t.gain_span = float(np.ptp(t.n_gain)) if t.n_gain.size else 0.0
     q = finder.nominal_idx.size
@@ -269,7 +269,7 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
 def _cuts(finder, rows, w, seg, node, rank, N):
     """Every valid cut of every (node, numeric column) of nodes laid end to end, ordered by
     (node, column, position): its column (local index), threshold, the node's class counts
-    left of it, and its node."""
+    and weight left of it, and its node."""
     params = finder.params
     K, M = finder.n_classes, rows.size
     cols = finder.numeric_idx
@@ -321,7 +321,7 @@ def _cuts(finder, rows, w, seg, node, rank, N):
     b = blk[fc]
     skip = (b > 0) & ends_cut[np.maximum(b - 1, 0)] & ends_cut[b + 1] & pure[b]
     skip &= pure[np.minimum(b + 1, B - 1)] & (cls[b] == cls[np.minimum(b + 1, B - 1)])
-    return ck, t[ck, ci], cum[b] - base[ck, cg], cg, skip
+    return ck, t[ck, ci], cum[b] - base[ck, cg], left[ck, ci], cg, skip
 
 
 def _min_branch(finder, N: np.ndarray) -> np.ndarray:
@@ -433,14 +433,12 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
         at = np.searchsorted(kept, c)
         lo = np.r_[-1, kept][at] + 1  # first cut after the previous kept cut
         hi = np.r_[kept, col.size][at + 1]  # the next kept cut
-        starts = np.stack([lo, c + 1], axis=1).ravel()
-        lens = np.stack([c - lo, hi - c - 1], axis=1).ravel()
-        run_pl = np.repeat(pl[near], 2)
-        run_cut, run_pl = _rising_cuts(gains, left, starts, lens, np.repeat(c, 2),
-                                       np.stack([lo - 1, hi], axis=1).ravel(), run_pl,
-                                       np.repeat(g[near], 2), np.repeat(gmax[near], 2))
-        pl = np.r_[pl, run_pl]
-        pc = np.r_[pc, run_cut]
+        w_left = np.concatenate([t.w_left for t in tabs])
+        run = np.cumsum(np.r_[True, (cut_group[1:] != cut_group[:-1]) | (col[1:] != col[:-1])])
+        starts, lens = _rising_runs(gains, run, w_left, pl[near], c, lo, hi, g[near],
+                                    gmax[near])
+        pl = np.r_[pl, np.repeat(np.repeat(pl[near], 2), lens)]
+        pc = np.r_[pc, _ranges(starts, lens)]
         g = np.r_[g, gains(pl[g.size:], pc[g.size:])]
         order = np.lexsort((pc, pl))  # by label-node, then cut: (column, position)
         pl, pc, g = pl[order], pc[order], g[order]
@@ -462,34 +460,48 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
 _CHORD_SLACK = 1e-9
 
 
-def _rising_cuts(gains, left, starts, lens, c, other, run_pl, g_c, g_max):
-    """The cuts of the runs of skipped cuts beside near-best cuts that could still tie the
-    best once rounded: (cuts, their label-nodes).
+def _rising_runs(gains, run, w_left, pl, c, lo, hi, g_c, g_max):
+    """The parts of the runs of skipped cuts beside near-best cuts that could still tie the
+    best once rounded: (starts, lengths), two per near cut (its left run, its right run).
 
-    Run r lies between the near-best cut ``c[r]`` and the kept cut ``other[r]``, and moves
-    rows of one class only (``NodeTable.skip``) with x on one side of all of it, so the
-    gain is convex in the weight moved along it (the Fayyad-Irani argument): at a cut t of
-    the run it is at most the chord ``g(c) - f·(g(c) - g(other))``, f the share of the
-    run's weight between c and t. A cut whose chord is below the column's best rounded
-    gain less 2e-10 (and :data:`_CHORD_SLACK`) can neither beat nor tie it; the others are
-    scored. Where the far end is as high as c, the chord stays high and the run is scored
-    whole, as before."""
-    owner = np.repeat(np.arange(lens.size), lens)
-    run_cut = _ranges(starts, lens)
-    if not run_cut.size:
-        return run_cut, run_pl[owner]
+    Near cut ``c[i]`` (of label-node ``pl[i]``) has runs ``lo[i]:c[i]`` and
+    ``c[i]+1:hi[i]``, each ending at a kept cut (``lo - 1``, ``hi``). A run moves rows of
+    one class only (``NodeTable.skip``), with x on one side of all of it, so the gain is
+    convex in R's weight moved along it (the Fayyad-Irani argument): at a cut t it is at
+    most the chord ``g(c) - f·(g(c) - g(end))``, f the share of the run's weight between c
+    and t. A cut whose chord is below the column's best rounded gain less 2e-10 (and
+    :data:`_CHORD_SLACK`) can neither beat nor tie it: the cuts that can are the run's
+    part next to c within a weight of c, found by binary search on the weights left of
+    the cuts (``w_left``, integer, nondecreasing within a column: ``run`` numbers the
+    (node, column) runs of the cuts laid end to end). Where the far end is as high as c,
+    the chord stays high and the run is scored whole."""
+    c2, lo2, hi2 = np.repeat(c, 2), np.repeat(lo, 2), np.repeat(hi, 2)
+    right = np.tile([False, True], c.size)
+    lens = np.where(right, hi2 - c2 - 1, c2 - lo2)
+    end = np.where(right, hi2, lo2 - 1)  # the run's other end, a kept cut
     has = lens > 0
     g_end = np.full(lens.size, np.inf)
-    g_end[has] = gains(run_pl[has], other[has])
-    weight = left.sum(axis=1)  # R's weight left of each cut (K integer columns: exact)
-    w_c = weight[c]
-    span = weight[np.where(has, other, c)] - w_c
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(span[owner] != 0, (weight[run_cut] - w_c[owner]) / span[owner], 0.0)
-    drop = np.maximum(g_c - g_end, 0.0)
-    chord = g_c[owner] - share * drop[owner]
-    rising = chord >= g_max[owner] - 2e-10 - _CHORD_SLACK
-    return run_cut[rising], run_pl[owner[rising]]
+    g_end[has] = gains(np.repeat(pl, 2)[has], end[has])
+    drop = np.repeat(g_c, 2) - g_end
+    room = np.repeat(g_c - g_max, 2) + 2e-10 + _CHORD_SLACK  # > 0: c is near the best
+    w_c = w_left[c2]
+    w_end = w_left[np.where(has, end, c2)]
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        reach = np.where(drop > 0, room / drop * np.abs(w_end - w_c), np.inf)
+    bound = np.where(right, np.floor(np.minimum(w_c + reach, w_end)),
+                     np.ceil(np.maximum(w_c - reach, w_end))).astype(np.int64)
+    # integer keys nondecreasing over all cuts: (node, column) run, then weight left (integer
+    # weights below 2**31, fewer than 2**31 runs: no overflow)
+    big = int(w_left.max(initial=0.0)) + 2
+    key = run.astype(np.int64) * big + w_left.astype(np.int64)
+    target = run[c2].astype(np.int64) * big + bound
+    at = np.searchsorted(key, target, side="left")
+    after = np.searchsorted(key, target, side="right")
+    n_right = np.clip(after - (c2 + 1), 0, lens)
+    n_left = np.clip(c2 - np.maximum(at, lo2), 0, lens)
+    lens = np.where(has, np.where(right, n_right, n_left), 0)
+    starts = np.where(right, c2 + 1, c2 - lens)
+    return starts, lens
 
 
 def _within_reach(tabs, col: np.ndarray, cut_group: np.ndarray, gini: bool) -> np.ndarray:
