@@ -218,6 +218,52 @@ def test_a_run_s_pruned_cuts_cannot_tie_the_best(start, rest_seed, moved, cls, g
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), K=st.integers(2, 19), n_cuts=st.integers(1, 40),
+       scale=st.sampled_from([3, 50, 5000]), labels=st.integers(1, 19))
+def test_the_shortcut_keeps_every_pair_near_its_best(seed, K, n_cuts, scale, labels):
+    """``_near_best``'s O(1) gain of x added to one class agrees with the exact O(K) one to
+    far below its slack: every pair whose exact gain is within 1e-9 of its (label, column)
+    best is kept, ties and near-ties included (many equal counts at small scales)."""
+    from treecert.tree.impurity import _impurity_last
+
+    rng = np.random.default_rng(seed)
+    T = rng.integers(0, scale, K).astype(float)
+    if T.sum() == 0:
+        return
+    N = float(T.sum())
+    left = np.array([rng.integers(0, t + 1) for t in T for _ in range(n_cuts)],
+                    dtype=float).reshape(K, n_cuts).T  # (cuts, K), any counts within T
+    right = T - left
+    table = label_search._xlogx_table(DecisionTree().make_finder(
+        Dataset(Schema((Attribute("a", "numeric"),), Attribute("c", "nominal", ("p", "q"))),
+                np.zeros((1, 1)), np.zeros(1, np.int64), np.ones(1), source="t")), N + 1.0)
+    e_left, e_right = label_search._nimp(left, False, table), label_search._nimp(right, False,
+                                                                                 table)
+    xl = rng.random(n_cuts) < 0.5
+    lab = rng.integers(0, K, labels)
+    Tx = T[None, :] + np.eye(K)[lab]
+    parent = _impurity_last(Tx, False)
+    tw = np.full(labels, N + 1.0)
+    pl = np.repeat(np.arange(labels), n_cuts)
+    pc = np.tile(np.arange(n_cuts), labels)
+    col = rng.integers(0, 3, n_cuts)
+    order = np.lexsort((pc, col[pc], pl))  # runs of (label-node, column), as _best_cuts
+    pl, pc = pl[order], pc[order]
+    key = pl * 3 + col[pc]
+    e_other = np.where(xl, e_right, e_left)
+    kept = label_search._near_best(table, lab, pl, pc, key, xl, left, right, left.sum(axis=1),
+                                   np.full(n_cuts, N), e_left, e_right, e_other, parent, tw)
+    xs = np.where(xl[pc][:, None], left[pc], right[pc])
+    xs[np.arange(pc.size), lab[pl]] += 1.0
+    e_x = label_search._nimp(xs, False, table)
+    exact = (parent[pl] - np.where(xl[pc], e_x, e_other[pc])
+             - np.where(xl[pc], e_other[pc], e_x)) / tw[pl]
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    best = np.repeat(np.maximum.reduceat(exact, first), np.diff(np.r_[first, key.size]))
+    assert np.all(kept[exact >= best - 1e-9])
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), p=st.integers(1, 4),
        G=st.integers(1, 8))
 def test_rank_orders_equal_one_sort_per_column(seed, n, p, G):

@@ -37,7 +37,8 @@ class CountRows:
         self.counts = counts
         self.gini = gini
         self.table = table  # x ln x of 0, 1, 2, ... when every count is an integer below
-        self.total = counts.sum(axis=-1)
+        # integer counts (a table) sum exactly in any order: einsum's 4x faster short rows
+        self.total = counts.sum(axis=-1) if table is None else np.einsum("...k->...", counts)
         if gini:
             self.squares = (counts * counts).sum(axis=-1)
             self.impurity = _impurity_last(counts, gini)
