@@ -112,8 +112,10 @@ class NumericSearch:
         if not positions:
             CE = sums[0]
         C = list(sums[first:])
-        if derive_last:  # exact sums: the last class is the rest, bit for bit
-            C.append(CE - _sum_cols(C) if C else np.broadcast_to(CE, (p, M)).copy())
+        if derive_last:  # exact sums: the last class is the rest, bit for bit (in any order:
+            # one reduction over the stack, not K - 1 columns stacked along a new last axis)
+            C.append(CE - np.add.reduce(sums[first:], axis=0, dtype=sums.dtype) if C
+                     else np.broadcast_to(CE, (p, M)).copy())
         # Known values come first in each segment (NaN sorts last).
         if np.isnan(V[:, seg[1:] - 1]).any():  # (p, G): the length less the (few) unknowns
             unknown = np.flatnonzero(np.isnan(V))
