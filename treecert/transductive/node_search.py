@@ -159,7 +159,10 @@ def parts(cum: np.ndarray, limit: int):
 
 def _evaluate_batch(finder, lens, rows, w, rank) -> _Choice:
     seg, node = _segments(lens)
-    we = None if finder.eligible is None else w * finder.eligible[rows]
+    # no ineligible row (the hanging subtrees): eligible weight is the weight, which lets
+    # the numeric search derive the last class's sums (the same numbers)
+    el = None if finder.eligible is None else finder.eligible[rows]
+    we = None if el is None or el.all() else w * el
     S = V = Y = None
     sorted_batch = getattr(finder, "sorted_batch", None)
     if finder.numeric_idx.size and rank is not None and sorted_batch is not None:

@@ -211,7 +211,8 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         b_rows, b_w = lvl.rows[keep], lvl.w[keep]
         b_seg = np.zeros(act.size + 1, dtype=np.int64)
         np.cumsum(lvl.lens[act], out=b_seg[1:])
-        b_we = None if eligible is None else b_w * eligible[b_rows]
+        b_el = None if eligible is None else eligible[b_rows]
+        b_we = None if b_el is None or b_el.all() else b_w * b_el  # all eligible: w itself
         if pending is None:
             # The root: sorted once. Rows with missing values (numeric or nominal) get
             # fractional weights in children, whose sums depend on the order of ties.
