@@ -45,6 +45,12 @@ arithmetic that depends on c is done per label:
   most δ(n) (:func:`_within_reach`), so a cut whose gain on R is far enough below its
   column's best cannot become the best with x of any class: only the others are scored
   per label.
+* **Pairs far from the best** (four classes or more). x adds one unit to one class, so
+  a pair's gain has an O(1) shortcut — R's side's N·impurity plus four x ln x lookups —
+  equal to the exact O(K) sum up to rounding; only the pairs it puts within 1e-8 of their
+  column's best are scored exactly (:func:`_near_best`).
+* **Runs beside the best.** The skipped cuts next to a near-best cut are scored only as
+  far as the chord bound of a convex gain lets them tie it (:func:`_rising_runs`).
 
 Every gain is computed from the same integer class counts with the same operations in
 the same order as the grower's (:mod:`treecert.tree.impurity`: x ln x read from the same
