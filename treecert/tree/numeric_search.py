@@ -106,8 +106,10 @@ class NumericSearch:
             totals[0] = np.bincount(node, weights=w_e * el, minlength=G)
         for k in range(n_sums):
             class_weights(k, sums[first + k])
-            totals[first + k] = np.bincount(node, weights=np.where(y_e == k, w_e, 0),
-                                            minlength=G)
+        # every class's node totals in one pass: each (node, class) bin adds its entries in
+        # order, as a per-class pass does (whose other entries add exact zeros)
+        totals[first:] = np.bincount(node * K + y_e, weights=w_e, minlength=G * K).reshape(
+            G, K).T[:n_sums]
         _segment_cumsum(sums, seg, exact, totals)
         if not positions:
             CE = sums[0]
