@@ -179,13 +179,11 @@ class BatchEngine:
                      or bool(np.all(w == np.round(w)))))
 
     def hanging_leaves(self, rows: np.ndarray, w: np.ndarray, depth: int,
-                       forest: LeafForest, grown: list, key: tuple | None = None) -> int:
+                       forest: LeafForest, grown: list, key: tuple) -> int:
         """Id in :attr:`leaf_sets` of the leaves of the tree grown on training ``rows``
-        (sorted) at ``depth``, memoised by ``key`` (equal keys, equal rows and weights;
-        default their bytes); a new one is grown by ``forest`` as its tree ``len(grown)``,
+        (sorted) at ``depth``, memoised by ``key`` (:meth:`_child_key`: equal keys, equal
+        rows and weights); a new one is grown by ``forest`` as its tree ``len(grown)``,
         and (its id, its key) appended to ``grown``."""
-        if key is None:
-            key = budget.rows_key(rows, w)
         key = (*key, depth if self.params.max_depth is not None else 0)
         got = self.memo.get(key)
         if got is None:

@@ -65,12 +65,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.transductive.budget import key_bytes, rows_key
+from treecert.transductive.budget import key_bytes
 from treecert.transductive.node_search import (
     SEARCH_CELLS,
     evaluate_nodes,
     parts,
     rank_orders,
+    row_keys,
     sorted_values,
 )
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info
@@ -104,12 +105,6 @@ class NodeTable:
     def nbytes(self) -> int:
         return sum(getattr(self, a).nbytes for a in self.__slots__
                    if isinstance(getattr(self, a), np.ndarray))
-
-
-def row_keys(nodes: list) -> list[tuple]:
-    """Keys of the training rows R and weights of nodes ``(rows, w, ...)`` whose last row
-    is x: equal iff R and its weights are (their bytes)."""
-    return [rows_key(nd[0][:-1], nd[1][:-1]) for nd in nodes]
 
 
 def search_nodes(finder, nodes: list, rank: np.ndarray, cache=None,
@@ -168,7 +163,7 @@ def search_groups(finder, groups: list, rank: np.ndarray, cache=None,
     if not groups:
         return []
     if keys is None:
-        keys = [rows_key(g[0], g[1]) for g in groups]
+        keys = row_keys(groups, x_last=False)
     tables: dict = {}
     missing = []
     for key, g in zip(keys, groups, strict=True):
@@ -374,6 +369,17 @@ def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
     return [splits[bounds[g]:bounds[g + 1]] for g in range(G)]
 
 
+def _run_max(values: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The maximum of ``values`` over each run starting at ``first`` (from 0), repeated."""
+    return np.repeat(np.maximum.reduceat(values, first), np.diff(np.r_[first, values.size]))
+
+
+def _column_runs(cut_group: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """Where each (node, column) run of cuts laid end to end starts (indices)."""
+    return np.flatnonzero(np.r_[True, (cut_group[1:] != cut_group[:-1])
+                                | (col[1:] != col[:-1])])
+
+
 def _first_best(g: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per run of equal ``key`` (consecutive): the index of the first entry of largest
     ``g`` rounded to 10 decimals (the grower's choice of a column's cut), and that
@@ -381,7 +387,7 @@ def _first_best(g: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     rg = np.round(g, _ROUND)
     n = key.size
     first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    gmax = np.repeat(np.maximum.reduceat(rg, first), np.diff(np.r_[first, n]))
+    gmax = _run_max(rg, first)
     return np.minimum.reduceat(np.where(rg == gmax, np.arange(n), n), first), gmax
 
 
@@ -428,8 +434,10 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
 
     kept = np.flatnonzero(~skip)
     cut_group = np.repeat(np.arange(G), ncut)
+    runs = _column_runs(cut_group, col)
     # the reach test pays where each table serves several labels (not for two classes)
-    scored = kept[_within_reach(tabs, col, cut_group, gini)[kept]] if Lg >= 4 * G else kept
+    scored = (kept[_within_reach(tabs, col, cut_group, gini, runs)[kept]] if Lg >= 4 * G
+              else kept)
     kcount = np.bincount(cut_group[scored], minlength=G)
     pl = np.repeat(np.arange(Lg), kcount[gl])  # (label-node, scored cut) pairs
     pc = scored[_ranges(np.cumsum(kcount)[gl] - kcount[gl], kcount[gl])]
@@ -449,9 +457,10 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
         at = np.searchsorted(kept, c)
         lo = np.r_[-1, kept][at] + 1  # first cut after the previous kept cut
         hi = np.r_[kept, col.size][at + 1]  # the next kept cut
-        run = np.cumsum(np.r_[True, (cut_group[1:] != cut_group[:-1]) | (col[1:] != col[:-1])])
-        starts, lens = _rising_runs(gains, run, w_cut, pl[near], c, lo, hi, g[near],
-                                    gmax[near])
+        run = np.zeros(col.size, dtype=np.int64)
+        run[runs] = 1
+        starts, lens = _rising_runs(gains, np.cumsum(run), w_cut, pl[near], c, lo, hi,
+                                    g[near], gmax[near])
         pl = np.r_[pl, np.repeat(np.repeat(pl[near], 2), lens)]
         pc = np.r_[pc, _ranges(starts, lens)]
         g = np.r_[g, gains(pl[g.size:], pc[g.size:])]
@@ -464,8 +473,7 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
     thr[li, kj] = t_cut[best]
     if finder.params.criterion == "gain_ratio":
         # the best cut's branch weight left of it, x included
-        w_left = _lastsum(left[best]) + xl[best]
-        _ratio_cuts(tabs, gl, Tx, tw, ok, gain, score, li, kj, w_left, p)
+        _ratio_cuts(tabs, gl, Tx, tw, ok, gain, score, li, kj, w_cut[best] + xl[best], p)
     else:
         score[:, :p] = gain[:, :p]
 
@@ -496,8 +504,7 @@ def _near_best(table, lab, pl, pc, key, xl, left, right, w_cut, N_cut, e_left, e
     e_x = np.where(left_x, e_left[pc], e_right[pc]) + (
         (table[n + 1] - table[n]) - (table[n_c + 1] - table[n_c])) / _LN2
     approx = (parent[pl] - e_x - e_other[pc]) / tw[pl]
-    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    best = np.repeat(np.maximum.reduceat(approx, first), np.diff(np.r_[first, key.size]))
+    best = _run_max(approx, np.flatnonzero(np.r_[True, key[1:] != key[:-1]]))
     return approx >= best - _SHORTCUT_SLACK
 
 
@@ -550,14 +557,16 @@ def _rising_runs(gains, run, w_left, pl, c, lo, hi, g_c, g_max):
     return starts, lens
 
 
-def _within_reach(tabs, col: np.ndarray, cut_group: np.ndarray, gini: bool) -> np.ndarray:
+def _within_reach(tabs, col: np.ndarray, cut_group: np.ndarray, gini: bool,
+                  runs: np.ndarray | None = None) -> np.ndarray:
     """Per cut (tables laid end to end): whether x, whatever its class and side, could make
     it its column's best. One unit added to a count vector of weight n raises n·entropy
     (bits) by at most δ(n) = (n + 1) log2(n + 1) - n log2 n (n·Gini: by less than 2), and
     never lowers it; so (N + 1)·gain with x is within δ(N) of R's N·gain on every cut
     (the parent's and x's side's terms each move by [0, δ(N)]), and a cut whose N·gain is
     more than 2δ(N) below its column's best on R is below that cut with x too — by more
-    than the 1e-6 kept for rounding, so not even a rounded tie."""
+    than the 1e-6 kept for rounding, so not even a rounded tie. ``runs``: the cuts'
+    :func:`_column_runs`, when already known."""
     N = np.array([t.N for t in tabs])
     if gini:
         delta = np.full(N.shape, 2.0)
@@ -568,8 +577,7 @@ def _within_reach(tabs, col: np.ndarray, cut_group: np.ndarray, gini: bool) -> n
     if all(t.gain_span <= r for t, r in zip(tabs, reach.tolist(), strict=True)):
         return np.ones(col.size, dtype=bool)  # nearly pure nodes: every cut within reach
     ngain = np.concatenate([t.n_gain for t in tabs])
-    run = np.flatnonzero(np.r_[True, (cut_group[1:] != cut_group[:-1]) | (col[1:] != col[:-1])])
-    best = np.repeat(np.maximum.reduceat(ngain, run), np.diff(np.r_[run, ngain.size]))
+    best = _run_max(ngain, _column_runs(cut_group, col) if runs is None else runs)
     return ngain >= best - reach[cut_group]
 
 

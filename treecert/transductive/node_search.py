@@ -14,7 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.budget import rows_key
-from treecert.tree.grow import segment_eligible_weights, segment_stops, stops
+from treecert.tree.grow import (
+    eligible_weights,
+    segment_eligible_weights,
+    segment_stops,
+    stops,
+)
 from treecert.tree.segments import _Batch, _class_dtype, _index_dtype
 from treecert.tree.split_search import _Choice
 
@@ -63,6 +68,15 @@ def appended_ranks(rank: np.ndarray, values: np.ndarray, Xq: np.ndarray) -> np.n
 #: Rows × attributes per batched split search: bounds its sort and count arrays (~100 MB
 #: at most, far less for most batches); a longer list of nodes is searched in parts.
 SEARCH_CELLS = 1 << 20
+
+
+def row_keys(nodes: list, x_last: bool = True) -> list[tuple]:
+    """Keys of the training rows and weights of nodes ``(rows, w, ...)`` — less the last
+    row, their x, where ``x_last`` — for grouping and caching: their bytes, equal iff they
+    are (the batched engine passes keys by derivation instead,
+    ``BatchEngine._child_key``)."""
+    end = -1 if x_last else None
+    return [rows_key(nd[0][:end], nd[1][:end]) for nd in nodes]
 
 
 def sorted_values(finder, rows: np.ndarray, S: np.ndarray, w: np.ndarray | None = None):
@@ -159,10 +173,7 @@ def parts(cum: np.ndarray, limit: int):
 
 def _evaluate_batch(finder, lens, rows, w, rank) -> _Choice:
     seg, node = _segments(lens)
-    # no ineligible row (the hanging subtrees): eligible weight is the weight, which lets
-    # the numeric search derive the last class's sums (the same numbers)
-    el = None if finder.eligible is None else finder.eligible[rows]
-    we = None if el is None or el.all() else w * el
+    we = eligible_weights(finder.eligible, rows, w)
     S = V = Y = None
     sorted_batch = getattr(finder, "sorted_batch", None)
     if finder.numeric_idx.size and rank is not None and sorted_batch is not None:
@@ -216,7 +227,7 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
         return counts_and_stops(finder, np.concatenate([r for r, _, _ in nodes]),
                                 np.concatenate([v for _, v, _ in nodes]), seg, node, depth)
     if keys is None:
-        keys = [rows_key(r[:-1], v[:-1]) for r, v, _ in nodes]
+        keys = row_keys(nodes)
     group, firsts = _groups([(k, float(v[-1])) for k, (_, v, _) in zip(keys, nodes,
                                                                        strict=True)])
     reps = [nodes[i] for i in firsts.tolist()]

@@ -37,8 +37,9 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive import label_search
-from treecert.transductive.budget import key_bytes, rows_key
+from treecert.transductive.budget import key_bytes
 from treecert.transductive.label_search import _nimp, _xlogx_table
+from treecert.transductive.node_search import row_keys
 from treecert.tree.impurity import _ROUND, _impurity_last
 from treecert.tree.numeric_search import _TABLE_MAX
 
@@ -143,7 +144,7 @@ def search_groups(finder, groups: list, cache, keys: list | None = None) -> list
     the next time."""
     served, tables = [], []
     if keys is None:
-        keys = [rows_key(g[0], g[1]) for g in groups]
+        keys = row_keys(groups, x_last=False)
     for i, key in enumerate(keys):
         sided = cache.get(("sided", *key))
         if sided is None:
@@ -183,7 +184,7 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache,
     by_r: dict[tuple, dict[bytes, list[int]]] = {}
     out: list = [None] * len(nodes)
     if keys is None:
-        keys = label_search.row_keys(nodes)
+        keys = row_keys(nodes)
     for i, (_, _, x, _) in enumerate(nodes):
         if not np.isnan(x).any():
             by_r.setdefault(keys[i], {}).setdefault(x.tobytes(), []).append(i)

@@ -72,8 +72,20 @@ def segment_eligible_weights(finder: SplitFinder, rows: np.ndarray, w: np.ndarra
     """The eligible weight of every node of :func:`segment_stops`, summed exactly as
     ``.sum()`` would, node by node (exact where the weights are; each node's own sum
     elsewhere)."""
-    ew = w if finder.eligible is None else w * finder.eligible[rows]
-    return _ragged_sums(ew, seg, _exact_segments(w, node, seg.size - 1))
+    ew = eligible_weights(finder.eligible, rows, w)
+    return _ragged_sums(w if ew is None else ew, seg, _exact_segments(w, node, seg.size - 1))
+
+
+def eligible_weights(eligible: np.ndarray | None, rows: np.ndarray,
+                     w: np.ndarray) -> np.ndarray | None:
+    """The eligible weight of every entry (row ``rows[e]``, weight ``w[e]``) of a batch of
+    nodes, or None where every entry is eligible: the weight itself, which lets the numeric
+    search read eligible weights as positions and derive the last class's sums (the same
+    numbers)."""
+    if eligible is None:
+        return None
+    el = eligible[rows]
+    return None if el.all() else w * el
 
 
 def node_stops(finder: SplitFinder, rows: np.ndarray, w: np.ndarray, counts: np.ndarray,
@@ -211,8 +223,7 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         b_rows, b_w = lvl.rows[keep], lvl.w[keep]
         b_seg = np.zeros(act.size + 1, dtype=np.int64)
         np.cumsum(lvl.lens[act], out=b_seg[1:])
-        b_el = None if eligible is None else eligible[b_rows]
-        b_we = None if b_el is None or b_el.all() else b_w * b_el  # all eligible: w itself
+        b_we = eligible_weights(eligible, b_rows, b_w)
         if pending is None:
             # The root: sorted once. Rows with missing values (numeric or nominal) get
             # fractional weights in children, whose sums depend on the order of ties.
