@@ -8,6 +8,7 @@ tables of R built at once or found in its cache.
 from __future__ import annotations
 
 import os
+from unittest import mock
 
 import numpy as np
 from conftest import random_datasets
@@ -116,22 +117,46 @@ def test_not_covered_settings_are_named():
         assert label_search.covers(finder, w) is covered
 
 
-def test_nodes_of_an_x_with_an_unknown_value_are_searched_alone():
+def _two_class_nodes(Xq: np.ndarray, labels: list[int]):
+    """A two-class finder over six training rows and the test rows ``Xq`` (ineligible), its
+    value ranks, and one node (all six rows, test row j last) per test row."""
     schema = Schema((Attribute("a", "numeric"), Attribute("b", "numeric")),
                     Attribute("class", "nominal", ("p", "q")))
     X = np.array([[1.0, 5.0], [2.0, 4.0], [3.0, 3.0], [4.0, 2.0], [5.0, 1.0], [6.0, 0.0]])
     train = Dataset(schema, X, np.array([0, 0, 0, 1, 1, 1]), np.ones(6), source="<toy>")
-    Xq = np.array([[np.nan, 2.5], [3.5, 2.5], [3.5, 2.5]])
+    J = Xq.shape[0]
     finder = DecisionTree(min_leaf=1.0).make_finder(
-        train, eligible=np.r_[np.ones(6, dtype=bool), np.zeros(3, dtype=bool)],
-        X=np.vstack([X, Xq]), y=np.r_[train.y, 1, 0, 1])
-    rank = value_ranks(finder)
-    nodes = [(np.r_[np.arange(6), 6 + j], np.ones(7), Xq[j], int(finder.y[6 + j]))
-             for j in range(3)]
-    got = label_search.search_nodes(finder, nodes, rank, ByteLRU(1 << 20))
-    want = evaluate_nodes(finder, [nd[:2] for nd in nodes], rank)
-    assert [(s.feature, s.threshold, s.score) for s in got] == \
+        train, eligible=np.r_[np.ones(6, dtype=bool), np.zeros(J, dtype=bool)],
+        X=np.vstack([X, Xq]), y=np.r_[train.y, labels])
+    nodes = [(np.r_[np.arange(6), 6 + j], np.ones(7), Xq[j], labels[j]) for j in range(J)]
+    return finder, value_ranks(finder), nodes
+
+
+def _same_splits(got: list, want: list) -> bool:
+    return [(s.feature, s.threshold, s.score) for s in got] == \
         [(s.feature, s.threshold, s.score) for s in want]
+
+
+def test_nodes_of_an_x_with_an_unknown_value_are_searched_alone():
+    finder, rank, nodes = _two_class_nodes(np.array([[np.nan, 2.5], [3.5, 2.5], [3.5, 2.5]]),
+                                           [1, 0, 1])
+    with mock.patch.object(label_search, "TWO_CLASS_ROWS", -1):  # tables for any node
+        got = label_search.search_nodes(finder, nodes, rank, ByteLRU(1 << 20))
+    assert _same_splits(got, evaluate_nodes(finder, [nd[:2] for nd in nodes], rank))
+
+
+def test_two_class_nodes_take_a_table_only_above_the_size_that_pays():
+    """With two classes a node of at most TWO_CLASS_ROWS training rows is searched alone (no
+    table is built), a larger one through its table: the grower's splits either way."""
+    finder, rank, nodes = _two_class_nodes(np.array([[3.5, 2.5], [3.5, 2.5], [1.5, 0.5]]),
+                                           [0, 1, 1])
+    want = evaluate_nodes(finder, [nd[:2] for nd in nodes], rank)
+    for limit, tables in ((6, 0), (5, 1)):  # six training rows: alone, then one table of R
+        cache = ByteLRU(1 << 20)
+        with mock.patch.object(label_search, "TWO_CLASS_ROWS", limit):
+            got = label_search.search_nodes(finder, nodes, rank, cache)
+        assert len(cache) == tables
+        assert _same_splits(got, want)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

@@ -34,21 +34,14 @@ arithmetic that depends on c is done per label:
   corrected and divided by its split information — its branch weights R's plus x's 1 on
   x's side (:func:`_ratio_cuts`); nominal tests and the average-gain filter are the
   grower's own code (``SplitFinder._nominal_scores``, ``SplitFinder._choose``).
-* **Kept between searches.** R's tables (:class:`NodeTable`) do not depend on x: every x
-  whose test changes at a base node searches that node's very rows first, and many
-  change it to the same competitor, so the tables are kept per R in a byte-bounded LRU
-  (:data:`~treecert.transductive.budget.TABLE_BYTES`) and a repeated node costs only its
-  per-label arithmetic (on the shuttle-shaped data most of the search). The engine names
-  R by its derivation — base node, dropped row, the tests and branches below — so that
-  finding a table costs no hashing of R's rows (``BatchEngine._child_key``).
-* **Cuts out of x's reach.** One unit of weight moves a count vector's n·impurity by at
-  most δ(n) (:func:`_within_reach`), so a cut whose gain on R is far enough below its
-  column's best cannot become the best with x of any class: only the others are scored
-  per label.
-* **Pairs far from the best** (four classes or more). x adds one unit to one class, so
-  a pair's gain has an O(1) shortcut — R's side's N·impurity plus four x ln x lookups —
-  equal to the exact O(K) sum up to rounding; only the pairs it puts within 1e-8 of their
-  column's best are scored exactly (:func:`_near_best`).
+* **Kept between searches.** R's tables (:class:`NodeTable`) do not depend on x, and many
+  x search the same R (a base node's rows, then the same competitor), so they are kept
+  per R in a byte-bounded LRU (:data:`~treecert.transductive.budget.TABLE_BYTES`), named
+  by R's derivation (``BatchEngine._child_key``: no hashing of R's rows).
+* **Cuts out of x's reach.** One unit of weight moves n·impurity by at most δ(n)
+  (:func:`_within_reach`): only cuts near their column's best on R are scored per label.
+* **Pairs far from the best** (four classes or more). A pair's gain has an O(1) shortcut
+  (four x ln x lookups); only pairs within 1e-8 of the best are scored (:func:`_near_best`).
 * **Runs beside the best.** The skipped cuts next to a near-best cut are scored only as
   far as the chord bound of a convex gain lets them tie it (:func:`_rising_runs`).
 
@@ -57,8 +50,8 @@ the same order as the grower's (:mod:`treecert.tree.impurity`: x ln x read from 
 table, class sums in numpy's order), so the chosen tests are the grower's bit for bit
 (``tests/test_label_search.py`` compares with the per-node search). It covers what those
 arguments need (:func:`covers`): complete data, integer weights, every training row
-eligible, any criterion; elsewhere the engine searches job by job
-(:func:`~treecert.transductive.node_search.evaluate_nodes`).
+eligible, any criterion; elsewhere, and for two classes on nodes where a table does not
+pay (:func:`shares`), the engine searches job by job (``node_search.evaluate_nodes``).
 """
 
 from __future__ import annotations
@@ -80,15 +73,22 @@ from treecert.tree.segments import _ranges
 
 #: (cut, label) pairs × classes scored at once: bounds the per-label arrays (~100 MB).
 PAIR_CELLS = 1 << 22
+#: With two classes a table pays only on nodes of more than this many training rows; on
+#: smaller ones the grower's batched search of both labels costs less (BENCHMARKS.md).
+TWO_CLASS_ROWS = 1024
 
 
 def covers(finder, weights: np.ndarray) -> bool:
     """Whether the shared search equals the grower's on nodes of training rows with these
-    ``weights`` plus one ineligible x of weight 1 (module docstring): integer weights
-    whose sums stay exact (any criterion)."""
+    ``weights`` plus one ineligible x of weight 1: integer weights, exact sums."""
     w = np.asarray(weights, dtype=float)
     return (bool(np.all(w >= 0)) and bool(np.all(w == np.round(w)))
             and float(w.sum()) + 1.0 < 2.0**31)
+
+
+def shares(finder, n_rows: int) -> bool:
+    """Whether a covered node of ``n_rows`` training rows is searched through its table."""
+    return finder.n_classes > 2 or n_rows > TWO_CLASS_ROWS
 
 
 class NodeTable:
@@ -112,15 +112,16 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache=None,
     """The grower's split (or None) of every node ``(rows, w, x, c)``: training rows with
     x's appended row last in ``rows`` (weight 1, ineligible), x's values and class. Nodes
     of one x with the same training rows are one group of :func:`search_groups`; a node
-    whose x has an unknown value is not covered and is searched alone
-    (:func:`~treecert.transductive.node_search.evaluate_nodes`). ``keys`` name each
+    whose x has an unknown value (not covered), or whose table would not pay
+    (:func:`shares`), is searched alone (``node_search.evaluate_nodes``). ``keys`` name each
     node's training rows and weights — equal keys, equal rows — for grouping and the
     cache (default :func:`row_keys`; the engine passes the rows' derivation, which
     costs nothing to hash)."""
     out: list = [None] * len(nodes)
     if keys is None:
         keys = row_keys(nodes)
-    alone = [i for i, nd in enumerate(nodes) if np.isnan(nd[2]).any()]
+    alone = [i for i, nd in enumerate(nodes)
+             if np.isnan(nd[2]).any() or not shares(finder, nd[0].size - 1)]
     for i, split in zip(alone, evaluate_nodes(finder, [nodes[i][:2] for i in alone], rank),
                         strict=True):
         out[i] = split

@@ -186,7 +186,7 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache,
     if keys is None:
         keys = row_keys(nodes)
     for i, (_, _, x, _) in enumerate(nodes):
-        if not np.isnan(x).any():
+        if not np.isnan(x).any() and label_search.shares(finder, nodes[i][0].size - 1):
             by_r.setdefault(keys[i], {}).setdefault(x.tobytes(), []).append(i)
     served = []  # nodes of one (R, x), for R's table
     for r_key, by_x in by_r.items():
