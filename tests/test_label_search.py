@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.transductive import label_search
+from treecert.transductive import label_search, node_search
 from treecert.transductive.budget import ByteLRU
 from treecert.transductive.node_search import evaluate_nodes, value_ranks
 from treecert.tree.classifier import DecisionTree
@@ -290,10 +290,10 @@ def test_the_shortcut_keeps_every_pair_near_its_best(seed, K, n_cuts, scale, lab
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), p=st.integers(1, 4),
-       G=st.integers(1, 8))
-def test_rank_orders_equal_one_sort_per_column(seed, n, p, G):
-    """Nodes ordered by marking their ranks (large nodes) or by a sort of (node, rank)
-    keys (the others) — the same order as one sort per column."""
+       G=st.integers(1, 8), mark_rows=st.integers(0, 300))
+def test_rank_orders_equal_one_sort_per_column(seed, n, p, G, mark_rows):
+    """Nodes ordered by marking their ranks (large nodes, here from ``mark_rows`` rows) or
+    by a sort of (node, rank) keys (the others) — the same order as one sort per column."""
     rng = np.random.default_rng(seed)
     rank = np.stack([rng.permutation(n) for _ in range(p)])
     lens = rng.integers(0, n + 1, G)
@@ -301,4 +301,6 @@ def test_rank_orders_equal_one_sort_per_column(seed, n, p, G):
     seg = np.r_[0, np.cumsum(lens)]
     node = np.repeat(np.arange(G), lens)
     want = np.stack([np.argsort(node * n + rank[k, rows], kind="stable") for k in range(p)])
-    np.testing.assert_array_equal(label_search.rank_orders(rank, rows, seg, node), want)
+    with mock.patch.object(node_search, "MARK_ROWS", mark_rows):
+        got = label_search.rank_orders(rank, rows, seg, node)
+    np.testing.assert_array_equal(got, want)

@@ -68,6 +68,10 @@ def appended_ranks(rank: np.ndarray, values: np.ndarray, Xq: np.ndarray) -> np.n
 #: Rows × attributes per batched split search: bounds its sort and count arrays (~100 MB
 #: at most, far less for most batches); a longer list of nodes is searched in parts.
 SEARCH_CELLS = 1 << 20
+#: Rows of a node from which :func:`rank_orders` marks its ranks rather than sorting them:
+#: a marking pass costs ~4 µs of calls per (node, column), a sort ~10 ns per row (measured
+#: per column: 300 rows 3.2 µs sorted, 4.5 µs marked; 1 000 rows 12 µs and 9 µs).
+MARK_ROWS = 512
 
 
 def row_keys(nodes: list, x_last: bool = True) -> list[tuple]:
@@ -106,13 +110,14 @@ def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
                 node: np.ndarray) -> np.ndarray:
     """Each node's entries (laid end to end) in the order of every column's ranks (p, M):
     the grower's stable value order, ranks being unique. A node holding more than 1/16 of
-    the ranked rows is ordered by marking its ranks in a table of all of them (linear), the
-    others by one sort of (node, rank) keys."""
+    the ranked rows and more than :data:`MARK_ROWS` is ordered by marking its ranks in a
+    table of all of them (linear), the others by one sort of (node, rank) keys."""
     p, n_rank = rank.shape
     S = np.empty((p, rows.size), dtype=np.int64)
     lens = np.diff(seg)
-    big = np.flatnonzero(lens * 16 > n_rank)
-    small = np.flatnonzero(np.repeat(lens * 16 <= n_rank, lens))
+    marked = (lens * 16 > n_rank) & (lens > MARK_ROWS)
+    big = np.flatnonzero(marked)
+    small = np.flatnonzero(np.repeat(~marked, lens))
     offset = node[small] * n_rank
     present = np.zeros(n_rank, dtype=bool) if big.size else None
     at = np.empty(n_rank, dtype=np.int64) if big.size else None
