@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treecert.transductive import settled_tests
 from treecert.transductive.node_search import (
     _groups,
     _segments,
@@ -50,6 +51,11 @@ from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.grow import route_batch, stops
 from treecert.tree.impurity import _lastsum
 from treecert.tree.segments import _exact_segments, _ragged_sums, _ranges
+
+#: Nodes of one round holding the same training rows from which their test is first tried
+#: for a proof that no x changes it (:mod:`treecert.transductive.settled_tests`).
+SETTLE_NODES = 8
+SETTLE_ROWS = 256
 
 
 @dataclass
@@ -249,8 +255,17 @@ def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | N
     feature = np.full(G, -1, dtype=np.int64)
     threshold = np.full(G, np.nan)
     n_branches = np.zeros(G, dtype=np.int64)
+    value_branch: dict[int, np.ndarray] = {}
+    if x_row is not None and open_g.size and settled_tests.covers(finder):
+        settled = _settled(finder, open_g, shape, seg, rows, w, rank)
+        for g, split in settled.items():
+            feature[g], threshold[g], n_branches[g] = (split.feature, split.threshold,
+                                                       split.n_branches)
+            if split.value_branch is not None:
+                value_branch[g] = split.value_branch
+        open_g = open_g[~np.isin(open_g, np.fromiter(settled, np.int64, len(settled)))]
     if not open_g.size:
-        return feature, threshold, n_branches, {}
+        return feature, threshold, n_branches, value_branch
     o_lens = lens[shape[open_g]]
     take = _ranges(seg[shape[open_g]], o_lens)
     o_rows = rows[take]
@@ -260,8 +275,30 @@ def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | N
     feature[open_g] = choice.feature
     threshold[open_g] = choice.threshold
     n_branches[open_g] = choice.n_branches
-    return feature, threshold, n_branches, {int(open_g[g]): vb
-                                            for g, vb in choice.value_branch.items()}
+    value_branch.update((int(open_g[g]), vb) for g, vb in choice.value_branch.items())
+    return feature, threshold, n_branches, value_branch
+
+
+def _settled(finder, open_g: np.ndarray, shape: np.ndarray, seg: np.ndarray,
+             rows: np.ndarray, w: np.ndarray, rank) -> dict:
+    """The open nodes whose test no x can change, with it: per set of training rows held by
+    at least :data:`SETTLE_NODES` of them, :func:`settled_tests.settled_test` once."""
+    contents = np.unique(shape[open_g])
+    group, firsts = _groups([(rows[seg[s]:seg[s + 1] - 1].tobytes(),
+                              w[seg[s]:seg[s + 1] - 1].tobytes()) for s in contents.tolist()])
+    of_content = np.full(int(shape.max()) + 1, -1, dtype=np.int64)
+    of_content[contents] = group
+    node_group = of_content[shape[open_g]]
+    out = {}
+    for r in np.flatnonzero(np.bincount(node_group) >= SETTLE_NODES).tolist():
+        s = int(contents[firsts[r]])
+        if seg[s + 1] - seg[s] <= SETTLE_ROWS:
+            continue
+        split = settled_tests.settled_test(finder, rows[seg[s]:seg[s + 1] - 1],
+                                           w[seg[s]:seg[s + 1] - 1], rank)
+        if split is not None:
+            out.update((int(g), split) for g in open_g[node_group == r])
+    return out
 
 
 def _same_tests(shape: np.ndarray, feature: np.ndarray, threshold: np.ndarray,

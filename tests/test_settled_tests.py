@@ -1,0 +1,120 @@
+"""Tests no x can change (:mod:`treecert.transductive.settled_tests`): the bound they rest
+on, and the exact paths that take them equal whole trees bit for bit — missing values in D
+and in x, information gain and Gini, multiway and binary splits, 2-19 classes.
+
+``TREECERT_ENGINE_EXAMPLES`` raises the number of random cases (CI uses the default).
+"""
+
+from __future__ import annotations
+
+import os
+from unittest import mock
+
+import numpy as np
+from conftest import assert_engines_agree, random_datasets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treecert.data.schema import Attribute, Dataset, Schema
+from treecert.transductive import exact_paths, settled_tests
+from treecert.transductive.engine import TransductiveEngine
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.impurity import _impurity_last
+
+EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "150"))
+
+
+@settings(max_examples=EXAMPLES * 4, deadline=None)
+@given(counts=st.lists(st.floats(0.0, 50.0), min_size=1, max_size=19),
+       cls=st.integers(0, 18), w=st.floats(0.0, 1.0), gini=st.booleans())
+def test_one_instance_moves_n_impurity_within_delta(counts, cls, w, gini):
+    """Weight w <= 1 added to one class raises n·impurity by at least 0 and at most δ(n)."""
+    c = np.array(counts)
+    d = np.zeros(c.size)
+    d[cls % c.size] = w
+    rise = float(_impurity_last(c + d, gini) - _impurity_last(c, gini))
+    assert -1e-9 <= rise <= settled_tests.delta(float(c.sum()), gini) + 1e-9
+
+
+def _planted(data: Dataset, rng, kind: str) -> Dataset:
+    """``data`` with one more attribute that nearly gives the class (a test that leads by
+    far at the root and below it), with missing values like the others."""
+    y, n = data.y, data.n_samples
+    K = data.schema.n_classes
+    if kind == "numeric":
+        col = y + rng.normal(0, 0.2, n)
+        attr = Attribute("planted", "numeric")
+    else:
+        col = y.astype(float)
+        attr = Attribute("planted", "nominal", tuple(f"p{k}" for k in range(K)))
+    noisy = rng.random(n) < 0.1
+    col[noisy] = rng.integers(0, K, int(noisy.sum()))
+    col[rng.random(n) < 0.1] = np.nan
+    col[0] = y[0]
+    schema = Schema((*data.schema.attributes, attr), data.schema.class_attribute)
+    return Dataset(schema, np.column_stack([data.X, col]), y, data.weights, source="<planted>")
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    data=random_datasets(min_rows=20, max_rows=70, max_classes=19, missing=True),
+    plant=st.sampled_from(["none", "numeric", "nominal"]),
+    criterion=st.sampled_from(["info_gain", "gini", "gain_ratio"]),
+    min_leaf=st.sampled_from([1.0, 2.0]),
+    min_gain=st.sampled_from([0.0, 0.0, 0.1, 0.3]),
+    binary=st.booleans(),
+    rule=st.sampled_from(["midpoint", "lower"]),
+    x_missing=st.sampled_from([0.0, 0.3]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_exact_paths_with_settled_tests_equal_whole_trees(data, plant, criterion, min_leaf,
+                                                          min_gain, binary, rule, x_missing,
+                                                          seed):
+    """Every group of nodes tries its settled test (no size limits), and the estimates are
+    whole trees' bit for bit."""
+    rng = np.random.default_rng(seed)
+    if plant != "none":
+        data = _planted(data, rng, plant)
+    learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, min_gain=min_gain,
+                           binary_splits=binary, threshold=rule)
+    n_test = 5
+    train = data.subset(np.arange(data.n_samples - n_test))
+    K = data.schema.n_classes
+    Xt = data.X[-n_test:].copy()
+    Xt[rng.random(Xt.shape) < x_missing] = np.nan
+    X, labels = np.repeat(Xt, K, axis=0), np.tile(np.arange(K), n_test)
+    with mock.patch.object(exact_paths, "SETTLE_NODES", 1), \
+            mock.patch.object(exact_paths, "SETTLE_ROWS", 0):
+        assert_engines_agree(TransductiveEngine(train, learner), X, labels)
+
+
+def test_a_leading_test_is_settled_and_a_close_one_is_not():
+    """A nominal column that gives the class leads every other test by far more than 2δ(N):
+    settled, and it is the grower's test; with the class shuffled nothing leads so far.
+    (A numeric column's neighbouring cuts, one row apart, stay within 2δ(N) of its best.)"""
+    rng = np.random.default_rng(0)
+    n = 400
+    y = rng.integers(0, 2, n)
+    c = np.where(rng.random(n) < 0.05, 2, y)
+    X = np.column_stack([rng.normal(size=n), rng.normal(size=n), c]).astype(float)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    schema = Schema((Attribute("a", "numeric"), Attribute("b", "numeric"),
+                     Attribute("c", "nominal", ("u", "v", "w"))),
+                    Attribute("class", "nominal", ("p", "q")))
+    for labels, settles in ((y, True), (rng.permutation(y), False)):
+        data = Dataset(schema, X, labels.astype(np.int64), np.ones(n), source="<toy>")
+        finder = DecisionTree().make_finder(data)
+        split = settled_tests.settled_test(finder, np.arange(n), np.ones(n))
+        assert (split is not None) == settles
+        if settles:
+            want = finder.best_split(np.arange(n), np.ones(n))
+            assert (split.feature, split.n_branches, split.score) == (2, 3, want.score)
+            np.testing.assert_array_equal(split.value_branch, want.value_branch)
+
+
+def test_gain_ratio_is_not_covered():
+    schema = Schema((Attribute("a", "numeric"),), Attribute("class", "nominal", ("p", "q")))
+    data = Dataset(schema, np.array([[1.0], [2.0]]), np.array([0, 1]), np.ones(2))
+    for criterion, covered in (("info_gain", True), ("gini", True), ("gain_ratio", False)):
+        finder = DecisionTree(criterion=criterion).make_finder(data)
+        assert settled_tests.covers(finder) is covered

@@ -1,0 +1,149 @@
+"""Tests that no x can change: one search of training rows R serves every node R ∪ {x}.
+
+In a round of the exact batched paths (:mod:`treecert.transductive.exact_paths`) many nodes
+hold the same training rows R and differ only by their x: at the root every job holds all
+of D, below it every x that entered the same branches the same way. Each is searched
+exactly, since with C4.5's unknown values no certificate of the base tree applies. But x
+— one ineligible instance of weight at most 1 — moves every test's score by a bounded
+amount, and where R's best test leads all others by more than twice that bound it is the
+grower's choice for every R ∪ {x}:
+
+* **The bound.** A test's information gain with unknown values is its *numerator* — the
+  n·entropy (bits) of the known part less its branches' — over the node's total weight.
+  Adding weight w ≤ 1 to one class of a count vector of weight n raises its n·entropy by at
+  most δ(n) = (n + 1) log2(n + 1) - n log2 n and never lowers it (the increment is the
+  integral of log2((n + t) / (n_c + t)) for t up to w); for n·Gini by less than 2. x with a
+  known value enters the known part and one branch, so every numerator moves by at most
+  δ(N) either way (N: R's weight); x with an unknown value moves none. All tests share the
+  denominator (R's weight plus x's), so a test whose numerator on R leads every other test's
+  by more than 2δ(N) stays the best with x, by more than the rounding the grower's choice
+  (:meth:`~treecert.tree.split_search.SplitFinder._choose`) could tie.
+* **The same tests.** x is ineligible: it never makes a test admissible or not (eligible
+  weights) and never becomes a threshold (the grower's ineligible-cut rule keeps the cut
+  between R's neighbouring values, with the same threshold), so R ∪ {x} offers R's tests.
+* **The settled test** is the grower's own choice on R (:func:`~treecert.transductive.
+  node_search.evaluate_nodes`), when every other admissible test of R — scored here in
+  float arithmetic, all cuts of every numeric column and every nominal test — trails it by
+  2δ(N) plus a slack far above that arithmetic's rounding error, and its gain stays above
+  ``min_gain`` with x. The admissibility checks are relaxed by the same slack, so a test the
+  grower admits is never missed (an extra one only costs a proof).
+
+Information gain and Gini only (gain ratio's average-gain filter and split information are
+not bounded here); the stopping rules are the caller's, on each node's own counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treecert.transductive.node_search import evaluate_nodes
+from treecert.tree.impurity import _LN2, _impurity_last
+from treecert.tree.split_search import _EPS, Split
+
+#: Slack of the proof, per unit of R's weight (numerators are n·impurity): far above the
+#: rounding of float scores (~1e-12), far below the leads it settles.
+_SLACK = 1e-6
+
+
+def covers(finder) -> bool:
+    """Whether the bound holds for the finder's criterion (information gain or Gini)."""
+    return finder.params.criterion in ("info_gain", "gini")
+
+
+def delta(N: float, gini: bool) -> float:
+    """How far one instance of weight at most 1 moves n·impurity of a vector of weight N."""
+    if gini:
+        return 2.0
+    return float(np.log2(N + 1.0) + (N * np.log1p(1.0 / N) / _LN2 if N > 0 else 0.0))
+
+
+def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | None:
+    """The grower's test of every node R ∪ {x} (x ineligible, weight at most 1) for the
+    training rows R = ``rows`` (eligible) with weights ``w``, or None where no x-proof
+    lead exists (module docstring)."""
+    gini = finder.params.criterion == "gini"
+    N = float(w.sum())
+    feature, threshold, value, num = candidates(finder, rows, w)
+    d = delta(N, gini)
+    margin = 2.0 * d + _SLACK * (N + 2.0)
+    if not num.size:
+        return None
+    top = np.sort(num)[-2:]
+    if top.size == 2 and top[1] - top[0] <= margin:  # no test leads by the bound: no search
+        return None
+    split = evaluate_nodes(finder, [(rows, w)], rank)[0]
+    if split is None:
+        return None
+    if split.value_branch is None:
+        star = (feature == split.feature) & (threshold == split.threshold)
+    else:
+        v = -1 if not finder.params.binary_splits else int(np.flatnonzero(
+            split.value_branch == 0)[0])
+        star = (feature == split.feature) & (value == v)
+    if np.count_nonzero(star) != 1:
+        return None
+    best = float(num[star][0])
+    lead = best - float(num[~star].max(initial=-np.inf))
+    floor = max(float(finder.params.min_gain), _EPS) + 1e-9
+    return split if lead > margin and (best - d) / (N + 1.0) > floor else None
+
+
+def candidates(finder, rows: np.ndarray, w: np.ndarray):
+    """Every test of the node (rows, w) that the grower may admit — numeric cuts as
+    (feature, threshold), nominal tests as (feature, value; -1 for a multiway test) — with
+    its numerator: the known part's n·impurity less its branches' (float arithmetic;
+    admissibility relaxed by the slack)."""
+    params = finder.params
+    gini = params.criterion == "gini"
+    K = finder.n_classes
+    X, y = finder.X, finder.y[rows]
+    ew = w if finder.eligible is None else w * finder.eligible[rows]
+    ml = float(params.min_leaf) - _SLACK * (float(w.sum()) + 2.0)
+    parts = []
+    for f in finder.numeric_idx.tolist():
+        v = X[rows, f]
+        known = np.flatnonzero(~np.isnan(v))
+        if known.size < 2:
+            continue
+        known = known[np.argsort(v[known], kind="stable")]
+        sv = v[known]
+        cnt = np.zeros((known.size, K))
+        cnt[np.arange(known.size), y[known]] = w[known]
+        left = np.cumsum(cnt, axis=0)
+        left_e = np.cumsum(ew[known])
+        ok = (sv[:-1] < sv[1:]) & (left_e[:-1] >= ml) & (left_e[-1] - left_e[:-1] >= ml)
+        at = np.flatnonzero(ok)
+        if not at.size:
+            continue
+        a, b = sv[at], sv[at + 1]
+        thr = a if params.threshold == "lower" else (a + b) / 2.0
+        thr = np.where(thr < b, thr, a)
+        L = left[at]
+        total = left[-1]
+        num = (_impurity_last(total, gini) - _impurity_last(L, gini)
+               - _impurity_last(total - L, gini))
+        parts.append((np.full(at.size, f), thr, np.full(at.size, -2), num))
+    cols = finder.nominal_idx
+    if cols.size:  # every (column, value, class) in one tally
+        q, V = cols.size, max(finder.max_values, 1)
+        codes = X[np.ix_(rows, cols)]
+        r, j = np.nonzero(~np.isnan(codes))
+        cell = j * V + codes[r, j].astype(np.int64)
+        cnt = np.bincount(cell * K + y[r], weights=w[r], minlength=q * V * K).reshape(q, V, K)
+        el = np.bincount(cell, weights=ew[r], minlength=q * V).reshape(q, V)
+        exists = np.arange(V)[None, :] < finder.n_values[cols][:, None]
+        total = cnt.sum(axis=1)
+        e_total = _impurity_last(total, gini)
+        e_value = _impurity_last(cnt, gini)
+        if not params.binary_splits:
+            at = np.flatnonzero(np.count_nonzero(exists & (el >= ml), axis=1) >= 2)
+            parts.append((cols[at], np.full(at.size, np.nan), np.full(at.size, -1),
+                          e_total[at] - e_value[at].sum(axis=1)))
+        else:
+            jj, vv = np.nonzero(exists & (el >= ml) & (el.sum(axis=1)[:, None] - el >= ml))
+            num = (e_total[jj] - e_value[jj, vv]
+                   - _impurity_last(total[jj] - cnt[jj, vv], gini))
+            parts.append((cols[jj], np.full(jj.size, np.nan), vv, num))
+    if not parts:
+        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64), np.empty(0)
+    return tuple(np.concatenate(a) for a in zip(*parts, strict=True))
