@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.transductive import exact_paths, settled_tests
+from treecert.methods import make_method
+from treecert.transductive import settled_tests
 from treecert.transductive.engine import TransductiveEngine
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.impurity import _impurity_last
@@ -83,9 +84,33 @@ def test_exact_paths_with_settled_tests_equal_whole_trees(data, plant, criterion
     Xt = data.X[-n_test:].copy()
     Xt[rng.random(Xt.shape) < x_missing] = np.nan
     X, labels = np.repeat(Xt, K, axis=0), np.tile(np.arange(K), n_test)
-    with mock.patch.object(exact_paths, "SETTLE_NODES", 1), \
-            mock.patch.object(exact_paths, "SETTLE_ROWS", 0):
+    with mock.patch.object(settled_tests, "SETTLE_NODES", 1), \
+            mock.patch.object(settled_tests, "SETTLE_ROWS", 0):
         assert_engines_agree(TransductiveEngine(train, learner), X, labels)
+
+
+@settings(max_examples=max(10, EXAMPLES // 5), deadline=None)
+@given(
+    data=random_datasets(min_rows=40, max_rows=90, max_classes=4, missing=True),
+    criterion=st.sampled_from(["info_gain", "gini"]),
+    binary=st.sampled_from([False, False, True]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_venn_forest_with_settled_tests_equals_whole_trees(data, criterion, binary, seed):
+    """The Venn machine's forest of whole trees (unknown values) takes settled tests at the
+    nodes holding x (a nominal column that nearly gives the class settles most roots), and
+    its matrices are whole trees' bit for bit."""
+    data = _planted(data, np.random.default_rng(seed), "nominal")
+    test = np.arange(data.n_samples) % 5 == 0
+    train, test = data.subset(np.flatnonzero(~test)), data.subset(np.flatnonzero(test))
+    spec = f"venn:criterion={criterion},min_leaf=1,binary_splits={binary}"
+    with mock.patch.object(settled_tests, "SETTLE_NODES", 1), \
+            mock.patch.object(settled_tests, "SETTLE_ROWS", 0):
+        fast = make_method(spec).fit(train).predict(test)
+    naive = make_method(spec + ",engine=naive").fit(train).predict(test)
+    for a, b in ((fast.proba, naive.proba), (fast.lower, naive.lower),
+                 (fast.upper, naive.upper)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_a_leading_test_is_settled_and_a_close_one_is_not():

@@ -52,11 +52,6 @@ from treecert.tree.grow import route_batch, stops
 from treecert.tree.impurity import _lastsum
 from treecert.tree.segments import _exact_segments, _ragged_sums, _ranges
 
-#: Nodes of one round holding the same training rows from which their test is first tried
-#: for a proof that no x changes it (:mod:`treecert.transductive.settled_tests`).
-SETTLE_NODES = 8
-SETTLE_ROWS = 256
-
 
 @dataclass
 class ReachedLeaves:
@@ -256,14 +251,20 @@ def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | N
     threshold = np.full(G, np.nan)
     n_branches = np.zeros(G, dtype=np.int64)
     value_branch: dict[int, np.ndarray] = {}
-    if x_row is not None and open_g.size and settled_tests.covers(finder):
-        settled = _settled(finder, open_g, shape, seg, rows, w, rank)
-        for g, split in settled.items():
+    if x_row is not None and open_g.size:  # tests no x can change: one search per content
+        contents = np.unique(shape[open_g])
+        found = dict(zip(contents.tolist(), settled_tests.settled_groups(
+            finder, [(rows[seg[s]:seg[s + 1] - 1], w[seg[s]:seg[s + 1] - 1])
+                     for s in contents.tolist()],
+            np.bincount(shape[open_g])[contents], rank), strict=True))
+        settled = np.array([found[s] is not None for s in shape[open_g].tolist()], dtype=bool)
+        for g in open_g[settled].tolist():
+            split = found[int(shape[g])]
             feature[g], threshold[g], n_branches[g] = (split.feature, split.threshold,
                                                        split.n_branches)
             if split.value_branch is not None:
                 value_branch[g] = split.value_branch
-        open_g = open_g[~np.isin(open_g, np.fromiter(settled, np.int64, len(settled)))]
+        open_g = open_g[~settled]
     if not open_g.size:
         return feature, threshold, n_branches, value_branch
     o_lens = lens[shape[open_g]]
@@ -277,28 +278,6 @@ def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | N
     n_branches[open_g] = choice.n_branches
     value_branch.update((int(open_g[g]), vb) for g, vb in choice.value_branch.items())
     return feature, threshold, n_branches, value_branch
-
-
-def _settled(finder, open_g: np.ndarray, shape: np.ndarray, seg: np.ndarray,
-             rows: np.ndarray, w: np.ndarray, rank) -> dict:
-    """The open nodes whose test no x can change, with it: per set of training rows held by
-    at least :data:`SETTLE_NODES` of them, :func:`settled_tests.settled_test` once."""
-    contents = np.unique(shape[open_g])
-    group, firsts = _groups([(rows[seg[s]:seg[s + 1] - 1].tobytes(),
-                              w[seg[s]:seg[s + 1] - 1].tobytes()) for s in contents.tolist()])
-    of_content = np.full(int(shape.max()) + 1, -1, dtype=np.int64)
-    of_content[contents] = group
-    node_group = of_content[shape[open_g]]
-    out = {}
-    for r in np.flatnonzero(np.bincount(node_group) >= SETTLE_NODES).tolist():
-        s = int(contents[firsts[r]])
-        if seg[s + 1] - seg[s] <= SETTLE_ROWS:
-            continue
-        split = settled_tests.settled_test(finder, rows[seg[s]:seg[s + 1] - 1],
-                                           w[seg[s]:seg[s + 1] - 1], rank)
-        if split is not None:
-            out.update((int(g), split) for g in open_g[node_group == r])
-    return out
 
 
 def _same_tests(shape: np.ndarray, feature: np.ndarray, threshold: np.ndarray,

@@ -36,13 +36,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.transductive.node_search import evaluate_nodes
+from treecert.transductive.node_search import _groups, evaluate_nodes
 from treecert.tree.impurity import _LN2, _impurity_last
 from treecert.tree.split_search import _EPS, Split
 
 #: Slack of the proof, per unit of R's weight (numerators are n·impurity): far above the
 #: rounding of float scores (~1e-12), far below the leads it settles.
 _SLACK = 1e-6
+#: A proof is tried for training rows held by at least this many nodes of one search, and
+#: more than this many rows: a failed try costs about one search of R.
+SETTLE_NODES = 8
+SETTLE_ROWS = 256
 
 
 def covers(finder) -> bool:
@@ -55,6 +59,23 @@ def delta(N: float, gini: bool) -> float:
     if gini:
         return 2.0
     return float(np.log2(N + 1.0) + (N * np.log1p(1.0 / N) / _LN2 if N > 0 else 0.0))
+
+
+def settled_groups(finder, items: list[tuple[np.ndarray, np.ndarray]], held: np.ndarray,
+                   rank=None) -> list[Split | None]:
+    """Per item — training rows R and weights, held (with each node's own x) by ``held[i]``
+    nodes about to be searched — R's :func:`settled_test` where at least
+    :data:`SETTLE_NODES` nodes hold the same R of more than :data:`SETTLE_ROWS` rows, tried
+    once per distinct R; else None."""
+    if not items or not covers(finder):
+        return [None] * len(items)
+    group, firsts = _groups([(r.tobytes(), v.tobytes()) for r, v in items])
+    found = {}
+    for g in np.flatnonzero(np.bincount(group, weights=held) >= SETTLE_NODES).tolist():
+        r, v = items[int(firsts[g])]
+        if r.size > SETTLE_ROWS:
+            found[g] = settled_test(finder, r, v, rank)
+    return [found.get(g) for g in group.tolist()]
 
 
 def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | None:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treecert.transductive import settled_tests
 from treecert.transductive.node_search import (
     _segments,
     branch_fractions,
@@ -99,8 +100,8 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         seg, ne = _segments(lens)
         counts, stop = counts_and_stops(finder, rows, w, seg, ne, np.full(G, depth))
         open_g = np.flatnonzero(~stop)
-        splits = evaluate_nodes(search, [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]])
-                                         for g in open_g], rank)
+        splits = _tests(search, [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]])
+                                 for g in open_g.tolist()], rank)
         feature = np.full(G, -1, dtype=np.int64)
         threshold = np.full(G, np.nan)
         n_br = np.zeros(G, dtype=np.int64)
@@ -164,6 +165,25 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         depth += 1
     return _assemble(counts_l, feature_l, threshold_l, vb_parts, edge_parent, edge_branch,
                      edge_child, empty_parent, K)
+
+
+def _tests(finder, nodes: list[tuple[np.ndarray, np.ndarray]], rank) -> list:
+    """The grower's test (or None) of every node (rows, weights): the nodes holding an x
+    (their last row, ineligible) whose training rows settle a test no x can change take it
+    (:mod:`~treecert.transductive.settled_tests`), the others are searched."""
+    elig = finder.eligible
+    xs = [i for i, (r, _) in enumerate(nodes)
+          if elig is not None and r.size and not elig[r[-1]]]
+    out: list = [None] * len(nodes)
+    for i, split in zip(xs, settled_tests.settled_groups(
+            finder, [(nodes[i][0][:-1], nodes[i][1][:-1]) for i in xs], np.ones(len(xs)),
+            rank), strict=True):
+        out[i] = split
+    searched = [i for i in range(len(nodes)) if out[i] is None]
+    for i, split in zip(searched, evaluate_nodes(finder, [nodes[i] for i in searched], rank),
+                        strict=True):
+        out[i] = split
+    return out
 
 
 def _assemble(counts_l, feature_l, threshold_l, vb_parts, edge_parent, edge_branch,
