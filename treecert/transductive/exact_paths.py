@@ -251,12 +251,17 @@ def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | N
     threshold = np.full(G, np.nan)
     n_branches = np.zeros(G, dtype=np.int64)
     value_branch: dict[int, np.ndarray] = {}
-    if x_row is not None and open_g.size:  # tests no x can change: one search per content
-        contents = np.unique(shape[open_g])
-        found = dict(zip(contents.tolist(), settled_tests.settled_groups(
-            finder, [(rows[seg[s]:seg[s + 1] - 1], w[seg[s]:seg[s + 1] - 1])
-                     for s in contents.tolist()],
-            np.bincount(shape[open_g])[contents], rank), strict=True))
+    big = held = None
+    if x_row is not None and settled_tests.covers(finder):  # contents that may settle
+        held = np.bincount(shape[open_g], minlength=lens.size)
+        big = np.flatnonzero((held > 0) & (lens > settled_tests.SETTLE_ROWS + 1))
+    if big is not None and big.size and held[big].sum() >= settled_tests.SETTLE_NODES:
+        # tests no x can change: one search per set of training rows (x is a content's last)
+        found: list = [None] * lens.size
+        for s, split in zip(big.tolist(), settled_tests.settled_groups(
+                finder, [(rows[seg[s]:seg[s + 1] - 1], w[seg[s]:seg[s + 1] - 1])
+                         for s in big.tolist()], held[big], rank), strict=True):
+            found[s] = split
         settled = np.array([found[s] is not None for s in shape[open_g].tolist()], dtype=bool)
         for g in open_g[settled].tolist():
             split = found[int(shape[g])]

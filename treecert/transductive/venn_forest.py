@@ -171,9 +171,9 @@ def _tests(finder, nodes: list[tuple[np.ndarray, np.ndarray]], rank) -> list:
     """The grower's test (or None) of every node (rows, weights): the nodes holding an x
     (their last row, ineligible) whose training rows settle a test no x can change take it
     (:mod:`~treecert.transductive.settled_tests`), the others are searched."""
-    elig = finder.eligible
+    elig = finder.eligible if settled_tests.covers(finder) else None
     xs = [i for i, (r, _) in enumerate(nodes)
-          if elig is not None and r.size and not elig[r[-1]]]
+          if elig is not None and r.size > settled_tests.SETTLE_ROWS + 1 and not elig[r[-1]]]
     out: list = [None] * len(nodes)
     for i, split in zip(xs, settled_tests.settled_groups(
             finder, [(nodes[i][0][:-1], nodes[i][1][:-1]) for i in xs], np.ones(len(xs)),
