@@ -11,6 +11,7 @@ import os
 from unittest import mock
 
 import numpy as np
+import pytest
 from conftest import assert_engines_agree, random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,13 +29,20 @@ EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "150"))
 @settings(max_examples=EXAMPLES * 4, deadline=None)
 @given(counts=st.lists(st.floats(0.0, 50.0), min_size=1, max_size=19),
        cls=st.integers(0, 18), w=st.floats(0.0, 1.0), gini=st.booleans())
-def test_one_instance_moves_n_impurity_within_delta(counts, cls, w, gini):
-    """Weight w <= 1 added to one class raises n·impurity by at least 0 and at most δ(n)."""
+def test_one_instance_moves_n_impurity_within_its_bound(counts, cls, w, gini):
+    """Weight w <= 1 added to class c raises n·impurity by at least 0 and at most
+    δ(n) - δ(n_c) (entropy; Gini: 2)."""
     c = np.array(counts)
+    k = cls % c.size
     d = np.zeros(c.size)
-    d[cls % c.size] = w
+    d[k] = w
     rise = float(_impurity_last(c + d, gini) - _impurity_last(c, gini))
-    assert -1e-9 <= rise <= settled_tests.delta(float(c.sum()), gini) + 1e-9
+    bound = settled_tests._rises(c[None, :], gini)[k]
+    assert -1e-9 <= rise <= bound + 1e-9
+    if not gini:  # the bound is the rise of a whole unit: tight
+        d[k] = 1.0
+        assert bound == pytest.approx(float(_impurity_last(c + d, gini) - _impurity_last(c, gini)),
+                                      abs=1e-9)
 
 
 def _planted(data: Dataset, rng, kind: str) -> Dataset:
@@ -143,3 +151,52 @@ def test_gain_ratio_is_not_covered():
     for criterion, covered in (("info_gain", True), ("gini", True), ("gain_ratio", False)):
         finder = DecisionTree(criterion=criterion).make_finder(data)
         assert settled_tests.covers(finder) is covered
+
+
+def _numerator(X, y, w, K, f, thr, value, gini, nominal):
+    """A test's numerator on rows X, y, w, outright: the known part's n·impurity less its
+    branches' (numeric: x <= thr left; nominal: one branch per value, or value vs rest)."""
+    known = ~np.isnan(X[:, f])
+    v = X[known, f]
+    if not nominal:
+        branch = (v > thr).astype(np.int64)
+    elif value >= 0:
+        branch = (v != value).astype(np.int64)
+    else:
+        branch = v.astype(np.int64)
+    cnt = np.zeros((int(branch.max(initial=0)) + 1, K))
+    np.add.at(cnt, (branch, y[known]), w[known])
+    return float(_impurity_last(cnt.sum(axis=0), gini) - _impurity_last(cnt, gini).sum())
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(data=random_datasets(min_rows=4, max_rows=16, max_classes=4, missing=True),
+       gini=st.booleans(), binary=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_a_test_said_to_lead_leads_with_every_x(data, gini, binary, seed):
+    """Where the bounds say R's best test leads, it leads on R ∪ {x} for x of any values
+    (unknown ones too), class and weight up to 1: every test's numerator with x recomputed
+    outright (small R, where the bounds are nearly tight)."""
+    rng = np.random.default_rng(seed)
+    n, K = data.n_samples, data.schema.n_classes
+    learner = DecisionTree(criterion="gini" if gini else "info_gain", min_leaf=1.0,
+                           binary_splits=binary)
+    finder = learner.make_finder(data)
+    feature, threshold, value, num, up, down = settled_tests.candidates(
+        finder, np.arange(n), data.weights)
+    if num.size < 2:
+        return
+    best = int(np.argmax(num))
+    if not settled_tests._leads(num, up, down, np.arange(num.size) == best, 0.0):
+        return
+    nominal = data.schema.nominal_mask()
+    for _ in range(30):  # x: values drawn from R's columns, some unknown; any class, weight
+        x = data.X[rng.integers(n, size=data.X.shape[1]), np.arange(data.X.shape[1])]
+        x[rng.random(x.size) < 0.3] = np.nan
+        if rng.random() < 0.5:  # the best test's value unknown: only the others move
+            x[feature[best]] = np.nan
+        X, y = np.vstack([data.X, x]), np.r_[data.y, rng.integers(K)]
+        w = np.r_[data.weights, rng.uniform(0.0, 1.0)]
+        with_x = [_numerator(X, y, w, K, f, t, v, gini, nominal[f])
+                  for f, t, v in zip(feature.tolist(), threshold.tolist(), value.tolist(),
+                                     strict=True)]
+        assert max(with_x) <= with_x[best] + 1e-9

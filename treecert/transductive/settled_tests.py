@@ -10,21 +10,23 @@ grower's choice for every R ∪ {x}:
 
 * **The bound.** A test's information gain with unknown values is its *numerator* — the
   n·entropy (bits) of the known part less its branches' — over the node's total weight.
-  Adding weight w ≤ 1 to one class of a count vector of weight n raises its n·entropy by at
-  most δ(n) = (n + 1) log2(n + 1) - n log2 n and never lowers it (the increment is the
-  integral of log2((n + t) / (n_c + t)) for t up to w); for n·Gini by less than 2. x with a
-  known value enters the known part and one branch, so every numerator moves by at most
-  δ(N) either way (N: R's weight); x with an unknown value moves none. All tests share the
-  denominator (R's weight plus x's), so a test whose numerator on R leads every other test's
-  by more than 2δ(N) stays the best with x, by more than the rounding the grower's choice
+  Adding weight w ≤ 1 of class c to a count vector of weight n with n_c of class c raises
+  its n·entropy by the integral of log2((n + t) / (n_c + t)) for t up to w: never less than
+  0, never more than δ(n) - δ(n_c), δ(z) = (z + 1) log2(z + 1) - z log2 z (n·Gini: less
+  than 2). x of class c with a known value enters the known part (raising the numerator by
+  at most its parent's rise for c) and one branch (lowering it by at most the largest
+  branch's rise for c); with an unknown value it moves nothing. All tests share the
+  denominator (R's weight plus x's), so a test whose numerator less its largest fall for c
+  exceeds every other test's numerator plus its largest rise for c, for every class c,
+  stays the best with x, by more than the rounding the grower's choice
   (:meth:`~treecert.tree.split_search.SplitFinder._choose`) could tie.
 * **The same tests.** x is ineligible: it never makes a test admissible or not (eligible
   weights) and never becomes a threshold (the grower's ineligible-cut rule keeps the cut
   between R's neighbouring values, with the same threshold), so R ∪ {x} offers R's tests.
 * **The settled test** is the grower's own choice on R (:func:`~treecert.transductive.
   node_search.evaluate_nodes`), when every other admissible test of R — scored here in
-  float arithmetic, all cuts of every numeric column and every nominal test — trails it by
-  2δ(N) plus a slack far above that arithmetic's rounding error, and its gain stays above
+  float arithmetic, all cuts of every numeric column and every nominal test — trails it
+  so, plus a slack far above that arithmetic's rounding error, and its gain stays above
   ``min_gain`` with x. The admissibility checks are relaxed by the same slack, so a test the
   grower admits is never missed (an extra one only costs a proof).
 
@@ -37,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.node_search import _groups, evaluate_nodes
-from treecert.tree.impurity import _LN2, _impurity_last
+from treecert.tree.impurity import _LN2, _impurity_last, _xlogx
 from treecert.tree.split_search import _EPS, Split
 
 #: Slack of the proof, per unit of R's weight (numerators are n·impurity): far above the
@@ -54,11 +56,22 @@ def covers(finder) -> bool:
     return finder.params.criterion in ("info_gain", "gini")
 
 
-def delta(N: float, gini: bool) -> float:
-    """How far one instance of weight at most 1 moves n·impurity of a vector of weight N."""
+def delta(z, gini: bool = False):
+    """δ(z) = (z + 1) log2(z + 1) - z log2 z: the rise of n·entropy from one unit added to a
+    class of weight z (elementwise); for Gini a constant 2, an upper bound of any rise."""
     if gini:
-        return 2.0
-    return float(np.log2(N + 1.0) + (N * np.log1p(1.0 / N) / _LN2 if N > 0 else 0.0))
+        return np.full(np.shape(z), 2.0)
+    z = np.asarray(z, dtype=float)
+    return (_xlogx(z + 1.0) - _xlogx(z)) / _LN2
+
+
+def _rises(branches: np.ndarray, gini: bool) -> np.ndarray:
+    """Per class, the most x of that class raises n·impurity of any of ``branches`` (..., B,
+    K) (its branch unknown): max over b of δ(n_b) - δ(n_bc)."""
+    if gini:
+        return np.full(branches.shape[:-2] + branches.shape[-1:], 2.0)
+    rise = delta(branches.sum(axis=-1))[..., None] - delta(branches)
+    return rise.max(axis=-2)
 
 
 def settled_groups(finder, items: list[tuple[np.ndarray, np.ndarray]], held: np.ndarray,
@@ -82,15 +95,13 @@ def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | 
     """The grower's test of every node R ∪ {x} (x ineligible, weight at most 1) for the
     training rows R = ``rows`` (eligible) with weights ``w``, or None where no x-proof
     lead exists (module docstring)."""
-    gini = finder.params.criterion == "gini"
     N = float(w.sum())
-    feature, threshold, value, num = candidates(finder, rows, w)
-    d = delta(N, gini)
-    margin = 2.0 * d + _SLACK * (N + 2.0)
+    feature, threshold, value, num, up, down = candidates(finder, rows, w)
     if not num.size:
         return None
-    top = np.sort(num)[-2:]
-    if top.size == 2 and top[1] - top[0] <= margin:  # no test leads by the bound: no search
+    slack = _SLACK * (N + 2.0)
+    guess = np.arange(num.size) == np.argmax(num)  # the likely test: no search unless it leads
+    if not _leads(num, up, down, guess, slack):
         return None
     split = evaluate_nodes(finder, [(rows, w)], rank)[0]
     if split is None:
@@ -101,19 +112,30 @@ def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | 
         v = -1 if not finder.params.binary_splits else int(np.flatnonzero(
             split.value_branch == 0)[0])
         star = (feature == split.feature) & (value == v)
-    if np.count_nonzero(star) != 1:
+    if np.count_nonzero(star) != 1 or not _leads(num, up, down, star, slack):
         return None
-    best = float(num[star][0])
-    lead = best - float(num[~star].max(initial=-np.inf))
     floor = max(float(finder.params.min_gain), _EPS) + 1e-9
-    return split if lead > margin and (best - d) / (N + 1.0) > floor else None
+    worst = float((num[star] - down[star]).min())  # its numerator with x, at least
+    return split if worst / (N + 1.0) > floor else None
+
+
+def _leads(num: np.ndarray, up: np.ndarray, down: np.ndarray, star: np.ndarray,
+           slack: float) -> bool:
+    """Whether test ``star`` (a mask) beats every other with x of any class (module
+    docstring): per class, its numerator less its fall above the others' plus their rise."""
+    if not (~star).any():
+        return True
+    best = num[star][0] - down[star][0]  # (K,)
+    rival = (num[~star][:, None] + up[~star]).max(axis=0)
+    return bool(np.all(best - rival > slack))
 
 
 def candidates(finder, rows: np.ndarray, w: np.ndarray):
     """Every test of the node (rows, w) that the grower may admit — numeric cuts as
     (feature, threshold), nominal tests as (feature, value; -1 for a multiway test) — with
     its numerator: the known part's n·impurity less its branches' (float arithmetic;
-    admissibility relaxed by the slack)."""
+    admissibility relaxed by the slack), and per class the most x of that class can raise
+    the known part's n·impurity (``up``, (T, K)) and any branch's (``down``)."""
     params = finder.params
     gini = params.criterion == "gini"
     K = finder.n_classes
@@ -143,7 +165,9 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
         total = left[-1]
         num = (_impurity_last(total, gini) - _impurity_last(L, gini)
                - _impurity_last(total - L, gini))
-        parts.append((np.full(at.size, f), thr, np.full(at.size, -2), num))
+        parts.append((np.full(at.size, f), thr, np.full(at.size, -2), num,
+                      np.broadcast_to(_rises(total[None, :], gini), L.shape),
+                      _rises(np.stack([L, total - L], axis=1), gini)))
     cols = finder.nominal_idx
     if cols.size:  # every (column, value, class) in one tally
         q, V = cols.size, max(finder.max_values, 1)
@@ -156,15 +180,20 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
         total = cnt.sum(axis=1)
         e_total = _impurity_last(total, gini)
         e_value = _impurity_last(cnt, gini)
+        up = _rises(total[:, None, :], gini)  # (q, K): the known part's rise
         if not params.binary_splits:
             at = np.flatnonzero(np.count_nonzero(exists & (el >= ml), axis=1) >= 2)
             parts.append((cols[at], np.full(at.size, np.nan), np.full(at.size, -1),
-                          e_total[at] - e_value[at].sum(axis=1)))
+                          e_total[at] - e_value[at].sum(axis=1), up[at],
+                          _rises(cnt[at], gini)))
         else:
             jj, vv = np.nonzero(exists & (el >= ml) & (el.sum(axis=1)[:, None] - el >= ml))
-            num = (e_total[jj] - e_value[jj, vv]
-                   - _impurity_last(total[jj] - cnt[jj, vv], gini))
-            parts.append((cols[jj], np.full(jj.size, np.nan), vv, num))
+            rest = total[jj] - cnt[jj, vv]
+            num = e_total[jj] - e_value[jj, vv] - _impurity_last(rest, gini)
+            parts.append((cols[jj], np.full(jj.size, np.nan), vv, num, up[jj],
+                          _rises(np.stack([cnt[jj, vv], rest], axis=1), gini)))
     if not parts:
-        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64), np.empty(0)
+        K0 = np.empty((0, K))
+        return (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64), np.empty(0), K0,
+                K0)
     return tuple(np.concatenate(a) for a in zip(*parts, strict=True))
