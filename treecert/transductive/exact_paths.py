@@ -7,11 +7,13 @@ run for a whole batch of jobs together: every round takes the nodes holding x of
 searches their tests in one batched call of the grower's split finder
 (:func:`~treecert.transductive.node_search.choose_tests`) and routes their rows with the
 grower's own routing (:func:`~treecert.tree.grow.route_batch`), keeping the children that
-hold x. Nothing is certified, so it covers what the certificates do not: C4.5's fractional
-instances (missing values in D and in x: x then follows every branch of a test on an
-attribute it lacks), ``gain_ratio`` with its average-gain filter and MDL correction, and any
-stopping rule. The batched engine (:mod:`treecert.transductive.batch_engine`) sends here
-every job its certificates do not serve.
+hold x. No certificate of the base tree is used, so it covers what they do not: C4.5's
+fractional instances (missing values in D and in x: x then follows every branch of a test on
+an attribute it lacks), ``gain_ratio`` with its average-gain filter and MDL correction, and
+any stopping rule. The batched engine (:mod:`treecert.transductive.batch_engine`) sends here
+every job its certificates do not serve. Only the nodes of a round that share their training
+rows with many others may skip the search, where a test of those rows provably stays the
+grower's choice whatever their x (:mod:`treecert.transductive.settled_tests`).
 
 The K labels of one x hold nodes of the same *content* — training rows, weights, x's values
 and weight; only x's class differs — until their tests part (x's class moves no row: C4.5's

@@ -5,7 +5,7 @@ hold the same training rows R and differ only by their x: at the root every job 
 of D, below it every x that entered the same branches the same way. Each is searched
 exactly, since with C4.5's unknown values no certificate of the base tree applies. But x
 — one ineligible instance of weight at most 1 — moves every test's score by a bounded
-amount, and where R's best test leads all others by more than twice that bound it is the
+amount, and where R's best test leads all others by more than those bounds it is the
 grower's choice for every R ∪ {x}:
 
 * **The bound.** A test's information gain with unknown values is its *numerator* — the
