@@ -67,7 +67,7 @@ from treecert.transductive.node_search import (
     row_keys,
     sorted_values,
 )
-from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info
+from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info, unit_rise
 from treecert.tree.numeric_search import _TABLE_MAX
 from treecert.tree.segments import _ranges
 
@@ -569,11 +569,7 @@ def _within_reach(tabs, col: np.ndarray, cut_group: np.ndarray, gini: bool,
     than the 1e-6 kept for rounding, so not even a rounded tie. ``runs``: the cuts'
     :func:`_column_runs`, when already known."""
     N = np.array([t.N for t in tabs])
-    if gini:
-        delta = np.full(N.shape, 2.0)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            delta = np.log2(N + 1.0) + np.where(N > 0, N * np.log1p(1.0 / N) / _LN2, 0.0)
+    delta = np.full(N.shape, 2.0) if gini else unit_rise(N)
     reach = 2.0 * delta + 1e-6 * (N + 2.0)
     if all(t.gain_span <= r for t, r in zip(tabs, reach.tolist(), strict=True)):
         return np.ones(col.size, dtype=bool)  # nearly pure nodes: every cut within reach

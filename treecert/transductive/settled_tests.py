@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.node_search import _groups, evaluate_nodes
-from treecert.tree.impurity import _LN2, _impurity_last, _xlogx
+from treecert.tree.impurity import _impurity_last, unit_rise
 from treecert.tree.split_search import _EPS, Split
 
 #: Slack of the proof, per unit of R's weight (numerators are n·impurity): far above the
@@ -56,21 +56,13 @@ def covers(finder) -> bool:
     return finder.params.criterion in ("info_gain", "gini")
 
 
-def delta(z, gini: bool = False):
-    """δ(z) = (z + 1) log2(z + 1) - z log2 z: the rise of n·entropy from one unit added to a
-    class of weight z (elementwise); for Gini a constant 2, an upper bound of any rise."""
-    if gini:
-        return np.full(np.shape(z), 2.0)
-    z = np.asarray(z, dtype=float)
-    return (_xlogx(z + 1.0) - _xlogx(z)) / _LN2
-
-
 def _rises(branches: np.ndarray, gini: bool) -> np.ndarray:
     """Per class, the most x of that class raises n·impurity of any of ``branches`` (..., B,
-    K) (its branch unknown): max over b of δ(n_b) - δ(n_bc)."""
+    K) (its branch unknown): max over b of δ(n_b) - δ(n_bc) (:func:`~treecert.tree.impurity.
+    unit_rise`)."""
     if gini:
         return np.full(branches.shape[:-2] + branches.shape[-1:], 2.0)
-    rise = delta(branches.sum(axis=-1))[..., None] - delta(branches)
+    rise = unit_rise(branches.sum(axis=-1))[..., None] - unit_rise(branches)
     return rise.max(axis=-2)
 
 
