@@ -20,6 +20,12 @@ grower's choice for every R ∪ {x}:
   exceeds every other test's numerator plus its largest rise for c, for every class c,
   stays the best with x, by more than the rounding the grower's choice
   (:meth:`~treecert.tree.split_search.SplitFinder._choose`) could tie.
+* **Parents that cancel.** Two tests whose known parts have the same class counts (columns
+  without unknown values in R, cuts of one column) see the same parent rise wherever x's
+  value is known in both columns, and it cancels: their numerators' difference then moves
+  by at most the leader's branch rise. Where x's value is known in one column only, just
+  that test moves — by at most the leader's fall or the rival's rise. So such a rival
+  trails by more than the larger of the two, not their sum.
 * **The same tests.** x is ineligible: it never makes a test admissible or not (eligible
   weights) and never becomes a threshold (the grower's ineligible-cut rule keeps the cut
   between R's neighbouring values, with the same threshold), so R ∪ {x} offers R's tests.
@@ -88,12 +94,12 @@ def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | 
     training rows R = ``rows`` (eligible) with weights ``w``, or None where no x-proof
     lead exists (module docstring)."""
     N = float(w.sum())
-    feature, threshold, value, num, up, down = candidates(finder, rows, w)
+    feature, threshold, value, num, up, down, parent = candidates(finder, rows, w)
     if not num.size:
         return None
     slack = _SLACK * (N + 2.0)
     guess = np.arange(num.size) == np.argmax(num)  # the likely test: no search unless it leads
-    if not _leads(num, up, down, guess, slack):
+    if not _leads(num, up, down, parent, guess, slack):
         return None
     split = evaluate_nodes(finder, [(rows, w)], rank)[0]
     if split is None:
@@ -104,30 +110,34 @@ def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | 
         v = -1 if not finder.params.binary_splits else int(np.flatnonzero(
             split.value_branch == 0)[0])
         star = (feature == split.feature) & (value == v)
-    if np.count_nonzero(star) != 1 or not _leads(num, up, down, star, slack):
+    if np.count_nonzero(star) != 1 or not _leads(num, up, down, parent, star, slack):
         return None
     floor = max(float(finder.params.min_gain), _EPS) + 1e-9
     worst = float((num[star] - down[star]).min())  # its numerator with x, at least
     return split if worst / (N + 1.0) > floor else None
 
 
-def _leads(num: np.ndarray, up: np.ndarray, down: np.ndarray, star: np.ndarray,
-           slack: float) -> bool:
+def _leads(num: np.ndarray, up: np.ndarray, down: np.ndarray, parent: np.ndarray,
+           star: np.ndarray, slack: float) -> bool:
     """Whether test ``star`` (a mask) beats every other with x of any class (module
-    docstring): per class, its numerator less its fall above the others' plus their rise."""
+    docstring): per class, its numerator less its fall above the others' plus their rise;
+    above a rival with the same ``parent`` counts, by more than the larger of the two."""
     if not (~star).any():
         return True
-    best = num[star][0] - down[star][0]  # (K,)
-    rival = (num[~star][:, None] + up[~star]).max(axis=0)
-    return bool(np.all(best - rival > slack))
+    s = int(np.flatnonzero(star)[0])
+    fall, rival_up = down[s][None, :], up[~star]  # (1, K), (T-1, K)
+    same = np.all(parent[~star] == parent[s], axis=1)[:, None]
+    moves = np.where(same, np.maximum(fall, rival_up), fall + rival_up)
+    return bool(np.all(num[s] - num[~star][:, None] - moves > slack))
 
 
 def candidates(finder, rows: np.ndarray, w: np.ndarray):
     """Every test of the node (rows, w) that the grower may admit — numeric cuts as
     (feature, threshold), nominal tests as (feature, value; -1 for a multiway test) — with
     its numerator: the known part's n·impurity less its branches' (float arithmetic;
-    admissibility relaxed by the slack), and per class the most x of that class can raise
-    the known part's n·impurity (``up``, (T, K)) and any branch's (``down``)."""
+    admissibility relaxed by the slack), per class the most x of that class can raise the
+    known part's n·impurity (``up``, (T, K)) and any branch's (``down``), and the known
+    part's class counts (``parent``, (T, K))."""
     params = finder.params
     gini = params.criterion == "gini"
     K = finder.n_classes
@@ -159,7 +169,8 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
                - _impurity_last(total - L, gini))
         parts.append((np.full(at.size, f), thr, np.full(at.size, -2), num,
                       np.broadcast_to(_rises(total[None, :], gini), L.shape),
-                      _rises(np.stack([L, total - L], axis=1), gini)))
+                      _rises(np.stack([L, total - L], axis=1), gini),
+                      np.broadcast_to(total, L.shape)))
     cols = finder.nominal_idx
     if cols.size:  # every (column, value, class) in one tally
         q, V = cols.size, max(finder.max_values, 1)
@@ -177,15 +188,15 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
             at = np.flatnonzero(np.count_nonzero(exists & (el >= ml), axis=1) >= 2)
             parts.append((cols[at], np.full(at.size, np.nan), np.full(at.size, -1),
                           e_total[at] - e_value[at].sum(axis=1), up[at],
-                          _rises(cnt[at], gini)))
+                          _rises(cnt[at], gini), total[at]))
         else:
             jj, vv = np.nonzero(exists & (el >= ml) & (el.sum(axis=1)[:, None] - el >= ml))
             rest = total[jj] - cnt[jj, vv]
             num = e_total[jj] - e_value[jj, vv] - _impurity_last(rest, gini)
             parts.append((cols[jj], np.full(jj.size, np.nan), vv, num, up[jj],
-                          _rises(np.stack([cnt[jj, vv], rest], axis=1), gini)))
+                          _rises(np.stack([cnt[jj, vv], rest], axis=1), gini), total[jj]))
     if not parts:
         K0 = np.empty((0, K))
         return (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64), np.empty(0), K0,
-                K0)
+                K0, K0)
     return tuple(np.concatenate(a) for a in zip(*parts, strict=True))
