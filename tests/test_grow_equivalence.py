@@ -484,3 +484,47 @@ def test_split_info_along_an_axis_is_the_per_branch_one(seed, nv):
     unknown = total - br.sum(axis=2)
     np.testing.assert_array_equal(_split_info_last(br, unknown, total),
                                   _split_info([br[..., v] for v in range(nv)], unknown, total))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=random_datasets(min_rows=6, max_rows=40, max_classes=3, missing=True),
+       seed=st.integers(0, 2**32 - 1))
+def test_route_entries_lists_route_batch_s_routes(data, seed):
+    """The flat pairs of :func:`~treecert.tree.grow.route_entries` are
+    :func:`~treecert.tree.grow.route_batch`'s per-branch lists, in order, with the same
+    weights bit for bit: random nodes over the rows (some not split), numeric and nominal
+    tests (multiway and binary), unknown values and fractional weights."""
+    from treecert.tree.grow import route_batch, route_entries
+
+    rng = np.random.default_rng(seed)
+    n, p = data.X.shape
+    G = int(rng.integers(1, 5))
+    ne = np.sort(rng.integers(0, G, n))
+    rows = rng.permutation(n)
+    w = rng.choice([1.0, 0.5, 1 / 3, 0.7], n)
+    nominal = data.schema.nominal_mask()
+    feature = rng.integers(-1, p, G)
+    threshold = np.where(nominal[np.maximum(feature, 0)], np.nan, rng.integers(0, 8, G) / 2)
+    n_branches = np.zeros(G, dtype=np.int64)
+    value_branch = {}
+    for g in np.flatnonzero(feature >= 0).tolist():
+        if nominal[feature[g]]:
+            nv = len(data.schema.attributes[feature[g]].values)
+            vb = np.arange(nv) if rng.random() < 0.5 else (np.arange(nv) != 0).astype(np.int64)
+            value_branch[g], n_branches[g] = vb, int(vb.max()) + 1
+        else:
+            n_branches[g] = 2
+    args = (data.X, nominal, rows, w, ne, G, feature, threshold, n_branches, value_branch)
+    routed, flat = route_batch(*args), route_entries(*args)
+    if flat is None:
+        assert routed == []
+        return
+    entry, to, weight, branch, to_all = flat
+    assert len(routed) == to_all.shape[1]
+    for b, (ent, cw) in enumerate(routed):
+        np.testing.assert_array_equal(entry[to == b], ent)
+        np.testing.assert_array_equal(weight[to == b], cw)
+    assert np.all(np.diff(to) >= 0)
+    known = branch >= 0
+    np.testing.assert_array_equal(np.isnan(data.X[rows, np.maximum(feature[ne], 0)])
+                                  | (feature[ne] < 0), ~known)

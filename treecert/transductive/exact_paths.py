@@ -6,7 +6,7 @@ run for a whole batch of jobs together: every round takes the nodes holding x of
 — all at the same depth — computes their class counts and stopping rules in one pass,
 searches their tests in one batched call of the grower's split finder
 (:func:`~treecert.transductive.node_search.choose_tests`) and routes their rows with the
-grower's own routing (:func:`~treecert.tree.grow.route_batch`), keeping the children that
+grower's own routing (:func:`~treecert.tree.grow.route_entries`), keeping the children that
 hold x. No certificate of the base tree is used, so it covers what they do not: C4.5's
 fractional instances (missing values in D and in x: x then follows every branch of a test on
 an attribute it lacks), ``gain_ratio`` with its average-gain filter and MDL correction, and
@@ -50,7 +50,7 @@ from treecert.transductive.node_search import (
     choose_tests,
 )
 from treecert.transductive.shared_tallies import SharedTallies
-from treecert.tree.grow import route_batch, stops
+from treecert.tree.grow import route_entries, stops
 from treecert.tree.impurity import _lastsum
 from treecert.tree.segments import _exact_segments, _ragged_sums, _ranges
 
@@ -142,11 +142,12 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         take = _ranges(seg[shape[reps]], r_lens)
         r_rows, r_w = rows[take], w[take]
         r_ne = np.repeat(np.arange(reps.size), r_lens)
-        routed = route_batch(X, is_nominal, r_rows, r_w, r_ne, reps.size, feature[reps],
-                             threshold[reps], n_branches[reps],
-                             {i: value_branch[g] for i, g in enumerate(reps.tolist())
-                              if g in value_branch})
-        width = len(routed)
+        entry, to, weight, r_branch, to_all = route_entries(
+            X, is_nominal, r_rows, r_w, r_ne, reps.size, feature[reps], threshold[reps],
+            n_branches[reps], {i: value_branch[g] for i, g in enumerate(reps.tolist())
+                               if g in value_branch})
+        width = to_all.shape[1]
+        b_all = np.arange(width)
         if has_x:
             x_vals = X[x_row, np.maximum(feature, 0)]
         else:
@@ -154,14 +155,14 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
             x_branch = _probe_branches(x_vals, feature, threshold, value_branch)
         x_missing = (feature >= 0) & np.isnan(x_vals)
         holds_x = np.zeros((G, width), dtype=bool)
-        r_x = np.cumsum(r_lens) - 1  # a representative's x entry (grown with x)
-        for b, (ent, _) in enumerate(routed):
-            if has_x:
-                in_b = np.zeros(r_rows.size, dtype=bool)
-                in_b[ent] = True
-                holds_x[split_g, b] = (n_branches[split_g] > b) & in_b[r_x[rep_of]]
-            else:
-                holds_x[:, b] = (n_branches > b) & (x_missing | (x_branch == b))
+        if has_x:  # a representative's x entry (grown with x, its last): its branches
+            x_e = (np.cumsum(r_lens) - 1)[rep_of]
+            x_b = r_branch[x_e][:, None]  # -1: x's value unknown there
+            holds_x[split_g] = (n_branches[split_g][:, None] > b_all) & np.where(
+                x_b < 0, to_all[rep_of], x_b == b_all)
+        else:
+            holds_x[:] = (n_branches[:, None] > b_all) & (
+                x_missing[:, None] | (x_branch[:, None] == b_all))
         if not holds_x.any():
             break
         # the children's contents: a representative's branches that hold some node's x
@@ -169,14 +170,11 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         np.logical_or.at(needed, rep_of, holds_x[split_g])
         node_rep = np.zeros(G, dtype=np.int64)
         node_rep[split_g] = rep_of
-        c_parts = []
-        for b, (ent, cw_b) in enumerate(routed):
-            keep = needed[r_ne[ent], b]
-            c_parts.append((r_rows[ent[keep]], cw_b[keep], r_ne[ent[keep]] * width + b))
-        e_key = np.concatenate([k for _, _, k in c_parts])
+        keep = needed[r_ne[entry], to]
+        entry, e_key = entry[keep], r_ne[entry[keep]] * width + to[keep]
         e_order = np.argsort(e_key, kind="stable")  # rows keep their order in a child
-        rows = np.concatenate([r for r, _, _ in c_parts])[e_order]
-        w = np.concatenate([v for _, v, _ in c_parts])[e_order]
+        rows = r_rows[entry[e_order]]
+        w = weight[keep][e_order]
         s_key = np.flatnonzero(needed.ravel())
         lens = np.bincount(e_key, minlength=needed.size)[s_key]
         # children in (parent, branch) order

@@ -293,6 +293,59 @@ def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.n
     entries sent to branch b of every node that has one (in entry order) and their weights,
     an unknown value's weight shared in proportion to the known weight of each branch,
     summed exactly as :func:`route_rows` sums it."""
+    parts = _branches(X, is_nominal, rows, w, ne, G, feature, threshold, n_branches,
+                      value_branch)
+    if parts is None:
+        return []
+    branch, missing, to_all, frac = parts
+    has_missing = missing.any()
+    out = []
+    for b in range(frac.shape[1]):  # an unknown value goes to every branch of positive weight
+        sel = (branch == b) | (missing & to_all[ne, b]) if has_missing else branch == b
+        ent = np.flatnonzero(sel)
+        cw_b = w[ent]
+        m = missing[ent]
+        if m.any():
+            cw_b[m] = cw_b[m] * frac[ne[ent[m]], b]
+        out.append((ent, cw_b))
+    return out
+
+
+def route_entries(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
+                ne: np.ndarray, G: int, feature: np.ndarray, threshold: np.ndarray,
+                n_branches: np.ndarray, value_branch: dict[int, np.ndarray]):
+    """:func:`route_batch`'s routes as flat pairs, for callers that keep a few branches of
+    many nodes: ``entry``, ``branch`` and ``weight`` of every (entry, branch it is sent
+    to) — a known value's one branch, an unknown value's every branch of positive known
+    weight, its weight times that branch's fraction (the same products) — by branch, then
+    entry, as :func:`route_batch` lists them; each entry's own branch (-1: its value
+    unknown or its node not split); and per node, the branches an unknown value is sent to
+    (G, width). None when no node is split."""
+    parts = _branches(X, is_nominal, rows, w, ne, G, feature, threshold, n_branches,
+                      value_branch)
+    if parts is None:
+        return None
+    branch, missing, to_all, frac = parts
+    sent = branch == np.arange(frac.shape[1])[:, None]  # (width, entries)
+    unknown = np.flatnonzero(missing)
+    if unknown.size:  # their branch is -1: nothing to keep of the known values' test
+        sent[:, unknown] = to_all.T[:, ne[unknown]]
+    at = np.flatnonzero(sent)
+    to, entry = np.divmod(at, ne.size)
+    if not unknown.size:
+        return entry, to, w[entry], branch, to_all
+    scale = np.ones(sent.shape)  # a known value's weight times 1.0: itself
+    scale[:, unknown] = frac.T[:, ne[unknown]]
+    return entry, to, (w * scale).ravel()[at], branch, to_all
+
+
+def _branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
+              ne: np.ndarray, G: int, feature: np.ndarray, threshold: np.ndarray,
+              n_branches: np.ndarray, value_branch: dict[int, np.ndarray]):
+    """What :func:`route_batch` routes by: each entry's branch (-1: not split or unknown),
+    its value unknown at a split node, the branches (G, width) an unknown value goes to
+    (those of positive known weight, where the node has unknown values) and their known
+    weight fractions; None when no node is split."""
     nbr = np.where(feature >= 0, n_branches, 0)
     sp_e = nbr[ne] > 0
     f_e = np.where(sp_e, feature[ne], 0)
@@ -312,7 +365,7 @@ def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.n
         branch[nom_e] = vb_flat[vb_off[ne[nom_e]] + vals[nom_e].astype(np.int64)]
     maxnb = int(nbr.max()) if G else 0
     if maxnb == 0:
-        return []
+        return None
     cw = np.bincount(ne[known] * maxnb + branch[known], weights=w[known],
                      minlength=G * maxnb).reshape(G, maxnb)
     known_total = cw[:, 0].copy()
@@ -325,16 +378,7 @@ def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.n
     to_all = has_missing[:, None] & (known_total > 0)[:, None] & (cw > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = cw / known_total[:, None]
-    out = []
-    for b in range(maxnb):  # an unknown value goes to every branch of positive known weight
-        sel = (branch == b) | (missing & to_all[ne, b]) if has_missing.any() else branch == b
-        ent = np.flatnonzero(sel)
-        cw_b = w[ent]
-        m = missing[ent]
-        if m.any():
-            cw_b[m] = cw_b[m] * frac[ne[ent[m]], b]
-        out.append((ent, cw_b))
-    return out
+    return branch, missing, to_all, frac
 
 
 def _assemble(levels: list[_Level], value_branch: dict[int, np.ndarray], depth0: int,
