@@ -126,8 +126,7 @@ class SharedTallies(SplitFinder):
         group, r = _groups([(b.rows[a:e].tobytes(), b.w[a:e].tobytes())
                             for a, e in zip(lo.tolist(), end.tolist(), strict=True)])
         lens = end[r] - lo[r]
-        take = np.concatenate([np.arange(lo[g], end[g]) for g in r]) if r.size else \
-            np.empty(0, np.int64)
+        take = _ranges(lo[r], lens)
         rseg = np.zeros(r.size + 1, dtype=np.int64)
         np.cumsum(lens, out=rseg[1:])
         # the groups' rows as a batch (what the tally reads of one: no sums, no sorts)

@@ -291,8 +291,10 @@ class SplitFinder(NumericSearch):
         f, v = self.nominal_idx[c], vb[nom, c]
         nv = self.n_values[f]
         n_branches[nom] = np.where(v < 0, nv, np.minimum(nv, 2))  # multiway: one per value
+        known = self.__dict__.get("_value_branches", {})
         for g, fg, vg in zip(nom.tolist(), f.tolist(), v.tolist(), strict=True):
-            value_branch[g] = self._value_branch(fg, vg)
+            vb = known.get((fg, vg))
+            value_branch[g] = self._value_branch(fg, vg) if vb is None else vb
         out_score = np.zeros(G)
         out_score[rows] = score[rows, col]
         return _Choice(feature, threshold, n_branches, out_score, value_branch)
