@@ -142,8 +142,34 @@ def test_a_leading_test_is_settled_and_a_close_one_is_not():
         assert (split is not None) == settles
         if settles:
             want = finder.best_split(np.arange(n), np.ones(n))
-            assert (split.feature, split.n_branches, split.score) == (2, 3, want.score)
+            assert (split.feature, split.n_branches) == (2, 3) == (want.feature,
+                                                                    want.n_branches)
             np.testing.assert_array_equal(split.value_branch, want.value_branch)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_a_leading_nominal_test_is_the_growers_choice_without_a_search(binary):
+    """A three-valued column whose first value gives one class and the other two the
+    other: settled with the grower's own test of R — one-vs-rest (two branches) or
+    multiway (three) — and the grower's search is not run for it."""
+    rng = np.random.default_rng(1)
+    n = 400
+    y = rng.integers(0, 2, n)
+    c = np.where(y == 0, 0, rng.integers(1, 3, n))
+    X = np.column_stack([rng.normal(size=n), c]).astype(float)
+    X[rng.random(n) < 0.05, 0] = np.nan
+    schema = Schema((Attribute("a", "numeric"), Attribute("c", "nominal", ("u", "v", "w"))),
+                    Attribute("class", "nominal", ("p", "q")))
+    data = Dataset(schema, X, y.astype(np.int64), np.ones(n), source="<toy>")
+    finder = DecisionTree(binary_splits=binary).make_finder(data)
+    with mock.patch.object(settled_tests, "evaluate_nodes") as search:
+        split = settled_tests.settled_test(finder, np.arange(n), np.ones(n))
+    search.assert_not_called()
+    want = finder.best_split(np.arange(n), np.ones(n))
+    assert (split.feature, split.n_branches) == (want.feature, want.n_branches) \
+        == (1, 2 if binary else 3)
+    np.testing.assert_array_equal(split.value_branch, want.value_branch)
+    assert np.isnan(split.threshold) and np.isnan(split.score)
 
 
 def test_gain_ratio_is_not_covered():
@@ -182,7 +208,7 @@ def test_a_test_said_to_lead_leads_with_every_x(data, gini, binary, seed):
     learner = DecisionTree(criterion="gini" if gini else "info_gain", min_leaf=1.0,
                            binary_splits=binary)
     finder = learner.make_finder(data)
-    feature, threshold, value, num, up, down, parent = settled_tests.candidates(
+    feature, threshold, value, num, up, down, parent, _ = settled_tests.candidates(
         finder, np.arange(n), data.weights)
     if num.size < 2:
         return
@@ -219,7 +245,7 @@ def test_a_lead_over_a_rival_of_the_same_parent_holds_against_the_worst_x(data, 
     n, K = data.n_samples, data.schema.n_classes
     learner = DecisionTree(criterion="gini" if gini else "info_gain", min_leaf=1.0,
                            binary_splits=binary)
-    feature, threshold, value, num, up, down, parent = settled_tests.candidates(
+    feature, threshold, value, num, up, down, parent, _ = settled_tests.candidates(
         learner.make_finder(data), np.arange(n), data.weights)
     if num.size < 2:
         return

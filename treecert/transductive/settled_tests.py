@@ -92,26 +92,36 @@ def settled_groups(finder, items: list[tuple[np.ndarray, np.ndarray]], held: np.
 def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | None:
     """The grower's test of every node R ∪ {x} (x ineligible, weight at most 1) for the
     training rows R = ``rows`` (eligible) with weights ``w``, or None where no x-proof
-    lead exists (module docstring)."""
+    lead exists (module docstring). A leading nominal test that the grower admits whatever
+    the rounding of its eligible weights is its choice without a search; the others are
+    confirmed by the grower's search of R. The split's ``score`` is then NaN (no caller
+    reads it: the nodes' own scores differ by x anyway)."""
     N = float(w.sum())
-    feature, threshold, value, num, up, down, parent = candidates(finder, rows, w)
+    feature, threshold, value, num, up, down, parent, clear = candidates(finder, rows, w)
     if not num.size:
         return None
     slack = _SLACK * (N + 2.0)
-    guess = np.arange(num.size) == np.argmax(num)  # the likely test: no search unless it leads
-    if not _leads(num, up, down, parent, guess, slack):
+    g = int(np.argmax(num))
+    star = np.arange(num.size) == g  # the likely test: no search unless it leads
+    if not _leads(num, up, down, parent, star, slack):
         return None
-    split = evaluate_nodes(finder, [(rows, w)], rank)[0]
-    if split is None:
-        return None
-    if split.value_branch is None:
-        star = (feature == split.feature) & (threshold == split.threshold)
+    if clear[g]:  # a nominal test the grower admits for certain: its choice, no search
+        f, v = int(feature[g]), int(value[g])
+        nv = int(finder.n_values[f])
+        split = Split(f, np.nan, finder._value_branch(f, v), nv if v < 0 else min(nv, 2),
+                      np.nan)
     else:
-        v = -1 if not finder.params.binary_splits else int(np.flatnonzero(
-            split.value_branch == 0)[0])
-        star = (feature == split.feature) & (value == v)
-    if np.count_nonzero(star) != 1 or not _leads(num, up, down, parent, star, slack):
-        return None
+        split = evaluate_nodes(finder, [(rows, w)], rank)[0]
+        if split is None:
+            return None
+        if split.value_branch is None:
+            star = (feature == split.feature) & (threshold == split.threshold)
+        else:
+            v = -1 if not finder.params.binary_splits else int(np.flatnonzero(
+                split.value_branch == 0)[0])
+            star = (feature == split.feature) & (value == v)
+        if np.count_nonzero(star) != 1 or not _leads(num, up, down, parent, star, slack):
+            return None
     floor = max(float(finder.params.min_gain), _EPS) + 1e-9
     worst = float((num[star] - down[star]).min())  # its numerator with x, at least
     return split if worst / (N + 1.0) > floor else None
@@ -136,14 +146,18 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
     (feature, threshold), nominal tests as (feature, value; -1 for a multiway test) — with
     its numerator: the known part's n·impurity less its branches' (float arithmetic;
     admissibility relaxed by the slack), per class the most x of that class can raise the
-    known part's n·impurity (``up``, (T, K)) and any branch's (``down``), and the known
-    part's class counts (``parent``, (T, K))."""
+    known part's n·impurity (``up``, (T, K)) and any branch's (``down``), the known
+    part's class counts (``parent``, (T, K)), and whether the grower admits the test
+    whatever the rounding (``clear``: nominal tests admissible by more than the slack;
+    numeric cuts never, their thresholds being the grower's to place)."""
     params = finder.params
     gini = params.criterion == "gini"
     K = finder.n_classes
     X, y = finder.X, finder.y[rows]
     ew = w if finder.eligible is None else w * finder.eligible[rows]
-    ml = float(params.min_leaf) - _SLACK * (float(w.sum()) + 2.0)
+    margin = _SLACK * (float(w.sum()) + 2.0)
+    ml = float(params.min_leaf) - margin  # relaxed: no test the grower admits is missed
+    ml_clear = float(params.min_leaf) + margin
     parts = []
     for f in finder.numeric_idx.tolist():
         v = X[rows, f]
@@ -170,7 +184,7 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
         parts.append((np.full(at.size, f), thr, np.full(at.size, -2), num,
                       np.broadcast_to(_rises(total[None, :], gini), L.shape),
                       _rises(np.stack([L, total - L], axis=1), gini),
-                      np.broadcast_to(total, L.shape)))
+                      np.broadcast_to(total, L.shape), np.zeros(at.size, dtype=bool)))
     cols = finder.nominal_idx
     if cols.size:  # every (column, value, class) in one tally
         q, V = cols.size, max(finder.max_values, 1)
@@ -188,15 +202,18 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
             at = np.flatnonzero(np.count_nonzero(exists & (el >= ml), axis=1) >= 2)
             parts.append((cols[at], np.full(at.size, np.nan), np.full(at.size, -1),
                           e_total[at] - e_value[at].sum(axis=1), up[at],
-                          _rises(cnt[at], gini), total[at]))
+                          _rises(cnt[at], gini), total[at],
+                          np.count_nonzero(exists[at] & (el[at] >= ml_clear), axis=1) >= 2))
         else:
-            jj, vv = np.nonzero(exists & (el >= ml) & (el.sum(axis=1)[:, None] - el >= ml))
+            rest_el = el.sum(axis=1)[:, None] - el
+            jj, vv = np.nonzero(exists & (el >= ml) & (rest_el >= ml))
             rest = total[jj] - cnt[jj, vv]
             num = e_total[jj] - e_value[jj, vv] - _impurity_last(rest, gini)
             parts.append((cols[jj], np.full(jj.size, np.nan), vv, num, up[jj],
-                          _rises(np.stack([cnt[jj, vv], rest], axis=1), gini), total[jj]))
+                          _rises(np.stack([cnt[jj, vv], rest], axis=1), gini), total[jj],
+                          (el[jj, vv] >= ml_clear) & (rest_el[jj, vv] >= ml_clear)))
     if not parts:
         K0 = np.empty((0, K))
         return (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64), np.empty(0), K0,
-                K0, K0)
+                K0, K0, np.empty(0, dtype=bool))
     return tuple(np.concatenate(a) for a in zip(*parts, strict=True))
