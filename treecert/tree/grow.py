@@ -312,8 +312,8 @@ def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.n
 
 
 def route_entries(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
-                ne: np.ndarray, G: int, feature: np.ndarray, threshold: np.ndarray,
-                n_branches: np.ndarray, value_branch: dict[int, np.ndarray]):
+                  ne: np.ndarray, G: int, feature: np.ndarray, threshold: np.ndarray,
+                  n_branches: np.ndarray, value_branch: dict[int, np.ndarray]):
     """:func:`route_batch`'s routes as flat pairs, for callers that keep a few branches of
     many nodes: ``entry``, ``branch`` and ``weight`` of every (entry, branch it is sent
     to) — a known value's one branch, an unknown value's every branch of positive known

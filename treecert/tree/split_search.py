@@ -291,7 +291,7 @@ class SplitFinder(NumericSearch):
         f, v = self.nominal_idx[c], vb[nom, c]
         nv = self.n_values[f]
         n_branches[nom] = np.where(v < 0, nv, np.minimum(nv, 2))  # multiway: one per value
-        known = self.__dict__.get("_value_branches", {})
+        known = self.__dict__.get("_value_branches", {})  # read inline: a call per node
         for g, fg, vg in zip(nom.tolist(), f.tolist(), v.tolist(), strict=True):
             vb = known.get((fg, vg))
             value_branch[g] = self._value_branch(fg, vg) if vb is None else vb
