@@ -196,6 +196,22 @@ def _numerator(X, y, w, K, f, thr, value, gini, nominal):
     return float(_impurity_last(cnt.sum(axis=0), gini) - _impurity_last(cnt, gini).sum())
 
 
+def _leading_test(data: Dataset, gini: bool, binary: bool):
+    """(index, candidates) of the test of all of ``data`` that the bounds say leads with
+    any x (slack 0), or None."""
+    learner = DecisionTree(criterion="gini" if gini else "info_gain", min_leaf=1.0,
+                           binary_splits=binary)
+    found = settled_tests.candidates(learner.make_finder(data), np.arange(data.n_samples),
+                                     data.weights)
+    num, up, down, parent = found[3:7]
+    if num.size < 2:
+        return None
+    best = int(np.argmax(num))
+    if not settled_tests._leads(num, up, down, parent, np.arange(num.size) == best, 0.0):
+        return None
+    return best, found
+
+
 @settings(max_examples=EXAMPLES * 2, deadline=None)
 @given(data=random_datasets(min_rows=4, max_rows=16, max_classes=4, missing=True),
        gini=st.booleans(), binary=st.booleans(), seed=st.integers(0, 2**32 - 1))
@@ -205,16 +221,10 @@ def test_a_test_said_to_lead_leads_with_every_x(data, gini, binary, seed):
     outright (small R, where the bounds are nearly tight)."""
     rng = np.random.default_rng(seed)
     n, K = data.n_samples, data.schema.n_classes
-    learner = DecisionTree(criterion="gini" if gini else "info_gain", min_leaf=1.0,
-                           binary_splits=binary)
-    finder = learner.make_finder(data)
-    feature, threshold, value, num, up, down, parent, _ = settled_tests.candidates(
-        finder, np.arange(n), data.weights)
-    if num.size < 2:
+    leading = _leading_test(data, gini, binary)
+    if leading is None:
         return
-    best = int(np.argmax(num))
-    if not settled_tests._leads(num, up, down, parent, np.arange(num.size) == best, 0.0):
-        return
+    best, (feature, threshold, value) = leading[0], leading[1][:3]
     nominal = data.schema.nominal_mask()
     for _ in range(30):  # x: values drawn from R's columns, some unknown; any class, weight
         x = data.X[rng.integers(n, size=data.X.shape[1]), np.arange(data.X.shape[1])]
@@ -242,19 +252,14 @@ def test_a_lead_over_a_rival_of_the_same_parent_holds_against_the_worst_x(data, 
     without unknown values, one noisier, make such rivals."""
     rng = np.random.default_rng(seed)
     data = _planted(_planted(data, rng, kinds, 0.0, 0.0), rng, kinds, noise, 0.0)
-    n, K = data.n_samples, data.schema.n_classes
-    learner = DecisionTree(criterion="gini" if gini else "info_gain", min_leaf=1.0,
-                           binary_splits=binary)
-    feature, threshold, value, num, up, down, parent, _ = settled_tests.candidates(
-        learner.make_finder(data), np.arange(n), data.weights)
-    if num.size < 2:
+    K = data.schema.n_classes
+    leading = _leading_test(data, gini, binary)
+    if leading is None:
         return
-    best = int(np.argmax(num))
-    if not settled_tests._leads(num, up, down, parent, np.arange(num.size) == best, 0.0):
-        return
-    nominal = data.schema.nominal_mask()
+    best, (feature, threshold, value, num, up, down) = leading[0], leading[1][:6]
     near = np.flatnonzero((num[best] - down[best] - num[:, None] - up <= 0).any(axis=1))
     near = near[near != best]
+    nominal = data.schema.nominal_mask()
     x = np.full(data.X.shape[1], np.nan)
     for t in near.tolist():
         f_best, f_t = int(feature[best]), int(feature[t])
