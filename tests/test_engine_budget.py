@@ -38,6 +38,11 @@ def test_byte_lru_evicts_least_recent_and_keeps_newest():
     assert len(c) == 2
     c.shrink(keep=0)
     assert list(c.items) == ["e"] and c.bytes == 1
+    c.grow("e", 3)  # a held value grew: its size and the total follow
+    c.grow("gone", 5)  # not held: nothing
+    assert c.sizes["e"] == 4 and c.bytes == 4 and "gone" not in c
+    c.put("f", 6, 7)  # 11 > 10: the older goes
+    assert list(c.items) == ["f"] and c.bytes == 7
 
 
 def test_appended_ranks_equal_a_stable_sort():

@@ -360,8 +360,7 @@ class BatchEngine:
         if forest is not None:
             for (i, key), leaves in zip(grown, forest.leaves(len(grown)), strict=True):
                 self.leaf_sets[i] = leaves
-                self.memo.resize(key, key_bytes(key) + 100 + leaves[0].nbytes
-                                 + leaves[1].nbytes, shrink=False)
+                self.memo.grow(key, leaves[0].nbytes + leaves[1].nbytes, shrink=False)
         return jobs
 
     def _search(self, finder, items: list, rank: np.ndarray, Xq: np.ndarray,

@@ -107,6 +107,11 @@ class ByteLRU:
             if shrink:
                 self.shrink()
 
+    def grow(self, key, extra: int, *, shrink: bool = True) -> None:
+        """A held value grew by ``extra`` bytes (its key's bytes are not counted again)."""
+        if key in self.items:
+            self.resize(key, self.sizes[key] + int(extra), shrink=shrink)
+
     def shrink(self, keep: int = 1) -> None:
         """Drop the oldest entries until within budget (keeping the newest ``keep``)."""
         while self.bytes > self.budget and len(self.items) > keep:
