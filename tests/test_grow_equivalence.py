@@ -473,16 +473,17 @@ def test_xlogx_is_x_ln_x_with_zero_at_zero():
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), nv=st.integers(1, 19))
 def test_split_info_along_an_axis_is_the_per_branch_one(seed, nv):
-    """The nominal scores' split information of every value at once adds the same numbers
-    as the per-branch list (sequential below 8 branches, pairwise from there)."""
-    from treecert.tree.impurity import _split_info, _split_info_last
+    """The nominal scores' split information of every value at once (w ln w along the
+    values' axis, summed by _lastsum) adds the same numbers as the per-branch list
+    (sequential below 8 branches, pairwise from there)."""
+    from treecert.tree.impurity import _lastsum, _split_info, _split_info_of, _xlogx
 
     rng = np.random.default_rng(seed)
     br = rng.random((5, 3, nv)) * rng.choice([1.0, 1 / 3, 250.0])
     br[rng.random(br.shape) < 0.3] = 0.0
     total = br.sum(axis=(1, 2))[:, None] + rng.random((5, 1))
     unknown = total - br.sum(axis=2)
-    np.testing.assert_array_equal(_split_info_last(br, unknown, total),
+    np.testing.assert_array_equal(_split_info_of(_lastsum(_xlogx(br)), unknown, total),
                                   _split_info([br[..., v] for v in range(nv)], unknown, total))
 
 

@@ -42,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from treecert.transductive.node_search import _groups, _segments, sorted_values
-from treecert.tree.impurity import _impurity_last, _lastsum
+from treecert.tree.impurity import _LN2, _impurity_last, _lastsum, _xlogx
 from treecert.tree.segments import _Batch, _ranges
 from treecert.tree.split_search import SplitFinder, sum_over_values
 
@@ -163,6 +163,12 @@ class SharedTallies(SplitFinder):
             return counts.known
         return super()._known_counts(counts)
 
+    def _known_impurity(self, counts, known_counts: np.ndarray,
+                        gini: bool) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(counts, _Chunk) and counts.known_imp is not None:
+            return counts.known_w, counts.known_imp
+        return super()._known_impurity(counts, known_counts, gini)
+
     def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
                         gini: bool) -> np.ndarray:
         if isinstance(counts, _Chunk):
@@ -173,6 +179,11 @@ class SharedTallies(SplitFinder):
         if isinstance(counts, _Chunk):
             return counts.value_w[:, js, :nv]
         return super()._value_weights(counts, js, nv)
+
+    def _value_weight_terms(self, counts, js: slice | np.ndarray, nv: int) -> np.ndarray:
+        if isinstance(counts, _Chunk) and counts.value_wlogw is not None:
+            return counts.value_wlogw[:, js, :nv]
+        return super()._value_weight_terms(counts, js, nv)
 
 
 class _Chunk(NamedTuple):
@@ -189,6 +200,9 @@ class _Chunk(NamedTuple):
     value_imp: np.ndarray
     value_w: np.ndarray | None
     known: np.ndarray
+    known_w: np.ndarray | None = None
+    known_imp: np.ndarray | None = None
+    value_wlogw: np.ndarray | None = None
 
     @classmethod
     def of(cls, shared: np.ndarray, group: np.ndarray, x_cells: tuple, gini: bool,
@@ -199,19 +213,35 @@ class _Chunk(NamedTuple):
         # sums (x is the node's last row: added last)
         cells = shared[group[xg], xj, xv]  # (#x cells, K)
         cells[at, xy] += xw
-        value_imp = _impurity_last(shared, gini)[group]
-        value_imp[xg, xj, xv] = _impurity_last(cells, gini)
-        value_w = None
-        if ratio:
-            value_w = _lastsum(shared)[group]
-            value_w[xg, xj, xv] = _lastsum(cells)
         # the known values' class weights, summed over the values one after the other as
         # the grower sums them (sum_over_values): only x's class differs where x enters
         known = sum_over_values(shared)[group]
         x_class = shared[group[xg], xj, :, xy]  # (#x cells, V): x's class per value
         x_class[at, xv] += xw
         known[xg, xj, xy] = sum_over_values(x_class[:, :, None])[:, 0]
-        return cls(shared, group, x_cells, value_imp, value_w, known)
+        if gini:  # (no split information with Gini)
+            value_imp = _impurity_last(shared, gini)[group]
+            value_imp[xg, xj, xv] = _impurity_last(cells, gini)
+            return cls(shared, group, x_cells, value_imp, None, known)
+        # entropy: _impurity_last's operations, x ln x taken once per group (elementwise:
+        # the same numbers) and only for x's class where x enters
+        xl = _xlogx(shared)
+        w_shared, w_cells = _lastsum(shared), _lastsum(cells)
+        wl_shared, wl_cells = _xlogx(w_shared), _xlogx(w_cells)
+        value_imp = ((wl_shared - _lastsum(xl)) / _LN2)[group]
+        xl_cells = xl[group[xg], xj, xv]
+        xl_cells[at, xy] = _xlogx(cells[at, xy])
+        value_imp[xg, xj, xv] = (wl_cells - _lastsum(xl_cells)) / _LN2
+        value_w = value_wlogw = None
+        if ratio:  # the values' weights and their w ln w (the split information's terms)
+            value_w, value_wlogw = w_shared[group], wl_shared[group]
+            value_w[xg, xj, xv], value_wlogw[xg, xj, xv] = w_cells, wl_cells
+        xl_known = _xlogx(sum_over_values(shared))[group]  # (G, q, K)
+        xl_known[xg, xj, xy] = _xlogx(known[xg, xj, xy])
+        known_w = _lastsum(known)
+        known_imp = (_xlogx(known_w) - _lastsum(xl_known)) / _LN2
+        return cls(shared, group, x_cells, value_imp, value_w, known, known_w, known_imp,
+                   value_wlogw)
 
     def node_counts(self) -> np.ndarray:
         """Every node's counts (G, q, V, K), for the one-vs-rest scores that read them."""

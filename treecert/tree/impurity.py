@@ -88,13 +88,6 @@ def _split_info(branch_weights: list[np.ndarray], unknown, total) -> np.ndarray:
     return _split_info_of(_sum_cols([_xlogx(b) for b in branch_weights]), unknown, total)
 
 
-def _split_info_last(branch_weights: np.ndarray, unknown, total) -> np.ndarray:
-    """:func:`_split_info` of the branches along the last axis of ``branch_weights``: the
-    same numbers (x ln x is elementwise; :func:`_lastsum` adds as :func:`_sum_cols`), one
-    call instead of one per branch."""
-    return _split_info_of(_lastsum(_xlogx(branch_weights)), unknown, total)
-
-
 def _split_info_of(sum_xlogx: np.ndarray, unknown, total) -> np.ndarray:
     s = _xlogx(total) - sum_xlogx
     s = s - _xlogx(unknown)

@@ -52,7 +52,8 @@ from treecert.tree.impurity import (
     _impurity_last,
     _lastsum,
     _split_info,
-    _split_info_last,
+    _split_info_of,
+    _xlogx,
 )
 from treecert.tree.numeric_search import NumericSearch
 from treecert.tree.segments import _Batch, _class_dtype, _exact_any_order, _index_dtype
@@ -346,6 +347,12 @@ class SplitFinder(NumericSearch):
         """Class weights of the known values per (node, column) (G, q, K)."""
         return sum_over_values(counts)
 
+    def _known_impurity(self, counts, known_counts: np.ndarray,
+                        gini: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Weight and N·impurity (G, q) of the known values of every (node, column), from
+        their class weights ``known_counts``."""
+        return _lastsum(known_counts), _impurity_last(known_counts, gini)
+
     def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
                         gini: bool) -> np.ndarray:
         """N·impurity (G, len(js), nv) of every (node, value) of the nominal columns ``js``
@@ -356,6 +363,11 @@ class SplitFinder(NumericSearch):
         """Weight (G, len(js), nv) of every (node, value) of the nominal columns ``js``:
         the class weights summed as :func:`_lastsum` sums them."""
         return _lastsum(counts[:, js, :nv])
+
+    def _value_weight_terms(self, counts, js: slice | np.ndarray, nv: int) -> np.ndarray:
+        """w ln w of :meth:`_value_weights`: the split information's terms, added along
+        the values as :func:`~treecert.tree.impurity._split_info` adds its branches."""
+        return _xlogx(self._value_weights(counts, js, nv))
 
     def _nominal_nodes(self, b: _Batch, g0: int, g1: int):
         """:meth:`_nominal_batch` for the nodes g0..g1-1 of the batch (bounded memory)."""
@@ -371,8 +383,7 @@ class SplitFinder(NumericSearch):
         cols = self.nominal_idx
         G, q = tw.size, cols.size
         known_counts = self._known_counts(counts)  # (G, q, K)
-        wk = _lastsum(known_counts)
-        parent_imp = _impurity_last(known_counts, gini)
+        wk, parent_imp = self._known_impurity(counts, known_counts, gini)
         ok = np.zeros((G, q), dtype=bool)
         gain = np.zeros((G, q))
         score = np.zeros((G, q))
@@ -388,8 +399,8 @@ class SplitFinder(NumericSearch):
                     / tw[:, None]
                 gain[:, js] = g
                 if params.criterion == "gain_ratio":
-                    br = self._value_weights(counts, js, nv)  # (G, len(js), nv)
-                    si = _split_info_last(br, tw[:, None] - wk[:, js], tw[:, None])
+                    si = _split_info_of(_lastsum(self._value_weight_terms(counts, js, nv)),
+                                        tw[:, None] - wk[:, js], tw[:, None])
                     with np.errstate(invalid="ignore", divide="ignore"):
                         score[:, js] = np.where(si > 0, g / si, 0.0)
                 else:
