@@ -19,7 +19,10 @@ x's weight to the shared sum gives; x's eligible weight is 0 (adding 0.0 changes
 What the scores read of the tallies — per-value N·impurity and weight (elementwise over
 the class axis), the class weights of the known values (summed over the values, one after
 the other) — is taken once per group as well and recomputed only where x enters (its cells;
-for the sums over values, x's class in its columns): a group's numbers are each node's. The nodes'
+for the sums over values, x's class in its columns): a group's numbers are each node's. With
+entropy, x ln x too is taken once per group — of its counts, its values' weights and its known
+parts' class weights — and only x's class (x's cell) recomputed per node: x ln x is elementwise,
+so every sum over classes adds the very terms a node's own gets. The nodes'
 (G, q, V, K) counts are never built (the one-vs-rest scores of binary splits excepted).
 Everything else is the grower's own scoring
 (:meth:`treecert.tree.split_search.SplitFinder._nominal_scores`, through its hooks), on the
