@@ -45,7 +45,7 @@ from typing import NamedTuple
 import numpy as np
 
 from treecert.transductive.node_search import _groups, _segments, sorted_values
-from treecert.tree.impurity import _LN2, _impurity_last, _lastsum, _xlogx
+from treecert.tree.impurity import _entropy_of_terms, _impurity_last, _lastsum, _xlogx
 from treecert.tree.segments import _Batch, _ranges
 from treecert.tree.split_search import SplitFinder, sum_over_values
 
@@ -231,10 +231,10 @@ class _Chunk(NamedTuple):
         xl = _xlogx(shared)
         w_shared, w_cells = _lastsum(shared), _lastsum(cells)
         wl_shared, wl_cells = _xlogx(w_shared), _xlogx(w_cells)
-        value_imp = ((wl_shared - _lastsum(xl)) / _LN2)[group]
+        value_imp = _entropy_of_terms(wl_shared, xl)[group]
         xl_cells = xl[group[xg], xj, xv]
         xl_cells[at, xy] = _xlogx(cells[at, xy])
-        value_imp[xg, xj, xv] = (wl_cells - _lastsum(xl_cells)) / _LN2
+        value_imp[xg, xj, xv] = _entropy_of_terms(wl_cells, xl_cells)
         value_w = value_wlogw = None
         if ratio:  # the values' weights and their w ln w (the split information's terms)
             value_w, value_wlogw = w_shared[group], wl_shared[group]
@@ -242,7 +242,7 @@ class _Chunk(NamedTuple):
         xl_known = _xlogx(sum_over_values(shared))[group]  # (G, q, K)
         xl_known[xg, xj, xy] = _xlogx(known[xg, xj, xy])
         known_w = _lastsum(known)
-        known_imp = (_xlogx(known_w) - _lastsum(xl_known)) / _LN2
+        known_imp = _entropy_of_terms(_xlogx(known_w), xl_known)
         return cls(shared, group, x_cells, value_imp, value_w, known, known_w, known_imp,
                    value_wlogw)
 

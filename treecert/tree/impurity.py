@@ -60,16 +60,28 @@ def _impurity_last(counts: np.ndarray, gini: bool) -> np.ndarray:
     """N * impurity over the last axis (classes) of ``counts``: :func:`_impurity` of its
     columns, the same numbers added in the same order, in a few whole-array operations
     (one call per class costs more than the arithmetic with many classes)."""
+    return _total_and_impurity(counts, gini)[1]
+
+
+def _total_and_impurity(counts: np.ndarray, gini: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The weight (:func:`_lastsum`) and :func:`_impurity_last` of ``counts``, for callers
+    that need both: the total is summed once."""
     if counts.shape[-1] == 0:
-        return np.zeros(counts.shape[:-1])
+        return np.zeros(counts.shape[:-1]), np.zeros(counts.shape[:-1])
     counts = np.asarray(counts, dtype=float)
     total = _lastsum(counts)
     if gini:
         sq = _lastsum(counts * counts)
         with np.errstate(invalid="ignore", divide="ignore"):
             out = total - sq / total
-        return np.where(total > 0, out, 0.0)
-    return (_xlogx(total) - _lastsum(_xlogx(counts))) / _LN2
+        return total, np.where(total > 0, out, 0.0)
+    return total, _entropy_of_terms(_xlogx(total), _xlogx(counts))
+
+
+def _entropy_of_terms(total_term: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    """N·entropy in bits from x ln x of the total and of each class weight (last axis):
+    :func:`_impurity_last`'s last step, for callers that hold those terms already."""
+    return (total_term - _lastsum(terms)) / _LN2
 
 
 def unit_rise(z) -> np.ndarray:

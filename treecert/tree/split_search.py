@@ -53,6 +53,7 @@ from treecert.tree.impurity import (
     _lastsum,
     _split_info,
     _split_info_of,
+    _total_and_impurity,
     _xlogx,
 )
 from treecert.tree.numeric_search import NumericSearch
@@ -292,10 +293,8 @@ class SplitFinder(NumericSearch):
         f, v = self.nominal_idx[c], vb[nom, c]
         nv = self.n_values[f]
         n_branches[nom] = np.where(v < 0, nv, np.minimum(nv, 2))  # multiway: one per value
-        known = self.__dict__.get("_value_branches", {})  # read inline: a call per node
         for g, fg, vg in zip(nom.tolist(), f.tolist(), v.tolist(), strict=True):
-            vb = known.get((fg, vg))
-            value_branch[g] = self._value_branch(fg, vg) if vb is None else vb
+            value_branch[g] = self._value_branch(fg, vg)
         out_score = np.zeros(G)
         out_score[rows] = score[rows, col]
         return _Choice(feature, threshold, n_branches, out_score, value_branch)
@@ -351,7 +350,7 @@ class SplitFinder(NumericSearch):
                         gini: bool) -> tuple[np.ndarray, np.ndarray]:
         """Weight and N·impurity (G, q) of the known values of every (node, column), from
         their class weights ``known_counts``."""
-        return _lastsum(known_counts), _impurity_last(known_counts, gini)
+        return _total_and_impurity(known_counts, gini)
 
     def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
                         gini: bool) -> np.ndarray:
