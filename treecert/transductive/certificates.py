@@ -316,14 +316,16 @@ class Competitors:
                               minlength=G * V * K).reshape(G, V, K)
             bw = cnt.sum(axis=2)
             if not params.binary_splits:
-                multi.append((CountRows(cnt, gini), ((bw >= ml).sum(axis=1) >= 2) & ~mine))
+                multi.append((CountRows(cnt, gini, self.table),
+                              ((bw >= ml).sum(axis=1) >= 2) & ~mine))
                 continue
             okv = (bw >= ml) & (pc.sum(axis=1)[:, None] - bw >= ml)
             for g in np.flatnonzero(mine):
                 v = internal[g]
                 vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
                 okv[g, vb == 0] = False
-            binary.append((CountRows(cnt, gini), CountRows(pc[:, None, :] - cnt, gini), okv))
+            binary.append((CountRows(cnt, gini, self.table),
+                           CountRows(pc[:, None, :] - cnt, gini, self.table), okv))
         cuts = [(g, CountRows(left, gini, self.table), CountRows(right, gini, self.table))
                 for g, left, right in cuts]  # per column: no copy into one array
         table = (cuts, multi, binary)
@@ -368,31 +370,36 @@ class Competitors:
         return missing + kin[:max(0, fits - len(missing))]
 
     def _fill(self, keys: list[tuple]) -> None:
+        """The bounds of ``keys`` (changes), up to K changes at a time in whole-array
+        operations (:meth:`CountRows.plus_many`: the numbers of one change at a time)."""
         G = self.internal.size
-        Ds = [np.array(k, dtype=float) for k in keys]
-        best = np.full((len(Ds), G), -np.inf)
-        Np = [self.N[self.internal] + d.sum() for d in Ds]
-        Ep = [self.parent.plus(d) for d in Ds]
-        for c, (g0, g1) in enumerate(self.chunks):
-            cuts, multi, binary = self._table(c)
-            for i, d in enumerate(Ds):
-                ep, np_ = Ep[i][g0:g1], Np[i][g0:g1]
-                b = best[i, g0:g1]
-                for g, left, right in cuts:
-                    gl = (ep[g] - left.plus(d) - right.impurity) / np_[g]
-                    gr = (ep[g] - left.impurity - right.plus(d)) / np_[g]
-                    np.maximum.at(b, g, np.maximum(gl, gr))
+        D_all = np.array(keys, dtype=float).reshape(len(keys), self.K)
+        best = np.full((len(keys), G), -np.inf)
+        step = max(self.K, 1)
+        for lo in range(0, len(keys), step):
+            D = D_all[lo:lo + step]
+            Np = self.N[self.internal][None, :] + D.sum(axis=1)[:, None]
+            Ep = self.parent.plus_many(D)
+            for c, (g0, g1) in enumerate(self.chunks):
+                cuts, multi, binary = self._table(c)
+                ep, np_, b = Ep[:, g0:g1], Np[:, g0:g1], best[lo:lo + step, g0:g1]
+                for g, left, right in cuts:  # g ascends: a maximum per run of one node
+                    gl = (ep[:, g] - left.plus_many(D) - right.impurity) / np_[:, g]
+                    gr = (ep[:, g] - left.impurity - right.plus_many(D)) / np_[:, g]
+                    first = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+                    top = np.maximum.reduceat(np.maximum(gl, gr), first, axis=1)
+                    b[:, g[first]] = np.maximum(b[:, g[first]], top)
                 for cnt, ok in multi:
                     e_v = cnt.impurity
-                    worst = (cnt.plus(d) - e_v).min(axis=1)  # x's best value
+                    worst = (cnt.plus_many(D) - e_v).min(axis=2)  # x's best value
                     gains = (ep - e_v.sum(axis=1) - worst) / np_
                     b[:] = np.where(ok, np.maximum(b, gains), b)
                 for cnt, rest, okv in binary:
-                    gin = ep[:, None] - cnt.plus(d) - rest.impurity
-                    gout = ep[:, None] - cnt.impurity - rest.plus(d)
-                    gains = np.maximum(gin, gout) / np_[:, None]
-                    b[:] = np.maximum(b, np.where(okv, gains, -np.inf).max(axis=1))
-            self._tables.resize(c, _nbytes((cuts, multi, binary)))  # integer caches grew
+                    gin = ep[:, :, None] - cnt.plus_many(D) - rest.impurity
+                    gout = ep[:, :, None] - cnt.impurity - rest.plus_many(D)
+                    gains = np.maximum(gin, gout) / np_[:, :, None]
+                    b[:] = np.maximum(b, np.where(okv, gains, -np.inf).max(axis=2))
+                self._tables.resize(c, _nbytes((cuts, multi, binary)))  # integer caches grew
         for k, b in zip(keys, best, strict=True):
             self._bounds.put(k, b, b.nbytes)
 
