@@ -218,7 +218,8 @@ class _Chunk(NamedTuple):
         cells[at, xy] += xw
         # the known values' class weights, summed over the values one after the other as
         # the grower sums them (sum_over_values): only x's class differs where x enters
-        known = sum_over_values(shared)[group]
+        known_shared = sum_over_values(shared)  # (R, q, K)
+        known = known_shared[group]
         x_class = shared[group[xg], xj, :, xy]  # (#x cells, V): x's class per value
         x_class[at, xv] += xw
         known[xg, xj, xy] = sum_over_values(x_class[:, :, None])[:, 0]
@@ -239,7 +240,7 @@ class _Chunk(NamedTuple):
         if ratio:  # the values' weights and their w ln w (the split information's terms)
             value_w, value_wlogw = w_shared[group], wl_shared[group]
             value_w[xg, xj, xv], value_wlogw[xg, xj, xv] = w_cells, wl_cells
-        xl_known = _xlogx(sum_over_values(shared))[group]  # (G, q, K)
+        xl_known = _xlogx(known_shared)[group]  # (G, q, K)
         xl_known[xg, xj, xy] = _xlogx(known[xg, xj, xy])
         known_w = _lastsum(known)
         known_imp = _entropy_of_terms(_xlogx(known_w), xl_known)
