@@ -101,6 +101,9 @@ def _split_info(branch_weights: list[np.ndarray], unknown, total) -> np.ndarray:
 
 
 def _split_info_of(sum_xlogx: np.ndarray, unknown, total) -> np.ndarray:
+    """:func:`_split_info` from the branches' summed x ln x. The unknown weight is the
+    node's total less its known weight: with fractional weights it can round to just below
+    0, which counts as 0 (Weka's ``lnFunc``), not as a NaN that would void the test."""
     s = _xlogx(total) - sum_xlogx
-    s = s - _xlogx(unknown)
+    s = s - _xlogx(np.maximum(unknown, 0.0))
     return s / _LN2 / total
