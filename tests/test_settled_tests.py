@@ -7,6 +7,7 @@ and in x, information gain and Gini, multiway and binary splits, 2-19 classes.
 
 from __future__ import annotations
 
+import itertools
 import os
 from unittest import mock
 
@@ -172,12 +173,160 @@ def test_a_leading_nominal_test_is_the_growers_choice_without_a_search(binary):
     assert np.isnan(split.threshold) and np.isnan(split.score)
 
 
-def test_gain_ratio_is_not_covered():
-    schema = Schema((Attribute("a", "numeric"),), Attribute("class", "nominal", ("p", "q")))
-    data = Dataset(schema, np.array([[1.0], [2.0]]), np.array([0, 1]), np.ones(2))
-    for criterion, covered in (("info_gain", True), ("gini", True), ("gain_ratio", False)):
-        finder = DecisionTree(criterion=criterion).make_finder(data)
-        assert settled_tests.covers(finder) is covered
+def test_gain_ratio_is_covered_for_multiway_nominal_tests_only():
+    nominal = Attribute("b", "nominal", ("u", "v"))
+    for attrs, binary, covered in (((Attribute("a", "numeric"),), False, False),
+                                   ((nominal,), False, True), ((nominal,), True, False)):
+        schema = Schema(attrs, Attribute("class", "nominal", ("p", "q")))
+        data = Dataset(schema, np.array([[1.0], [0.0]]), np.array([0, 1]), np.ones(2))
+        for criterion in ("info_gain", "gini", "gain_ratio"):
+            finder = DecisionTree(criterion=criterion, binary_splits=binary).make_finder(data)
+            assert settled_tests.covers(finder) is (covered or criterion != "gain_ratio")
+
+
+def _nominal_only(data: Dataset) -> Dataset:
+    """``data`` without its numeric columns (gain ratio settles nominal tests only)."""
+    keep = [j for j, a in enumerate(data.schema.attributes) if a.is_nominal]
+    schema = Schema(tuple(data.schema.attributes[j] for j in keep),
+                    data.schema.class_attribute)
+    return Dataset(schema, data.X[:, keep], data.y, data.weights, source="<nominal>")
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(data=random_datasets(min_rows=20, max_rows=60, max_classes=5, missing=True),
+       noise=st.floats(0.0, 0.3), unknown=st.sampled_from([0.0, 0.1, 0.3]),
+       seed=st.integers(0, 2**32 - 1))
+def test_a_gain_ratio_test_said_to_settle_is_j48s_choice_with_every_x(data, noise, unknown,
+                                                                      seed):
+    """Where a gain-ratio test of R is settled, J48's search of R ∪ {x} chooses it for x of
+    any values (unknown ones too), class and weight up to 1: the average-gain filter and
+    every ratio recomputed by the grower itself. A planted column settles most roots."""
+    rng = np.random.default_rng(seed)
+    data = _planted(_nominal_only(data), rng, "nominal", noise, unknown)
+    n, K = data.n_samples, data.schema.n_classes
+    learner = DecisionTree(criterion="gain_ratio", min_leaf=1.0)
+    eligible = np.r_[np.ones(n, dtype=bool), False]
+    settled = None
+    for i in range(40):
+        x = data.X[rng.integers(n, size=data.X.shape[1]), np.arange(data.X.shape[1])]
+        x[rng.random(x.size) < 0.3] = np.nan
+        if i % 4 == 0:  # the settled test's column unknown in x
+            x[-1] = np.nan
+        aug = Dataset(data.schema, np.vstack([data.X, x]), np.r_[data.y, rng.integers(K)],
+                      np.r_[data.weights, 1.0], source="<x>")
+        finder = learner.make_finder(aug, eligible=eligible)
+        if i == 0:
+            settled = settled_tests.settled_test(finder, np.arange(n), data.weights)
+            if settled is None:
+                return
+        want = finder.best_split(np.arange(n + 1),
+                                 np.r_[data.weights, (1.0, 0.5, 0.01)[i % 3]])
+        assert want is not None
+        assert (want.feature, want.n_branches) == (settled.feature, settled.n_branches)
+        np.testing.assert_array_equal(want.value_branch, settled.value_branch)
+
+
+def _rival_columns(seed: int) -> Dataset:
+    """Two classes and three nominal columns made to compete under gain ratio: a
+    four-valued column that partly gives the class (high gain, high split information), a
+    rare value that mostly means one class (lower gain, low split information) and noise."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 160))
+    y = rng.integers(0, 2, n)
+    a = np.where(rng.random(n) < rng.uniform(0.3, 0.8), y * 2 + rng.integers(0, 2, n),
+                 rng.integers(0, 4, n))
+    b = (rng.random(n) < rng.uniform(0.02, 0.2)) & (rng.random(n) < rng.uniform(0.5, 1.0))
+    y = np.where(b & (rng.random(n) < 0.9), 1, y)
+    X = np.column_stack([a, b, rng.integers(0, 3, n)]).astype(float)
+    X[rng.random(X.shape) < rng.choice([0.0, 0.05])] = np.nan
+    schema = Schema((Attribute("a", "nominal", ("a0", "a1", "a2", "a3")),
+                     Attribute("b", "nominal", ("b0", "b1")),
+                     Attribute("c", "nominal", ("c0", "c1", "c2"))),
+                    Attribute("class", "nominal", ("p", "q")))
+    return Dataset(schema, X, y.astype(np.int64), np.ones(n), source="<rivals>")
+
+
+@settings(max_examples=max(20, EXAMPLES // 3), deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_gain_ratio_lead_holds_against_the_worst_x(seed):
+    """Where R's gain-ratio test is settled, every x that could break the lead — each value
+    (or unknown) of the leader's column and of one other column, the rest unknown, each
+    class, weights 1, 0.5 and 0.1 — leaves it J48's choice (the grower's own search of
+    R ∪ {x}). Columns made to compete (:func:`_rival_columns`) put leaders near the edge of
+    the average-gain filter, and rivals near it."""
+    data = _rival_columns(seed)
+    n, K, p = data.n_samples, data.schema.n_classes, data.X.shape[1]
+    learner = DecisionTree(criterion="gain_ratio", min_leaf=1.0)
+    settled = settled_tests.settled_test(learner.make_finder(data), np.arange(n),
+                                         data.weights)
+    if settled is None:
+        return
+    f = settled.feature
+    values = [[np.nan, *range(len(a.values))] for a in data.schema.attributes]
+    eligible = np.r_[np.ones(n, dtype=bool), False]
+    for other in range(p):
+        for a, b in itertools.product(values[f], values[other]):
+            x = np.full(p, np.nan)
+            x[other] = b
+            x[f] = a
+            for c, wx in np.ndindex(K, 3):
+                aug = Dataset(data.schema, np.vstack([data.X, x]), np.r_[data.y, c],
+                              np.r_[data.weights, 1.0], source="<x>")
+                want = learner.make_finder(aug, eligible=eligible).best_split(
+                    np.arange(n + 1), np.r_[data.weights, (1.0, 0.5, 0.1)[wx]])
+                assert want is not None and want.feature == f
+
+
+def test_a_leading_gain_ratio_test_is_settled_and_a_close_one_is_not():
+    """A nominal column that gives the class, beside noise columns: settled under gain
+    ratio (without a search) and the grower's test; with the class shuffled, not."""
+    rng = np.random.default_rng(2)
+    n = 400
+    y = rng.integers(0, 3, n)
+    c = np.where(rng.random(n) < 0.05, rng.integers(0, 3, n), y)
+    X = np.column_stack([rng.integers(0, 4, n), rng.integers(0, 2, n), c]).astype(float)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    schema = Schema((Attribute("a", "nominal", ("a0", "a1", "a2", "a3")),
+                     Attribute("b", "nominal", ("b0", "b1")),
+                     Attribute("c", "nominal", ("u", "v", "w"))),
+                    Attribute("class", "nominal", ("p", "q", "r")))
+    for labels, settles in ((y, True), (rng.permutation(y), False)):
+        data = Dataset(schema, X, labels.astype(np.int64), np.ones(n), source="<toy>")
+        finder = DecisionTree(criterion="gain_ratio").make_finder(data)
+        with mock.patch.object(settled_tests, "evaluate_nodes") as search:
+            split = settled_tests.settled_test(finder, np.arange(n), np.ones(n))
+        search.assert_not_called()
+        assert (split is not None) == settles
+        if settles:
+            want = finder.best_split(np.arange(n), np.ones(n))
+            assert (split.feature, split.n_branches) == (2, 3) == (want.feature,
+                                                                    want.n_branches)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    data=random_datasets(min_rows=20, max_rows=70, max_classes=19, missing=True),
+    noise=st.sampled_from([0.0, 0.1, 0.3]),
+    min_gain=st.sampled_from([0.0, 0.0, 0.1]),
+    x_missing=st.sampled_from([0.0, 0.3]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_exact_paths_with_gain_ratio_settled_tests_equal_whole_trees(data, noise, min_gain,
+                                                                     x_missing, seed):
+    """Nominal data under gain ratio: every group of nodes tries its settled test (no size
+    limits), and the estimates are whole trees' bit for bit."""
+    rng = np.random.default_rng(seed)
+    data = _planted(_nominal_only(data), rng, "nominal", noise)
+    learner = DecisionTree(criterion="gain_ratio", min_leaf=1.0, min_gain=min_gain)
+    n_test = 5
+    train = data.subset(np.arange(data.n_samples - n_test))
+    K = data.schema.n_classes
+    Xt = data.X[-n_test:].copy()
+    Xt[rng.random(Xt.shape) < x_missing] = np.nan
+    X, labels = np.repeat(Xt, K, axis=0), np.tile(np.arange(K), n_test)
+    with mock.patch.object(settled_tests, "SETTLE_NODES", 1), \
+            mock.patch.object(settled_tests, "SETTLE_ROWS", 0):
+        assert_engines_agree(TransductiveEngine(train, learner), X, labels)
 
 
 def _numerator(X, y, w, K, f, thr, value, gini, nominal):

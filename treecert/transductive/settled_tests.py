@@ -34,19 +34,37 @@ grower's choice for every R ∪ {x}:
   float arithmetic, all cuts of every numeric column and every nominal test — trails it
   so, plus a slack far above that arithmetic's rounding error, and its gain stays above
   ``min_gain`` with x. The admissibility checks are relaxed by the same slack, so a test the
-  grower admits is never missed (an extra one only costs a proof).
+  grower admits is never missed (an extra one only costs a proof); with integer weights
+  they are exact (sums in any order are the grower's).
 
-Information gain and Gini only (gain ratio's average-gain filter and split information are
-not bounded here); the stopping rules are the caller's, on each node's own counts.
+* **Gain ratio** (J48's choice: the best ratio among the tests whose gain reaches the
+  average gain less 1e-3), for multiway tests of nominal columns. A test's ratio is its
+  numerator over S, the n·entropy (bits) of its partition of the node's weight into the
+  values' weights and the unknown weight (n·split information): the node's weight cancels.
+  x of weight w ≤ 1 enters one part of it (its value's, or the unknown one), so S rises by
+  at least 0 and at most the largest δ(N) - δ(part) (the same bound, over the parts), and
+  the numerator moves as above. The filter compares numerators with their mean over the
+  counted tests (x changes neither which tests are admissible nor which are counted) less
+  1e-3 of the node's weight. So the leader is settled where, for every class of x, its
+  lowest numerator clears the highest mean, its lowest ratio is above 1e-6, and it beats
+  the highest ratio of every rival that the lowest mean does not shut out of the pool.
+  Every test must then be admissible beyond the slack, or exactly with integer weights
+  (so the counted tests are the grower's), and none may be numeric (J48's MDL correction
+  and cut counts are not bounded here) or one-vs-rest (each column's best value would move
+  the average).
+
+The stopping rules are the caller's, on each node's own counts.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 
 from treecert.transductive.node_search import _groups, evaluate_nodes
 from treecert.tree.impurity import _impurity_last, unit_rise
-from treecert.tree.split_search import _EPS, Split
+from treecert.tree.split_search import _EPS, Split, SplitFinder
 
 #: Slack of the proof, per unit of R's weight (numerators are n·impurity): far above the
 #: rounding of float scores (~1e-12), far below the leads it settles.
@@ -58,8 +76,12 @@ SETTLE_ROWS = 256
 
 
 def covers(finder) -> bool:
-    """Whether the bound holds for the finder's criterion (information gain or Gini)."""
-    return finder.params.criterion in ("info_gain", "gini")
+    """Whether the bounds hold for the finder: information gain or Gini, or gain ratio with
+    multiway tests of nominal columns only (module docstring)."""
+    criterion = finder.params.criterion
+    return criterion in ("info_gain", "gini") or (
+        criterion == "gain_ratio" and not finder.numeric_idx.size
+        and not finder.params.binary_splits)
 
 
 def _rises(branches: np.ndarray, gini: bool) -> np.ndarray:
@@ -97,14 +119,23 @@ def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | 
     confirmed by the grower's search of R. The split's ``score`` is then NaN (no caller
     reads it: the nodes' own scores differ by x anyway)."""
     N = float(w.sum())
-    feature, threshold, value, num, up, down, parent, clear = candidates(finder, rows, w)
+    feature, threshold, value, num, up, down, parent, clear, parts, parts_up = \
+        candidates(finder, rows, w)
     if not num.size:
         return None
     slack = _SLACK * (N + 2.0)
-    g = int(np.argmax(num))
-    star = np.arange(num.size) == g  # the likely test: no search unless it leads
-    if not _leads(num, up, down, parent, star, slack):
-        return None
+    if finder.params.criterion == "gain_ratio":
+        counted = finder._in_avg[finder.numeric_idx.size
+                                 + np.searchsorted(finder.nominal_idx, feature)]
+        g = _ratio_leader(num, up, down, parts, parts_up, counted, clear, N, slack)
+        if g is None:
+            return None
+        star = np.arange(num.size) == g
+    else:
+        g = int(np.argmax(num))
+        star = np.arange(num.size) == g  # the likely test: no search unless it leads
+        if not _leads(num, up, down, parent, star, slack):
+            return None
     if clear[g]:  # a nominal test the grower admits for certain: its choice, no search
         f, v = int(feature[g]), int(value[g])
         nv = int(finder.n_values[f])
@@ -141,21 +172,52 @@ def _leads(num: np.ndarray, up: np.ndarray, down: np.ndarray, parent: np.ndarray
     return bool(np.all(num[s] - num[~star][:, None] - moves > slack))
 
 
+def _ratio_leader(num: np.ndarray, up: np.ndarray, down: np.ndarray, parts: np.ndarray,
+                  parts_up: np.ndarray, counted: np.ndarray, clear: np.ndarray, N: float,
+                  slack: float) -> int | None:
+    """The test with the best gain ratio on R where it stays J48's choice with x of any
+    class (module docstring: numerators and the n·split informations ``parts`` within
+    their bounds, ``counted`` tests in the average gain), else None."""
+    if not clear.all() or not counted.any() or not np.all(parts > slack):
+        return None
+    lo = num[:, None] - down - slack  # (T, K): per class of x, the numerators' range
+    hi = num[:, None] + up + slack
+    pool = num >= num[counted].mean() - 1e-3 * N + slack  # R's own pool, to pick from
+    if not pool.any():
+        return None
+    g = int(np.argmax(np.where(pool, num / parts, -np.inf)))
+    if not np.all(lo[g] - hi[counted].mean(axis=0) > -1e-3 * N + slack):
+        return None  # the leader may fall out of the pool
+    low = lo[g] / (parts[g] + parts_up[g] + slack)  # (K,): its lowest ratio
+    if not (np.all(lo[g] > 0.0) and np.all(low > 1e-6 + 1e-9)):
+        return None
+    may_pool = hi - lo[counted].mean(axis=0) >= -1e-3 * (N + 1.0) - slack
+    high = hi / (parts - slack)[:, None]  # every rival's highest ratio
+    beaten = (low - high > 1e-9) | ~may_pool
+    beaten[g] = True
+    return g if beaten.all() else None
+
+
 def candidates(finder, rows: np.ndarray, w: np.ndarray):
     """Every test of the node (rows, w) that the grower may admit — numeric cuts as
     (feature, threshold), nominal tests as (feature, value; -1 for a multiway test) — with
     its numerator: the known part's n·impurity less its branches' (float arithmetic;
-    admissibility relaxed by the slack), per class the most x of that class can raise the
-    known part's n·impurity (``up``, (T, K)) and any branch's (``down``), the known
-    part's class counts (``parent``, (T, K)), and whether the grower admits the test
+    admissibility relaxed by the slack, exact with integer weights), per class the most x
+    of that class can raise the known part's n·impurity (``up``, (T, K)) and any
+    branch's (``down``), the known
+    part's class counts (``parent``, (T, K)), whether the grower admits the test
     whatever the rounding (``clear``: nominal tests admissible by more than the slack;
-    numeric cuts never, their thresholds being the grower's to place)."""
+    numeric cuts never, their thresholds being the grower's to place), and for multiway
+    tests (NaN elsewhere) the n·split information of R (``parts``: the values' weights and
+    the unknown weight) and the most x can raise it (``parts_up``)."""
     params = finder.params
     gini = params.criterion == "gini"
     K = finder.n_classes
     X, y = finder.X, finder.y[rows]
     ew = w if finder.eligible is None else w * finder.eligible[rows]
-    margin = _SLACK * (float(w.sum()) + 2.0)
+    # integer weights sum exactly in any order: R's eligible weights are the grower's own
+    exact = bool(np.all(ew == np.round(ew))) and float(ew.sum()) < 2.0**52
+    margin = 0.0 if exact else _SLACK * (float(w.sum()) + 2.0)
     ml = float(params.min_leaf) - margin  # relaxed: no test the grower admits is missed
     ml_clear = float(params.min_leaf) + margin
     parts = []
@@ -184,15 +246,15 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
         parts.append((np.full(at.size, f), thr, np.full(at.size, -2), num,
                       np.broadcast_to(_rises(total[None, :], gini), L.shape),
                       _rises(np.stack([L, total - L], axis=1), gini),
-                      np.broadcast_to(total, L.shape), np.zeros(at.size, dtype=bool)))
+                      np.broadcast_to(total, L.shape), np.zeros(at.size, dtype=bool),
+                      np.full(at.size, np.nan), np.full(at.size, np.nan)))
     cols = finder.nominal_idx
     if cols.size:  # every (column, value, class) in one tally
-        q, V = cols.size, max(finder.max_values, 1)
-        codes = X[np.ix_(rows, cols)]
-        r, j = np.nonzero(~np.isnan(codes))
-        cell = j * V + codes[r, j].astype(np.int64)
-        cnt = np.bincount(cell * K + y[r], weights=w[r], minlength=q * V * K).reshape(q, V, K)
-        el = np.bincount(cell, weights=ew[r], minlength=q * V).reshape(q, V)
+        V = max(finder.max_values, 1)
+        node = SimpleNamespace(seg=np.array([0, rows.size]), rows=rows, w=w, we=ew,
+                               node=np.zeros(rows.size, dtype=np.intp))
+        cnt, el = SplitFinder._nominal_tally(finder, node, 0, 1)  # the grower's own tally
+        cnt, el = cnt[0].astype(float, copy=False), el[0].astype(float, copy=False)
         exists = np.arange(V)[None, :] < finder.n_values[cols][:, None]
         total = cnt.sum(axis=1)
         e_total = _impurity_last(total, gini)
@@ -200,10 +262,18 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
         up = _rises(total[:, None, :], gini)  # (q, K): the known part's rise
         if not params.binary_splits:
             at = np.flatnonzero(np.count_nonzero(exists & (el >= ml), axis=1) >= 2)
+            # the partition of R's weight: each value's (absent ones too: x may hold
+            # them), then the unknown weight
+            unknown = np.maximum(float(w.sum()) - total.sum(axis=1), 0.0)
+            split = np.concatenate([np.where(exists, cnt.sum(axis=2), 0.0),
+                                    unknown[:, None]], axis=1)
+            smallest = np.minimum(np.where(exists, split[:, :-1], np.inf).min(axis=1), unknown)
+            split_up = unit_rise(float(w.sum())) - unit_rise(smallest)  # δ increases
             parts.append((cols[at], np.full(at.size, np.nan), np.full(at.size, -1),
                           e_total[at] - e_value[at].sum(axis=1), up[at],
                           _rises(cnt[at], gini), total[at],
-                          np.count_nonzero(exists[at] & (el[at] >= ml_clear), axis=1) >= 2))
+                          np.count_nonzero(exists[at] & (el[at] >= ml_clear), axis=1) >= 2,
+                          _impurity_last(split[at], False), split_up[at]))
         else:
             rest_el = el.sum(axis=1)[:, None] - el
             jj, vv = np.nonzero(exists & (el >= ml) & (rest_el >= ml))
@@ -211,9 +281,10 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
             num = e_total[jj] - e_value[jj, vv] - _impurity_last(rest, gini)
             parts.append((cols[jj], np.full(jj.size, np.nan), vv, num, up[jj],
                           _rises(np.stack([cnt[jj, vv], rest], axis=1), gini), total[jj],
-                          (el[jj, vv] >= ml_clear) & (rest_el[jj, vv] >= ml_clear)))
+                          (el[jj, vv] >= ml_clear) & (rest_el[jj, vv] >= ml_clear),
+                          np.full(jj.size, np.nan), np.full(jj.size, np.nan)))
     if not parts:
         K0 = np.empty((0, K))
         return (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64), np.empty(0), K0,
-                K0, K0, np.empty(0, dtype=bool))
+                K0, K0, np.empty(0, dtype=bool), np.empty(0), np.empty(0))
     return tuple(np.concatenate(a) for a in zip(*parts, strict=True))
