@@ -204,12 +204,11 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
     its numerator: the known part's n·impurity less its branches' (float arithmetic;
     admissibility relaxed by the slack, exact with integer weights), per class the most x
     of that class can raise the known part's n·impurity (``up``, (T, K)) and any
-    branch's (``down``), the known
-    part's class counts (``parent``, (T, K)), whether the grower admits the test
-    whatever the rounding (``clear``: nominal tests admissible by more than the slack;
-    numeric cuts never, their thresholds being the grower's to place), and for multiway
-    tests (NaN elsewhere) the n·split information of R (``parts``: the values' weights and
-    the unknown weight) and the most x can raise it (``parts_up``)."""
+    branch's (``down``), the known part's class counts (``parent``, (T, K)), whether the
+    grower admits the test whatever the rounding (``clear``: nominal tests admissible by
+    more than the slack; numeric cuts never, their thresholds being the grower's to place),
+    and for multiway tests (NaN elsewhere) the n·split information of R (``parts``: the
+    values' weights and the unknown weight) and the most x can raise it (``parts_up``)."""
     params = finder.params
     gini = params.criterion == "gini"
     K = finder.n_classes
