@@ -66,6 +66,21 @@ def _planted(data: Dataset, rng, kind: str, noise: float = 0.1,
     return Dataset(schema, np.column_stack([data.X, col]), y, data.weights, source="<planted>")
 
 
+def _settling_everywhere_equals_whole_trees(data: Dataset, learner: DecisionTree,
+                                            x_missing: float, rng) -> None:
+    """The last five rows of ``data`` as x (a share of their values made unknown), every
+    group of nodes trying its settled test (no size limits): whole trees' estimates."""
+    n_test = 5
+    train = data.subset(np.arange(data.n_samples - n_test))
+    K = data.schema.n_classes
+    Xt = data.X[-n_test:].copy()
+    Xt[rng.random(Xt.shape) < x_missing] = np.nan
+    X, labels = np.repeat(Xt, K, axis=0), np.tile(np.arange(K), n_test)
+    with mock.patch.object(settled_tests, "SETTLE_NODES", 1), \
+            mock.patch.object(settled_tests, "SETTLE_ROWS", 0):
+        assert_engines_agree(TransductiveEngine(train, learner), X, labels)
+
+
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(
     data=random_datasets(min_rows=20, max_rows=70, max_classes=19, missing=True),
@@ -88,15 +103,7 @@ def test_exact_paths_with_settled_tests_equal_whole_trees(data, plant, criterion
         data = _planted(data, rng, plant)
     learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, min_gain=min_gain,
                            binary_splits=binary, threshold=rule)
-    n_test = 5
-    train = data.subset(np.arange(data.n_samples - n_test))
-    K = data.schema.n_classes
-    Xt = data.X[-n_test:].copy()
-    Xt[rng.random(Xt.shape) < x_missing] = np.nan
-    X, labels = np.repeat(Xt, K, axis=0), np.tile(np.arange(K), n_test)
-    with mock.patch.object(settled_tests, "SETTLE_NODES", 1), \
-            mock.patch.object(settled_tests, "SETTLE_ROWS", 0):
-        assert_engines_agree(TransductiveEngine(train, learner), X, labels)
+    _settling_everywhere_equals_whole_trees(data, learner, x_missing, rng)
 
 
 @settings(max_examples=max(10, EXAMPLES // 5), deadline=None)
@@ -318,15 +325,7 @@ def test_exact_paths_with_gain_ratio_settled_tests_equal_whole_trees(data, noise
     rng = np.random.default_rng(seed)
     data = _planted(_nominal_only(data), rng, "nominal", noise)
     learner = DecisionTree(criterion="gain_ratio", min_leaf=1.0, min_gain=min_gain)
-    n_test = 5
-    train = data.subset(np.arange(data.n_samples - n_test))
-    K = data.schema.n_classes
-    Xt = data.X[-n_test:].copy()
-    Xt[rng.random(Xt.shape) < x_missing] = np.nan
-    X, labels = np.repeat(Xt, K, axis=0), np.tile(np.arange(K), n_test)
-    with mock.patch.object(settled_tests, "SETTLE_NODES", 1), \
-            mock.patch.object(settled_tests, "SETTLE_ROWS", 0):
-        assert_engines_agree(TransductiveEngine(train, learner), X, labels)
+    _settling_everywhere_equals_whole_trees(data, learner, x_missing, rng)
 
 
 def _numerator(X, y, w, K, f, thr, value, gini, nominal):
