@@ -1,6 +1,7 @@
 """Tests no x can change (:mod:`treecert.transductive.settled_tests`): the bound they rest
 on, and the exact paths that take them equal whole trees bit for bit — missing values in D
-and in x, information gain and Gini, multiway and binary splits, 2-19 classes.
+and in x, information gain and Gini, multiway and binary splits, 2-19 classes; and gain
+ratio's bounds (multiway nominal tests) against J48's choice with every enumerated x.
 
 ``TREECERT_ENGINE_EXAMPLES`` raises the number of random cases (CI uses the default).
 """
@@ -217,7 +218,7 @@ def test_a_gain_ratio_test_said_to_settle_is_j48s_choice_with_every_x(data, nois
     for i in range(40):
         x = data.X[rng.integers(n, size=data.X.shape[1]), np.arange(data.X.shape[1])]
         x[rng.random(x.size) < 0.3] = np.nan
-        if i % 4 == 0:  # the settled test's column unknown in x
+        if i % 4 == 0:  # the planted column (the usual leader) unknown in x
             x[-1] = np.nan
         aug = Dataset(data.schema, np.vstack([data.X, x]), np.r_[data.y, rng.integers(K)],
                       np.r_[data.weights, 1.0], source="<x>")
