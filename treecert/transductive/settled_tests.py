@@ -198,6 +198,19 @@ def _ratio_leader(num: np.ndarray, up: np.ndarray, down: np.ndarray, parts: np.n
     return g if beaten.all() else None
 
 
+def _split_parts(cnt: np.ndarray, exists: np.ndarray, known: np.ndarray,
+                 N: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per multiway test (class counts per value ``cnt`` (T, V, K), its values ``exists``,
+    known class weights ``known`` (T, K), R's weight N): the n·split information of R's
+    partition — each value's weight (absent ones too: x may hold them), then the unknown
+    weight — and the most x can raise it, δ(N) less δ of its smallest part (δ increases)."""
+    unknown = np.maximum(N - known.sum(axis=1), 0.0)
+    split = np.concatenate([np.where(exists, cnt.sum(axis=2), 0.0), unknown[:, None]],
+                           axis=1)
+    smallest = np.minimum(np.where(exists, split[:, :-1], np.inf).min(axis=1), unknown)
+    return _impurity_last(split, False), unit_rise(N) - unit_rise(smallest)
+
+
 def candidates(finder, rows: np.ndarray, w: np.ndarray):
     """Every test of the node (rows, w) that the grower may admit — numeric cuts as
     (feature, threshold), nominal tests as (feature, value; -1 for a multiway test) — with
@@ -207,8 +220,8 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
     branch's (``down``), the known part's class counts (``parent``, (T, K)), whether the
     grower admits the test whatever the rounding (``clear``: nominal tests admissible by
     more than the slack; numeric cuts never, their thresholds being the grower's to place),
-    and for multiway tests (NaN elsewhere) the n·split information of R (``parts``: the
-    values' weights and the unknown weight) and the most x can raise it (``parts_up``)."""
+    and under gain ratio, for multiway tests (NaN elsewhere), the n·split information of R
+    and the most x can raise it (``parts``, ``parts_up``: :func:`_split_parts`)."""
     params = finder.params
     gini = params.criterion == "gini"
     K = finder.n_classes
@@ -261,18 +274,15 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
         up = _rises(total[:, None, :], gini)  # (q, K): the known part's rise
         if not params.binary_splits:
             at = np.flatnonzero(np.count_nonzero(exists & (el >= ml), axis=1) >= 2)
-            # the partition of R's weight: each value's (absent ones too: x may hold
-            # them), then the unknown weight
-            unknown = np.maximum(float(w.sum()) - total.sum(axis=1), 0.0)
-            split = np.concatenate([np.where(exists, cnt.sum(axis=2), 0.0),
-                                    unknown[:, None]], axis=1)
-            smallest = np.minimum(np.where(exists, split[:, :-1], np.inf).min(axis=1), unknown)
-            split_up = unit_rise(float(w.sum())) - unit_rise(smallest)  # δ increases
+            split_n = split_up = np.full(at.size, np.nan)
+            if params.criterion == "gain_ratio":  # only its proof reads them
+                split_n, split_up = _split_parts(cnt[at], exists[at], total[at],
+                                                 float(w.sum()))
             parts.append((cols[at], np.full(at.size, np.nan), np.full(at.size, -1),
                           e_total[at] - e_value[at].sum(axis=1), up[at],
                           _rises(cnt[at], gini), total[at],
                           np.count_nonzero(exists[at] & (el[at] >= ml_clear), axis=1) >= 2,
-                          _impurity_last(split[at], False), split_up[at]))
+                          split_n, split_up))
         else:
             rest_el = el.sum(axis=1)[:, None] - el
             jj, vv = np.nonzero(exists & (el >= ml) & (rest_el >= ml))
