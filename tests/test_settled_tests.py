@@ -24,6 +24,7 @@ from treecert.transductive import settled_tests
 from treecert.transductive.engine import TransductiveEngine
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.impurity import _impurity_last
+from treecert.tree.split_search import Split
 
 EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "150"))
 
@@ -227,11 +228,23 @@ def test_a_gain_ratio_test_said_to_settle_is_j48s_choice_with_every_x(data, nois
             settled = settled_tests.settled_test(finder, np.arange(n), data.weights)
             if settled is None:
                 return
-        want = finder.best_split(np.arange(n + 1),
-                                 np.r_[data.weights, (1.0, 0.5, 0.01)[i % 3]])
-        assert want is not None
-        assert (want.feature, want.n_branches) == (settled.feature, settled.n_branches)
-        np.testing.assert_array_equal(want.value_branch, settled.value_branch)
+        _assert_j48s_choice(settled, finder, n, np.r_[data.weights, (1.0, 0.5, 0.01)[i % 3]])
+
+
+def _assert_j48s_choice(settled, finder, n: int, w: np.ndarray) -> None:
+    """J48's search of the n training rows and x (the finder's row n) chooses the settled
+    test, or — for :class:`~treecert.transductive.settled_tests.Contenders` — a test of one
+    of them, the very split (score too) of the search over them alone."""
+    rows = np.arange(n + 1)
+    want = finder.best_split(rows, w)
+    assert want is not None
+    got = settled
+    if isinstance(settled, settled_tests.Contenders):
+        assert want.feature in settled.features.tolist()
+        got = settled_tests.among(finder, settled.features).best_split(rows, w)
+        assert got.score == want.score
+    assert (got.feature, got.n_branches) == (want.feature, want.n_branches)
+    np.testing.assert_array_equal(got.value_branch, want.value_branch)
 
 
 def _rival_columns(seed: int) -> Dataset:
@@ -257,22 +270,30 @@ def _rival_columns(seed: int) -> Dataset:
 @settings(max_examples=max(20, EXAMPLES // 3), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_a_gain_ratio_lead_holds_against_the_worst_x(seed):
-    """Where R's gain-ratio test is settled, every x that could break the lead — each value
-    (or unknown) of the leader's column and of one other column, the rest unknown, each
-    class, weights 1, 0.5 and 0.1 — leaves it J48's choice (the grower's own search of
-    R ∪ {x}). Columns made to compete (:func:`_rival_columns`) put leaders near the edge of
-    the average-gain filter, and rivals near it."""
+    """Where R's gain-ratio test is settled (or its contenders found), every x that could
+    break the lead — each value (or unknown) of the leader's column and of one other
+    column, the rest unknown, each class, weights 1, 0.5 and 0.1 — leaves it J48's choice
+    (the grower's own search of R ∪ {x}). Columns made to compete (:func:`_rival_columns`)
+    put leaders near the edge of the average-gain filter, and rivals near it."""
     data = _rival_columns(seed)
-    n, K, p = data.n_samples, data.schema.n_classes, data.X.shape[1]
+    n = data.n_samples
     learner = DecisionTree(criterion="gain_ratio", min_leaf=1.0)
     settled = settled_tests.settled_test(learner.make_finder(data), np.arange(n),
                                          data.weights)
     if settled is None:
         return
-    f = settled.feature
+    _holds_against_the_worst_x(data, learner, settled)
+
+
+def _holds_against_the_worst_x(data: Dataset, learner, settled) -> None:
+    """:func:`_assert_j48s_choice` for every x that could break a settled test or its
+    contenders: each value (or unknown) of two columns — a settled test's (or a
+    contender's) and any other — the rest unknown, each class, weights 1, 0.5 and 0.1."""
+    n, K, p = data.n_samples, data.schema.n_classes, data.X.shape[1]
     values = [[np.nan, *range(len(a.values))] for a in data.schema.attributes]
     eligible = np.r_[np.ones(n, dtype=bool), False]
-    for other in range(p):
+    firsts = [settled.feature] if isinstance(settled, Split) else settled.features.tolist()
+    for f, other in itertools.product(firsts, range(p)):
         for a, b in itertools.product(values[f], values[other]):
             x = np.full(p, np.nan)
             x[other] = b
@@ -280,9 +301,64 @@ def test_a_gain_ratio_lead_holds_against_the_worst_x(seed):
             for c, wx in np.ndindex(K, 3):
                 aug = Dataset(data.schema, np.vstack([data.X, x]), np.r_[data.y, c],
                               np.r_[data.weights, 1.0], source="<x>")
-                want = learner.make_finder(aug, eligible=eligible).best_split(
-                    np.arange(n + 1), np.r_[data.weights, (1.0, 0.5, 0.1)[wx]])
-                assert want is not None and want.feature == f
+                _assert_j48s_choice(settled, learner.make_finder(aug, eligible=eligible), n,
+                                    np.r_[data.weights, (1.0, 0.5, 0.1)[wx]])
+
+
+def _twin_columns(seed: int) -> Dataset:
+    """Two nominal columns that give the class about equally well, among four noise
+    columns, in a shuffled order: two leaders that no bound parts (gain ratio's
+    contenders), both far above the average gain."""
+    rng = np.random.default_rng(seed)
+    n, K = int(rng.integers(60, 200)), int(rng.integers(2, 4))
+    y = rng.integers(0, K, n)
+    cols = [np.where(rng.random(n) < rng.uniform(0.5, 0.8), y, rng.integers(0, K, n))
+            for _ in range(2)] + [rng.integers(0, 3, n) for _ in range(4)]
+    values = [tuple(f"v{k}" for k in range(K))] * 2 + [("u0", "u1", "u2")] * 4
+    order = rng.permutation(6)
+    X = np.column_stack([cols[j] for j in order]).astype(float)
+    X[rng.random(X.shape) < rng.choice([0.0, 0.05])] = np.nan
+    schema = Schema(tuple(Attribute(f"a{j}", "nominal", values[j]) for j in order),
+                    Attribute("class", "nominal", tuple(f"c{k}" for k in range(K))))
+    return Dataset(schema, X, y.astype(np.int64), np.ones(n), source="<twins>")
+
+
+@settings(max_examples=max(20, EXAMPLES // 5), deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_gain_ratio_contenders_hold_against_the_worst_x(seed):
+    """Where R's gain-ratio leaders are close (:func:`_twin_columns`), J48's choice on
+    R ∪ {x} lies among the contenders found, and the search over them alone
+    (:func:`~treecert.transductive.settled_tests.among`: no average gain taken) is J48's
+    split, score and all, for every x that could break it."""
+    data = _twin_columns(seed)
+    learner = DecisionTree(criterion="gain_ratio", min_leaf=1.0)
+    settled = settled_tests.settled_test(learner.make_finder(data), np.arange(data.n_samples),
+                                         data.weights)
+    if settled is not None:
+        _holds_against_the_worst_x(data, learner, settled)
+
+
+def test_close_gain_ratio_leaders_are_contenders_and_searched_alone():
+    """Twin leaders (:func:`_twin_columns`) give contenders — the two columns, not the
+    noise — on a fair share of seeds, and the exact paths that search their nodes over
+    them alone estimate as whole trees do."""
+    found = []
+    for seed in range(40):
+        data = _twin_columns(seed)
+        got = settled_tests.settled_test(
+            DecisionTree(criterion="gain_ratio", min_leaf=1.0).make_finder(data),
+            np.arange(data.n_samples), data.weights)
+        if isinstance(got, settled_tests.Contenders):
+            names = [data.schema.attributes[f].values for f in got.features.tolist()]
+            assert all(v[0] == "v0" for v in names)  # the twins, not the noise
+            found.append(seed)
+    assert len(found) >= 4
+    for seed in found[:4]:
+        with mock.patch.object(settled_tests, "among", wraps=settled_tests.among) as among:
+            _settling_everywhere_equals_whole_trees(
+                _twin_columns(seed), DecisionTree(criterion="gain_ratio", min_leaf=1.0), 0.3,
+                np.random.default_rng(seed))
+        assert among.called
 
 
 def test_a_leading_gain_ratio_test_is_settled_and_a_close_one_is_not():
@@ -304,7 +380,7 @@ def test_a_leading_gain_ratio_test_is_settled_and_a_close_one_is_not():
         with mock.patch.object(settled_tests, "evaluate_nodes") as search:
             split = settled_tests.settled_test(finder, np.arange(n), np.ones(n))
         search.assert_not_called()
-        assert (split is not None) == settles
+        assert isinstance(split, Split) == settles
         if settles:
             want = finder.best_split(np.arange(n), np.ones(n))
             assert (split.feature, split.n_branches) == (2, 3) == (want.feature,

@@ -53,6 +53,7 @@ from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.grow import route_entries, stops
 from treecert.tree.impurity import _lastsum
 from treecert.tree.segments import _exact_segments, _ragged_sums, _ranges
+from treecert.tree.split_search import Split
 
 
 @dataclass
@@ -244,9 +245,10 @@ def _too_light(ew: np.ndarray, w: np.ndarray, seg: np.ndarray, limit: float) -> 
 def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | None,
             lens: np.ndarray, seg: np.ndarray, rows: np.ndarray, w: np.ndarray, rank, G: int):
     """The grower's test (feature, threshold, n_branches, value_branch; feature -1: none)
-    of G nodes, the ``open_g`` ones searched in one batched call: each node's rows are its
-    content's, with its own x (``x_row``; None: no x grown with) last in place of the
-    content's."""
+    of G nodes, the ``open_g`` ones searched in one batched call (one per set of
+    contenders, :func:`~treecert.transductive.settled_tests.search_groups`): each node's rows
+    are its content's, with its own x (``x_row``; None: no x grown with) last in place of
+    the content's."""
     feature = np.full(G, -1, dtype=np.int64)
     threshold = np.full(G, np.nan)
     n_branches = np.zeros(G, dtype=np.int64)
@@ -262,26 +264,27 @@ def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | N
                 finder, [(rows[seg[s]:seg[s + 1] - 1], w[seg[s]:seg[s + 1] - 1])
                          for s in big.tolist()], held[big], rank), strict=True):
             found[s] = split
-        settled = np.array([found[s] is not None for s in shape[open_g].tolist()], dtype=bool)
-        for g in open_g[settled].tolist():
-            split = found[int(shape[g])]
-            feature[g], threshold[g], n_branches[g] = (split.feature, split.threshold,
-                                                       split.n_branches)
-            if split.value_branch is not None:
-                value_branch[g] = split.value_branch
-        open_g = open_g[~settled]
-    if not open_g.size:
-        return feature, threshold, n_branches, value_branch
-    o_lens = lens[shape[open_g]]
-    take = _ranges(seg[shape[open_g]], o_lens)
-    o_rows = rows[take]
-    if x_row is not None:
-        o_rows[np.cumsum(o_lens) - 1] = x_row[open_g]
-    choice = choose_tests(finder, o_lens, o_rows, w[take], rank)
-    feature[open_g] = choice.feature
-    threshold[open_g] = choice.threshold
-    n_branches[open_g] = choice.n_branches
-    value_branch.update((int(open_g[g]), vb) for g, vb in choice.value_branch.items())
+        of_node = [found[s] for s in shape[open_g].tolist()]
+        for g, split in zip(open_g.tolist(), of_node, strict=True):
+            if isinstance(split, Split):
+                feature[g], threshold[g], n_branches[g] = (split.feature, split.threshold,
+                                                           split.n_branches)
+                if split.value_branch is not None:
+                    value_branch[g] = split.value_branch
+        searches = [(f, open_g[at]) for f, at in settled_tests.search_groups(finder, of_node)]
+    else:
+        searches = [(finder, open_g)] if open_g.size else []
+    for searcher, part in searches:  # the whole finder, or one set of contenders
+        o_lens = lens[shape[part]]
+        take = _ranges(seg[shape[part]], o_lens)
+        o_rows = rows[take]
+        if x_row is not None:
+            o_rows[np.cumsum(o_lens) - 1] = x_row[part]
+        choice = choose_tests(searcher, o_lens, o_rows, w[take], rank)
+        feature[part] = choice.feature
+        threshold[part] = choice.threshold
+        n_branches[part] = choice.n_branches
+        value_branch.update((int(part[g]), vb) for g, vb in choice.value_branch.items())
     return feature, threshold, n_branches, value_branch
 
 

@@ -52,6 +52,13 @@ grower's choice for every R ∪ {x}:
   (so the counted tests are the grower's), and none may be numeric (J48's MDL correction
   and cut counts are not bounded here) or one-vs-rest (each column's best value would move
   the average).
+* **Contenders** (gain ratio). Where several tests stay close — soybean's root: three
+  columns within 0.3 % — no one test settles, but the same bounds shut most columns out:
+  per class of x, the best lowest ratio of a test sure to be in the pool bounds the
+  winner's from below, and a rival whose highest ratio stays under it, or that the pool
+  shuts out, never wins. Where every remaining contender is sure to be in the pool, the
+  nodes R ∪ {x} are searched over the contenders alone (:func:`among`) — each column's
+  scores are its own, and the pool needs no average — which is the grower's choice.
 
 The stopping rules are the caller's, on each node's own counts.
 """
@@ -59,12 +66,13 @@ The stopping rules are the caller's, on each node's own counts.
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 
 from treecert.transductive.node_search import _groups, evaluate_nodes
 from treecert.tree.impurity import _impurity_last, unit_rise
-from treecert.tree.split_search import _EPS, Split, SplitFinder
+from treecert.tree.split_search import _EPS, Split, SplitFinder, _columns_by_width
 
 #: Slack of the proof, per unit of R's weight (numerators are n·impurity): far above the
 #: rounding of float scores (~1e-12), far below the leads it settles.
@@ -95,7 +103,7 @@ def _rises(branches: np.ndarray, gini: bool) -> np.ndarray:
 
 
 def settled_groups(finder, items: list[tuple[np.ndarray, np.ndarray]], held: np.ndarray,
-                   rank=None) -> list[Split | None]:
+                   rank=None) -> list[Split | Contenders | None]:
     """Per item — training rows R and weights, held (with each node's own x) by ``held[i]``
     nodes about to be searched — R's :func:`settled_test` where at least
     :data:`SETTLE_NODES` nodes hold the same R of more than :data:`SETTLE_ROWS` rows, tried
@@ -111,26 +119,77 @@ def settled_groups(finder, items: list[tuple[np.ndarray, np.ndarray]], held: np.
     return [found.get(g) for g in group.tolist()]
 
 
-def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | None:
+class Contenders(NamedTuple):
+    """The nominal columns (ascending) among which J48's choice lies for every node
+    R ∪ {x}, each sure to pass the average-gain filter (:func:`_ratio_contenders`): the
+    nodes are searched over these alone (:func:`among`)."""
+
+    features: np.ndarray
+
+
+def among(finder: SplitFinder, features: np.ndarray) -> SplitFinder:
+    """``finder`` (its arrays, not copies; of its own class) searching only the nominal
+    columns ``features`` of :class:`Contenders`, with the average-gain filter taken as
+    passed (:attr:`~treecert.tree.split_search.SplitFinder.pool_proven`). Every score is
+    the whole finder's (each column's is computed alone), and the rivals left out lose to
+    the winner by more than the grower's rounding, so its choice is the whole finder's."""
+    out = type(finder).__new__(type(finder))
+    out.__dict__.update(finder.__dict__)
+    keep = np.isin(finder.nominal_idx, features)
+    out.nominal_idx = finder.nominal_idx[keep]
+    out.max_values = int(finder.n_values[out.nominal_idx].max())
+    out._in_avg = finder._in_avg[finder.numeric_idx.size:][keep]
+    out._fid = out.nominal_idx.astype(np.int64)
+    out._same_width = _columns_by_width(finder.n_values[out.nominal_idx])
+    out.pool_proven = True
+    return out
+
+
+def search_groups(finder: SplitFinder, found: list) -> list[tuple[SplitFinder, list[int]]]:
+    """The items still to search after :func:`settled_groups` (``found``: a Split, where
+    settled, else :class:`Contenders` or None), grouped by the finder that searches them:
+    the whole ``finder`` for those without a proof, :func:`among` the contenders for each
+    set of them."""
+    whole: list[int] = []
+    by: dict[bytes, tuple[SplitFinder, list[int]]] = {}
+    for i, got in enumerate(found):
+        if got is None:
+            whole.append(i)
+        elif isinstance(got, Contenders):
+            key = got.features.tobytes()
+            if key not in by:
+                by[key] = (among(finder, got.features), [])
+            by[key][1].append(i)
+    return ([(finder, whole)] if whole else []) + list(by.values())
+
+
+def settled_test(finder, rows: np.ndarray, w: np.ndarray,
+                 rank=None) -> Split | Contenders | None:
     """The grower's test of every node R ∪ {x} (x ineligible, weight at most 1) for the
-    training rows R = ``rows`` (eligible) with weights ``w``, or None where no x-proof
-    lead exists (module docstring). A leading nominal test that the grower admits whatever
-    the rounding of its eligible weights is its choice without a search; the others are
-    confirmed by the grower's search of R. The split's ``score`` is then NaN (no caller
-    reads it: the nodes' own scores differ by x anyway)."""
+    training rows R = ``rows`` (eligible) with weights ``w``; under gain ratio, where no
+    one test is proven, the :class:`Contenders` among which it lies; or None where no
+    x-proof lead exists (module docstring). A leading nominal test that the grower admits
+    whatever the rounding of its eligible weights is its choice without a search; the
+    others are confirmed by the grower's search of R. The split's ``score`` is then NaN
+    (no caller reads it: the nodes' own scores differ by x anyway)."""
     N = float(w.sum())
     feature, threshold, value, num, up, down, parent, clear, parts, parts_up = \
         candidates(finder, rows, w)
     if not num.size:
         return None
     slack = _SLACK * (N + 2.0)
+    floor = max(float(finder.params.min_gain), _EPS) + 1e-9
     if finder.params.criterion == "gain_ratio":
         counted = finder._in_avg[finder.numeric_idx.size
                                  + np.searchsorted(finder.nominal_idx, feature)]
-        g = _ratio_leader(num, up, down, parts, parts_up, counted, clear, N, slack)
-        if g is None:
+        contender = _ratio_contenders(num, up, down, parts, parts_up, counted, clear, N,
+                                      slack, floor)
+        if contender is None:
             return None
-        star = np.arange(num.size) == g
+        if np.count_nonzero(contender) > 1:
+            return Contenders(feature[contender])
+        g = int(np.flatnonzero(contender)[0])
+        star = contender
     else:
         g = int(np.argmax(num))
         star = np.arange(num.size) == g  # the likely test: no search unless it leads
@@ -153,7 +212,6 @@ def settled_test(finder, rows: np.ndarray, w: np.ndarray, rank=None) -> Split | 
             star = (feature == split.feature) & (value == v)
         if np.count_nonzero(star) != 1 or not _leads(num, up, down, parent, star, slack):
             return None
-    floor = max(float(finder.params.min_gain), _EPS) + 1e-9
     worst = float((num[star] - down[star]).min())  # its numerator with x, at least
     return split if worst / (N + 1.0) > floor else None
 
@@ -172,30 +230,32 @@ def _leads(num: np.ndarray, up: np.ndarray, down: np.ndarray, parent: np.ndarray
     return bool(np.all(num[s] - num[~star][:, None] - moves > slack))
 
 
-def _ratio_leader(num: np.ndarray, up: np.ndarray, down: np.ndarray, parts: np.ndarray,
-                  parts_up: np.ndarray, counted: np.ndarray, clear: np.ndarray, N: float,
-                  slack: float) -> int | None:
-    """The test with the best gain ratio on R where it stays J48's choice with x of any
-    class (module docstring: numerators and the n·split informations ``parts`` within
-    their bounds, ``counted`` tests in the average gain), else None."""
+def _ratio_contenders(num: np.ndarray, up: np.ndarray, down: np.ndarray, parts: np.ndarray,
+                      parts_up: np.ndarray, counted: np.ndarray, clear: np.ndarray, N: float,
+                      slack: float, floor: float) -> np.ndarray | None:
+    """The tests that may be J48's choice on R ∪ {x} for some x (a mask), where each of
+    them is sure to pass the average-gain filter; None where no such set is proven (module
+    docstring: numerators and the n·split informations ``parts`` within their bounds,
+    ``counted`` tests in the average gain). A test is *sure* where, for every class of x,
+    its lowest numerator clears the highest mean, its lowest ratio is above 1e-6 and its
+    lowest gain above ``floor``; per class, the best lowest ratio of a sure test then
+    bounds the winner's ratio from below, and a rival that the lowest mean shuts out of the
+    pool, or whose highest ratio is below that bound, never wins."""
     if not clear.all() or not counted.any() or not np.all(parts > slack):
         return None
     lo = num[:, None] - down - slack  # (T, K): per class of x, the numerators' range
     hi = num[:, None] + up + slack
-    pool = num >= num[counted].mean() - 1e-3 * N + slack  # R's own pool, to pick from
-    if not pool.any():
+    in_pool = np.all(lo - hi[counted].mean(axis=0) > -1e-3 * N + slack, axis=1)
+    low = lo / (parts + parts_up + slack)[:, None]  # every test's lowest ratio
+    sure = (in_pool & np.all(low > 1e-6 + 1e-9, axis=1)
+            & (lo.min(axis=1) / (N + 1.0) > floor))
+    if not sure.any():
         return None
-    g = int(np.argmax(np.where(pool, num / parts, -np.inf)))
-    if not np.all(lo[g] - hi[counted].mean(axis=0) > -1e-3 * N + slack):
-        return None  # the leader may fall out of the pool
-    low = lo[g] / (parts[g] + parts_up[g] + slack)  # (K,): its lowest ratio
-    if not (np.all(lo[g] > 0.0) and np.all(low > 1e-6 + 1e-9)):
-        return None
+    best_low = np.where(sure[:, None], low, -np.inf).max(axis=0)  # (K,)
     may_pool = hi - lo[counted].mean(axis=0) >= -1e-3 * (N + 1.0) - slack
-    high = hi / (parts - slack)[:, None]  # every rival's highest ratio
-    beaten = (low - high > 1e-9) | ~may_pool
-    beaten[g] = True
-    return g if beaten.all() else None
+    high = hi / (parts - slack)[:, None]  # every test's highest ratio
+    contender = ((best_low - high <= 1e-9) & may_pool).any(axis=1)
+    return contender if np.all(in_pool[contender]) else None
 
 
 def _split_parts(cnt: np.ndarray, exists: np.ndarray, known: np.ndarray,

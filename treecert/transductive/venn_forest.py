@@ -170,7 +170,8 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
 def _tests(finder, nodes: list[tuple[np.ndarray, np.ndarray]], rank) -> list:
     """The grower's test (or None) of every node (rows, weights): the nodes holding an x
     (their last row, ineligible) whose training rows settle a test no x can change take it
-    (:mod:`~treecert.transductive.settled_tests`), the others are searched."""
+    (:mod:`~treecert.transductive.settled_tests`), the others are searched (over their
+    contenders alone, where proven)."""
     elig = finder.eligible if settled_tests.covers(finder) else None
     xs = [i for i, (r, _) in enumerate(nodes)
           if elig is not None and r.size > settled_tests.SETTLE_ROWS + 1 and not elig[r[-1]]]
@@ -179,10 +180,10 @@ def _tests(finder, nodes: list[tuple[np.ndarray, np.ndarray]], rank) -> list:
             finder, [(nodes[i][0][:-1], nodes[i][1][:-1]) for i in xs], np.ones(len(xs)),
             rank), strict=True):
         out[i] = split
-    searched = [i for i in range(len(nodes)) if out[i] is None]
-    for i, split in zip(searched, evaluate_nodes(finder, [nodes[i] for i in searched], rank),
-                        strict=True):
-        out[i] = split
+    for searcher, searched in settled_tests.search_groups(finder, out):
+        for i, split in zip(searched, evaluate_nodes(searcher, [nodes[i] for i in searched],
+                                                     rank), strict=True):
+            out[i] = split
     return out
 
 

@@ -139,6 +139,12 @@ class SplitFinder(NumericSearch):
     rows in place between calls (the transductive engine does).
     """
 
+    #: Whether every test offered is known to pass gain ratio's average-gain filter, so the
+    #: average need not be taken: a finder restricted to some columns whose membership the
+    #: transductive engine has proven (:func:`treecert.transductive.settled_tests.among`),
+    #: where the average of its own columns would not be J48's.
+    pool_proven: bool = False
+
     def __init__(
         self,
         X: np.ndarray,
@@ -253,7 +259,9 @@ class SplitFinder(NumericSearch):
         many labels at once (:mod:`treecert.transductive.label_search`)."""
         params = self.params
         G, p, q = ok.shape[0], self.numeric_idx.size, self.nominal_idx.size
-        if params.criterion == "gain_ratio":
+        if params.criterion == "gain_ratio" and self.pool_proven:
+            pool = ok & (score > 1e-6)
+        elif params.criterion == "gain_ratio":
             counted = ok & self._in_avg
             acc = np.zeros(G)
             for c in range(p + q):  # Python's sum() over the candidate list, in its order
