@@ -263,9 +263,10 @@ class SplitFinder(NumericSearch):
             pool = ok & (score > 1e-6)
         elif params.criterion == "gain_ratio":
             counted = ok & self._in_avg
-            acc = np.zeros(G)
-            for c in range(p + q):  # Python's sum() over the candidate list, in its order
-                acc = acc + np.where(counted[:, c], gain[:, c], 0.0)
+            # Python's sum() over the candidate list, in its order: a cumulative sum adds
+            # one column after the other, as that loop does (never pairwise)
+            acc = (np.cumsum(np.where(counted, gain, 0.0), axis=1)[:, -1] if p + q
+                   else np.zeros(G))
             n_counted = counted.sum(axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 avg = acc / n_counted
@@ -301,8 +302,12 @@ class SplitFinder(NumericSearch):
         f, v = self.nominal_idx[c], vb[nom, c]
         nv = self.n_values[f]
         n_branches[nom] = np.where(v < 0, nv, np.minimum(nv, 2))  # multiway: one per value
-        for g, fg, vg in zip(nom.tolist(), f.tolist(), v.tolist(), strict=True):
-            value_branch[g] = self._value_branch(fg, vg)
+        if nom.size:  # one array per distinct test (f, v), shared by its nodes
+            width = self.max_values + 2  # v + 1 in 0..max_values
+            tests, which = np.unique(f * width + (v + 1), return_inverse=True)
+            arrays = [self._value_branch(t // width, t % width - 1) for t in tests.tolist()]
+            value_branch = dict(zip(nom.tolist(), map(arrays.__getitem__,
+                                                      which.ravel().tolist()), strict=True))
         out_score = np.zeros(G)
         out_score[rows] = score[rows, col]
         return _Choice(feature, threshold, n_branches, out_score, value_branch)
