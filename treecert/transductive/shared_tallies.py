@@ -153,7 +153,8 @@ class SharedTallies(SplitFinder):
             xw = b.w[hi[xg] - 1]
         self._chunk = _Chunk.of(shared, group, (xg, xj, xv, xy, xw),
                                 self.params.criterion == "gini",
-                                self.params.criterion == "gain_ratio")
+                                self.params.criterion == "gain_ratio")._replace(
+                                    shared_elig=shared_elig)
         return self._chunk, elig
 
     # The hooks of the nominal scores, answered from the last tally (module docstring); any
@@ -171,6 +172,13 @@ class SharedTallies(SplitFinder):
         if isinstance(counts, _Chunk) and counts.known_imp is not None:
             return counts.known_w, counts.known_imp
         return super()._known_impurity(counts, known_counts, gini)
+
+    def _multiway_ok(self, counts, elig: np.ndarray, js: slice | np.ndarray,
+                     nv: int) -> np.ndarray:
+        if isinstance(counts, _Chunk) and counts.shared_elig is not None:
+            # per group: x's eligible weight is 0, so a node's is its group's
+            return super()._multiway_ok(None, counts.shared_elig, js, nv)[counts.group]
+        return super()._multiway_ok(counts, elig, js, nv)
 
     def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
                         gini: bool) -> np.ndarray:
@@ -195,7 +203,8 @@ class _Chunk(NamedTuple):
     cells ``x_cells`` (node, column, value, class, weight), and what the scores read, per
     node: N·impurity and weight per (column, value) and class weights of the known values
     per column — the group's numbers, recomputed where x enters (its cells; its columns
-    for the sums over values)."""
+    for the sums over values); and the groups' eligible weights, which x (weight 0) never
+    changes, so that which multiway tests are admissible is found once per group."""
 
     shared: np.ndarray
     group: np.ndarray
@@ -206,6 +215,7 @@ class _Chunk(NamedTuple):
     known_w: np.ndarray | None = None
     known_imp: np.ndarray | None = None
     value_wlogw: np.ndarray | None = None
+    shared_elig: np.ndarray | None = None  # the groups' eligible weights (R, q, V)
 
     @classmethod
     def of(cls, shared: np.ndarray, group: np.ndarray, x_cells: tuple, gini: bool,
