@@ -406,7 +406,7 @@ def brute_force_best(data, idx, w, params, eligible):
         g, cut, lc = max(scored, key=lambda s: round(s[0], 9))
         if params.criterion == "gain_ratio":
             g -= math.log2(len(cuts)) / total
-            if g <= 0:
+            if g < 1e-6:  # J48: Utils.smOrEq(m_infoGain, 0)
                 continue
             si = _si([lc.sum(), wk - lc.sum()], total - wk, total)
             score = g / si if si > 0 else 0.0
@@ -529,3 +529,77 @@ def test_route_entries_lists_route_batch_s_routes(data, seed):
     known = branch >= 0
     np.testing.assert_array_equal(np.isnan(data.X[rows, np.maximum(feature[ne], 0)])
                                   | (feature[ne] < 0), ~known)
+
+
+def _zero_gain_column_data():
+    """Six rows (found by the brute-force test) where a numeric column gains nothing but
+    rounding (1.5e-16) and, counted in the average gain, would let a nominal column into
+    gain ratio's pool: ``J48 -U -M 0`` (Weka 3.6.14) grows num1 <= 1 (num1 <= 0: c1;
+    num1 > 0: c0), num1 > 1: c1."""
+    from treecert.data.schema import Attribute, Dataset, Schema
+
+    binary = ("v0", "v1")
+    schema = Schema((Attribute("num0", "numeric"), Attribute("num1", "numeric"),
+                     Attribute("nom0", "nominal", binary), Attribute("nom1", "nominal", binary),
+                     Attribute("nom2", "nominal", binary)),
+                    Attribute("class", "nominal", ("c0", "c1")))
+    X = np.array([[0.5, 1.0, 1, 1, 0], [0.0, 1.5, 0, 0, 0], [0.0, 1.0, 0, 1, 0],
+                  [0.5, 1.5, 0, 0, 0], [0.0, 0.0, 0, 1, 1], [0.0, 0.5, 0, 0, 1]], dtype=float)
+    return Dataset(schema, X, np.array([0, 1, 0, 1, 1, 0]), np.ones(6), source="<zero gain>")
+
+
+def test_a_numeric_test_gaining_less_than_wekas_small_is_no_candidate():
+    """J48 drops a numeric column whose MDL-corrected gain is within 1e-6 of 0
+    (``C45Split``: ``Utils.smOrEq(m_infoGain, 0)``), so it does not count in the average
+    gain either: the grower grows J48's tree on :func:`_zero_gain_column_data`, where
+    counting num0's rounding noise would put nom0 at the root."""
+    from treecert.tree.classifier import DecisionTree
+
+    data = _zero_gain_column_data()
+    learner = DecisionTree(criterion="gain_ratio", min_leaf=0.0, threshold="lower")
+    finder = learner.make_finder(data)
+    batch = finder._single_batch(np.arange(6), np.ones(6))
+    ok, gain, _, _ = finder._numeric_batch(batch)
+    assert 0 < gain[0, 0] < 1e-12 and not ok[0, 0] and ok[0, 1]
+    tree = learner.fit(data).tree_
+    assert tree.feature.tolist() == [1, 1, -1, -1, -1]
+    assert tree.threshold[:2].tolist() == [1.0, 0.0]
+
+
+def test_engines_drop_a_numeric_test_gaining_less_than_wekas_small():
+    """The batched engine's gain-ratio paths keep J48's rule of
+    :func:`test_a_numeric_test_gaining_less_than_wekas_small_is_no_candidate`: the searches
+    of many labels (``label_search._ratio_cuts``) and the certificates' intervals
+    (``RatioScores._numeric_intervals``) admit an MDL-corrected gain of 2e-6, not 5e-7, and
+    a certificate never relies on one within rounding of the limit; and every x of a grid,
+    either class, gives what whole trees give, bit for bit."""
+    from types import SimpleNamespace
+
+    from treecert.transductive import label_search
+    from treecert.transductive.ratio_scores import RatioScores
+
+    mdl = math.log2(3) / 7.0  # three cuts, 7 rows with x
+    gc = np.array([[5e-7, 2e-6, 1e-6 + 1e-12]])
+    ok, gain, score = np.zeros((1, 3), bool), mdl + gc, np.zeros((1, 3))
+    tabs = [SimpleNamespace(col=np.repeat(np.arange(3), 3))]
+    one = np.zeros(3, dtype=np.int64)
+    label_search._ratio_cuts(tabs, one[:1], np.array([[3.0, 4.0]]), np.array([7.0]), ok, gain,
+                             score, one, np.arange(3), np.full(3, 3.0), 3)
+    assert ok.tolist() == [[False, True, True]]
+    ok, sure = np.zeros((1, 3), bool), np.ones(1, bool)
+    arrays = [np.zeros((1, 3)) for _ in range(4)]
+    RatioScores._numeric_intervals(SimpleNamespace(n_cuts=np.full(3, 3)), gc, gc, gc, ok,
+                                   *arrays, sure)
+    assert ok.tolist() == [[False, True, True]] and not sure[0]
+    from conftest import assert_engines_agree
+
+    from treecert.transductive.engine import TransductiveEngine
+    from treecert.tree.classifier import DecisionTree
+
+    data = _zero_gain_column_data()
+    grid = np.array(list(itertools.product([0.0, 0.25, 0.5], [0.0, 0.75, 1.0, 1.5],
+                                           [0, 1], [0, 1], [0, 1])), dtype=float)
+    X, labels = np.repeat(grid, 2, axis=0), np.tile([0, 1], grid.shape[0])
+    for threshold in ("lower", "midpoint"):
+        learner = DecisionTree(criterion="gain_ratio", min_leaf=0.0, threshold=threshold)
+        assert_engines_agree(TransductiveEngine(data, learner), X, labels)

@@ -68,7 +68,7 @@ from treecert.transductive.node_search import (
     sorted_values,
 )
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info, unit_rise
-from treecert.tree.numeric_search import _TABLE_MAX
+from treecert.tree.numeric_search import _TABLE_MAX, MIN_NUMERIC_GAIN
 from treecert.tree.segments import _ranges
 
 #: (cut, label) pairs × classes scored at once: bounds the per-label arrays (~100 MB).
@@ -582,7 +582,8 @@ def _ratio_cuts(tabs, gl, Tx, tw, ok, gain, score, li, kj, w_left, p) -> None:
     """J48's candidates from the best cut by gain of every (label-node ``li``, numeric
     column ``kj``), ``w_left`` its left branch's weight with x, as the grower computes them
     (``NumericSearch._numeric_batch``): the gain MDL-corrected by log2(#cuts)/(N + 1) and
-    kept if still positive, and its gain ratio. x never makes a cut valid nor removes one
+    kept if still at least :data:`~treecert.tree.numeric_search.MIN_NUMERIC_GAIN`, and its
+    gain ratio. x never makes a cut valid nor removes one
     (module docstring), so the number of cuts is R's; no weight is unknown."""
     per_column = np.stack([np.bincount(t.col, minlength=p) for t in tabs])  # (G, p)
     n_cuts = per_column[gl[li], kj]
@@ -590,7 +591,7 @@ def _ratio_cuts(tabs, gl, Tx, tw, ok, gain, score, li, kj, w_left, p) -> None:
     g = gain[li, kj] - np.log2(n_cuts) / total
     unknown = total - _lastsum(Tx[li])
     si = _split_info([w_left, total - w_left], unknown, total)
-    ok[li, kj] = g > 0
+    ok[li, kj] = g >= MIN_NUMERIC_GAIN
     gain[li, kj] = g
     with np.errstate(invalid="ignore", divide="ignore"):
         score[li, kj] = np.where(si > 0, g / si, 0.0)

@@ -4,7 +4,7 @@ selection rule.
 With ``gain_ratio`` the chosen test is not simply the best-scoring one
 (:mod:`treecert.tree.split_search`, ``C45ModelSelection``): each numeric column offers the
 cut of largest *gain*, MDL-corrected by log2(#cuts)/N (Quinlan 1996) and kept only if still
-positive; among the candidates whose gain is at least the average gain (minus 1e-3) the
+at least Weka's 1e-6; among the candidates whose gain is at least the average gain (minus 1e-3) the
 largest gain *ratio* wins. Adding x (class c, weight 1, ineligible) moves every one of these
 numbers a little, and the average as well, so a bound on the best competitor alone (device 1
 of :mod:`treecert.transductive.batch_engine`) does not decide anything. Instead every
@@ -44,6 +44,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.tree.impurity import _LN2, _impurity_last
+from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
 
 #: Half-width of the interval around every recomputed gain / ratio (float error ≪ this).
 _TOL = 1e-9
@@ -367,8 +368,8 @@ class RatioScores:
         """Intervals of every numeric candidate from its MDL-corrected gain ``gc`` and the
         least and largest ratio ``lo``, ``hi`` of its column's near-best cuts."""
         has = (self.n_cuts > 0)[None, :]
-        ok[:] = has & (gc > 0)
-        sure &= ~(has & (np.abs(gc) <= 2 * _TOL)).any(axis=1)
+        ok[:] = has & (gc >= MIN_NUMERIC_GAIN)
+        sure &= ~(has & (np.abs(gc - MIN_NUMERIC_GAIN) <= 2 * _TOL)).any(axis=1)
         g_lo[:], g_hi[:] = gc - 2 * _TOL, gc + _TOL
         s_lo[:] = np.where(has, lo, 0.0) - _TOL
         s_hi[:] = np.where(has, hi, 0.0) + _TOL

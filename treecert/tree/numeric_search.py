@@ -28,6 +28,11 @@ from treecert.tree.segments import _Batch, _ranges, _segment_cumsum
 _PRUNE = True
 # Largest total weight for which x ln x of integer counts is looked up in a table.
 _TABLE_MAX = 2.0**22
+#: J48 keeps a numeric test only if its MDL-corrected gain is not within Weka's SMALL of 0
+#: (``C45Split``: ``if (Utils.smOrEq(m_infoGain, 0)) return``; ``smOrEq(a, b)`` is
+#: ``a - b < 1e-6``): a column whose best cut gains nothing — or rounding noise, 1e-16 —
+#: is no candidate, and does not count in the average gain.
+MIN_NUMERIC_GAIN = 1e-6
 
 
 class NumericSearch:
@@ -248,7 +253,7 @@ class NumericSearch:
             _, L, R, KCt = cut_gain(gj, i_best, gg, counts=True)
             tw = total_w[gg]
             g_best = g_best - np.log2(n_cuts) / tw  # J48's MDL correction
-            ok = g_best > 0
+            ok = g_best >= MIN_NUMERIC_GAIN
             si = _split_info([_sum_cols(L), _sum_cols(R)], tw - _sum_cols(KCt), tw)
             with np.errstate(invalid="ignore", divide="ignore"):
                 score = np.where(si > 0, g_best / si, 0.0)

@@ -14,7 +14,8 @@ Rules, and where they come from
 * ``info_gain`` (default; Clus and the TPCE paper's experiments): the admissible test of
   largest information gain. ``gini``: the same with the Gini decrease (CART).
   ``gain_ratio``: J48's ``C45ModelSelection`` — best gain ratio among tests whose gain is at
-  least the average gain (minus 1e-3), numeric gain MDL-corrected by log2(#cuts)/N, numeric
+  least the average gain (minus 1e-3), numeric gain MDL-corrected by log2(#cuts)/N (and no
+  numeric test unless that is at least 1e-6, Weka's ``Utils.smOrEq``), numeric
   branches at least ``clamp(0.1 N_known / K, min_leaf, 25)``.
 * Missing values (C4.5): gain is computed on the instances whose value is known and scaled by
   the known fraction; gain ratio's split information counts the unknown part as a branch;
