@@ -132,9 +132,12 @@ def among(finder: SplitFinder, features: np.ndarray) -> SplitFinder:
     columns ``features`` of :class:`Contenders`, with the average-gain filter taken as
     passed (:attr:`~treecert.tree.split_search.SplitFinder.pool_proven`). Every score is
     the whole finder's (each column's is computed alone), and the rivals left out lose to
-    the winner by more than the grower's rounding, so its choice is the whole finder's."""
+    the winner by more than the grower's rounding, so its choice is the whole finder's.
+    Contenders are proven for nominal columns alone (:func:`covers`): no numeric column is
+    searched."""
     out = type(finder).__new__(type(finder))
     out.__dict__.update(finder.__dict__)
+    out.numeric_idx = finder.numeric_idx[:0]
     keep = np.isin(finder.nominal_idx, features)
     out.nominal_idx = finder.nominal_idx[keep]
     out.max_values = int(finder.n_values[out.nominal_idx].max())
