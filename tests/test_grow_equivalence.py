@@ -603,3 +603,26 @@ def test_engines_drop_a_numeric_test_gaining_less_than_wekas_small():
     for threshold in ("lower", "midpoint"):
         learner = DecisionTree(criterion="gain_ratio", min_leaf=0.0, threshold=threshold)
         assert_engines_agree(TransductiveEngine(data, learner), X, labels)
+
+
+def test_a_multiway_test_of_many_heavy_values_is_admissible():
+    """A nominal column of 256 values, each held by two rows: 256 branches of ``min_leaf``
+    weight (a count no small integer type holds), so its multiway test is admissible —
+    for a few nodes and for many at once."""
+    from treecert.data.schema import Attribute, Dataset, Schema
+    from treecert.tree.classifier import DecisionTree
+    from treecert.tree.segments import _Batch
+
+    n, nv = 512, 256
+    schema = Schema((Attribute("many", "nominal", tuple(f"v{i}" for i in range(nv))),),
+                    Attribute("class", "nominal", ("p", "q")))
+    X = (np.arange(n) // 2).astype(float)[:, None]
+    data = Dataset(schema, X, (np.arange(n) // 2 % 2).astype(np.int64), np.ones(n),
+                   source="<many>")
+    finder = DecisionTree(criterion="info_gain", min_leaf=2.0).make_finder(data)
+    for nodes in (1, 256):
+        rows = np.tile(np.arange(n), nodes)
+        batch = _Batch(np.arange(nodes + 1) * n, rows, np.ones(rows.size), None, None, None,
+                       None)
+        ok = finder._nominal_batch(batch)[0]
+        assert ok.shape == (nodes, 1) and ok.all()
