@@ -361,6 +361,34 @@ def test_close_gain_ratio_leaders_are_contenders_and_searched_alone():
         assert among.called
 
 
+def test_venn_forest_searches_gain_ratio_contenders_alone_as_whole_trees():
+    """The Venn machine's forest of whole trees (unknown values) searches the nodes of
+    twin leaders (:func:`_twin_columns`) over their contenders alone, and its matrices are
+    whole trees' bit for bit."""
+    spec = "venn:criterion=gain_ratio,min_leaf=1"
+    searched = 0
+    for seed in range(40):
+        data = _twin_columns(seed)
+        if not np.isnan(data.X).any():  # complete data: the walks, not the forest
+            continue
+        test = np.arange(data.n_samples) % 6 == 0
+        train, test = data.subset(np.flatnonzero(~test)), data.subset(np.flatnonzero(test))
+        with mock.patch.object(settled_tests, "SETTLE_NODES", 1), \
+                mock.patch.object(settled_tests, "SETTLE_ROWS", 0), \
+                mock.patch.object(settled_tests, "among", wraps=settled_tests.among) as among:
+            fast = make_method(spec).fit(train).predict(test)
+        if not among.called:
+            continue
+        searched += 1
+        naive = make_method(spec + ",engine=naive").fit(train).predict(test)
+        for a, b in ((fast.proba, naive.proba), (fast.lower, naive.lower),
+                     (fast.upper, naive.upper)):
+            np.testing.assert_array_equal(a, b)
+        if searched == 3:
+            break
+    assert searched == 3
+
+
 def test_a_leading_gain_ratio_test_is_settled_and_a_close_one_is_not():
     """A nominal column that gives the class, beside noise columns: settled under gain
     ratio (without a search) and the grower's test; with the class shuffled, not."""
