@@ -376,17 +376,21 @@ class Competitors:
         D_all = np.array(keys, dtype=float).reshape(len(keys), self.K)
         best = np.full((len(keys), G), -np.inf)
         step = max(self.K, 1)
+        steps = []  # (rows of best, changes, N with each, parents' n·impurity with each)
         for lo in range(0, len(keys), step):
             D = D_all[lo:lo + step]
-            Np = self.N[self.internal][None, :] + D.sum(axis=1)[:, None]
-            Ep = self.parent.plus_many(D)
-            for c, (g0, g1) in enumerate(self.chunks):
-                cuts, multi, binary = self._table(c)
-                ep, np_, b = Ep[:, g0:g1], Np[:, g0:g1], best[lo:lo + step, g0:g1]
-                for g, left, right in cuts:  # g ascends: a maximum per run of one node
+            steps.append((slice(lo, lo + step), D,
+                          self.N[self.internal][None, :] + D.sum(axis=1)[:, None],
+                          self.parent.plus_many(D)))
+        for c, (g0, g1) in enumerate(self.chunks):
+            cuts, multi, binary = self._table(c)
+            # g ascends: a maximum per run of one node's cuts
+            firsts = [np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) for g, _, _ in cuts]
+            for at, D, Np, Ep in steps:
+                ep, np_, b = Ep[:, g0:g1], Np[:, g0:g1], best[at, g0:g1]
+                for (g, left, right), first in zip(cuts, firsts, strict=True):
                     gl = (ep[:, g] - left.plus_many(D) - right.impurity) / np_[:, g]
                     gr = (ep[:, g] - left.impurity - right.plus_many(D)) / np_[:, g]
-                    first = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
                     top = np.maximum.reduceat(np.maximum(gl, gr), first, axis=1)
                     b[:, g[first]] = np.maximum(b[:, g[first]], top)
                 for cnt, ok in multi:
@@ -399,7 +403,7 @@ class Competitors:
                     gout = ep[:, :, None] - cnt.impurity - rest.plus_many(D)
                     gains = np.maximum(gin, gout) / np_[:, :, None]
                     b[:] = np.maximum(b, np.where(okv, gains, -np.inf).max(axis=2))
-                self._tables.resize(c, _nbytes((cuts, multi, binary)))  # integer caches grew
+            self._tables.resize(c, _nbytes((cuts, multi, binary)))  # integer caches grew
         for k, b in zip(keys, best, strict=True):
             self._bounds.put(k, b, b.nbytes)
 

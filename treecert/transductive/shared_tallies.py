@@ -153,8 +153,7 @@ class SharedTallies(SplitFinder):
             xw = b.w[hi[xg] - 1]
         self._chunk = _Chunk.of(shared, group, (xg, xj, xv, xy, xw),
                                 self.params.criterion == "gini",
-                                self.params.criterion == "gain_ratio")._replace(
-                                    shared_elig=shared_elig)
+                                self.params.criterion == "gain_ratio", shared_elig)
         return self._chunk, elig
 
     # The hooks of the nominal scores, answered from the last tally (module docstring); any
@@ -219,7 +218,7 @@ class _Chunk(NamedTuple):
 
     @classmethod
     def of(cls, shared: np.ndarray, group: np.ndarray, x_cells: tuple, gini: bool,
-           ratio: bool) -> _Chunk:
+           ratio: bool, shared_elig: np.ndarray | None = None) -> _Chunk:
         xg, xj, xv, xy, xw = x_cells
         at = np.arange(xg.size)
         # x's cells: the group's counts, x's weight added to its class — the grower's cell
@@ -236,7 +235,8 @@ class _Chunk(NamedTuple):
         if gini:  # (no split information with Gini)
             value_imp = _impurity_last(shared, gini)[group]
             value_imp[xg, xj, xv] = _impurity_last(cells, gini)
-            return cls(shared, group, x_cells, value_imp, None, known)
+            return cls(shared, group, x_cells, value_imp, None, known,
+                       shared_elig=shared_elig)
         # entropy: _impurity_last's operations, x ln x taken once per group (elementwise:
         # the same numbers) and only for x's class where x enters
         xl = _xlogx(shared)
@@ -255,7 +255,7 @@ class _Chunk(NamedTuple):
         known_w = _lastsum(known)
         known_imp = _entropy_of_terms(_xlogx(known_w), xl_known)
         return cls(shared, group, x_cells, value_imp, value_w, known, known_w, known_imp,
-                   value_wlogw)
+                   value_wlogw, shared_elig)
 
     def node_counts(self) -> np.ndarray:
         """Every node's counts (G, q, V, K), for the one-vs-rest scores that read them."""

@@ -182,6 +182,8 @@ class SplitFinder(NumericSearch):
         )
         self._fid = np.concatenate([self.numeric_idx, self.nominal_idx]).astype(np.int64)
         self._same_width = _columns_by_width(n_values[self.nominal_idx])
+        # one read-only value_branch array per nominal test (f, v): :meth:`_value_branch`
+        self._value_branches: dict[tuple[int, int], np.ndarray] = {}
 
     # ------------------------------------------------------------------ public
     def best_split(self, idx: np.ndarray, w: np.ndarray) -> Split | None:
@@ -225,8 +227,7 @@ class SplitFinder(NumericSearch):
     def _value_branch(self, f: int, v: int) -> np.ndarray:
         """Branch per value of feature f's test: multiway (v = -1) or v versus the rest —
         one read-only array per (f, v), shared by the nodes that choose that test."""
-        cache = self.__dict__.setdefault("_value_branches", {})
-        vb = cache.get((f, v))
+        vb = self._value_branches.get((f, v))
         if vb is None:
             nv = int(self.n_values[f])
             if v < 0:
@@ -235,7 +236,7 @@ class SplitFinder(NumericSearch):
                 vb = np.ones(nv, dtype=np.int64)
                 vb[v] = 0
             vb.flags.writeable = False
-            cache[(f, v)] = vb
+            self._value_branches[(f, v)] = vb
         return vb
 
     def _evaluate(self, b: _Batch) -> _Choice:
@@ -303,9 +304,9 @@ class SplitFinder(NumericSearch):
         f, v = self.nominal_idx[c], vb[nom, c]
         nv = self.n_values[f]
         n_branches[nom] = np.where(v < 0, nv, np.minimum(nv, 2))  # multiway: one per value
-        cache = self.__dict__.setdefault("_value_branches", {})  # one array per (f, v)
+        cached = self._value_branches.get  # (a method call per node costs more)
         for g, fv in zip(nom.tolist(), zip(f.tolist(), v.tolist(), strict=True), strict=True):
-            vb = cache.get(fv)
+            vb = cached(fv)
             value_branch[g] = vb if vb is not None else self._value_branch(*fv)
         out_score = np.zeros(G)
         out_score[rows] = score[rows, col]
