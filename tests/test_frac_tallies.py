@@ -62,12 +62,14 @@ def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, se
         rows = np.flatnonzero(rng.random(n) < 0.7)
         w = data.weights[rows] * rng.choice([1.0, 1 / 3, 0.7, 0.15], rows.size)
         sets.append((rows, w))
-    nodes = []
+    nodes, keys = [], []  # keys: a node's set of training rows (a hint to the tallies)
     for i in range(J):
-        rows, w = sets[int(rng.integers(len(sets)))]
+        keys.append(int(rng.integers(len(sets))))
+        rows, w = sets[keys[-1]]
         nodes.append((np.r_[rows, n + i], np.r_[w, rng.choice([1.0, 0.3, 1 / 7])]))
     nodes.append(sets[0])  # a node without x
     nodes.append((np.r_[n + J - 1], np.r_[0.5]))  # x alone
+    keys += [0, len(sets)]
     shared = SharedTallies.of(finder)
     want = evaluate_nodes(finder, nodes)
     got = evaluate_nodes(shared, nodes)
@@ -95,9 +97,17 @@ def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, se
         np.testing.assert_array_equal(elig, want_elig)
         np.testing.assert_array_equal(chunk.node_counts(), counts)
         assert chunk.group.max() + 1 <= len(sets) + 1  # and x alone
+        # with the hint, the same groups (one node per key read)
+        keyed, _ = shared._nominal_tally(
+            _Batch(seg, rows, w, b.we, None, None, None, np.array(keys) + 5), 0, b.G)
+        np.testing.assert_array_equal(keyed.group, chunk.group)
+        np.testing.assert_array_equal(keyed.node_counts(), counts)
         # what the scores read, from the groups with x's cells apart: the grower's numbers
         np.testing.assert_array_equal(shared._known_counts(chunk), finder._known_counts(counts))
         gini = criterion == "gini"
+        for got, want in zip(shared._known_impurity(chunk, gini),
+                             finder._known_impurity(counts, gini), strict=True):
+            np.testing.assert_array_equal(got, want)
         for nv, js in finder._same_width:
             np.testing.assert_array_equal(shared._value_impurity(chunk, js, nv, gini),
                                           finder._value_impurity(counts, js, nv, gini))

@@ -407,7 +407,9 @@ class BatchEngine:
         for lo in range(0, idx.size, per):
             part = idx[lo:lo + per]
             finder, rank = self._augmented(Xq[part], labels[part])
-            reached = reach_leaves(finder, self._roots(part.size, drop[part]), rank)
+            # jobs that drop the same row (or none) hold the same training rows
+            reached = reach_leaves(finder, self._roots(part.size, drop[part]), rank,
+                                   root_keys=np.maximum(drop[part], -1))
             out[part] = mix_laplace(reached, labels[part], part.size, K, count_x=count_x,
                                     alpha=alpha)
         return out

@@ -72,13 +72,17 @@ class ReachedLeaves:
 
 def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
                  rank: np.ndarray | None = None, depth0: int = 0,
-                 probe: np.ndarray | None = None) -> ReachedLeaves:
+                 probe: np.ndarray | None = None,
+                 root_keys: np.ndarray | None = None) -> ReachedLeaves:
     """Leaves that x reaches, for every job i whose root holds training rows and x as
     ``roots[i] = (rows, weights)`` — rows in increasing order, x (an ineligible row of
     ``finder.X``) the last — in the tree grown from that root at depth ``depth0``.
 
     ``rank`` (:func:`~treecert.transductive.node_search.value_ranks` of the finder) replaces
     the per-node value sorts by one integer sort per column.
+
+    ``root_keys`` (J,), optional: jobs of equal key hold the same training rows and
+    weights (all but x) — the caller's knowledge, which spares comparing them.
 
     ``probe`` (J, p): x is not grown with but only routed — its values are ``probe[i]``
     and the roots hold training rows only — as prediction routes a row through the tree
@@ -96,7 +100,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     J = len(roots)
     # x's row of every job (grown with: the root's last row), then the nodes' contents
     x_row = np.array([r[-1] if has_x and r.size else -1 for r, _ in roots], dtype=np.int64)
-    shape, reps = _root_shapes(roots, X, has_x)
+    shape, reps = _root_shapes(roots, X, has_x, root_keys)
     lens = np.array([roots[i][0].size for i in reps], dtype=np.int64)
     rows = np.concatenate([roots[i][0] for i in reps]) if J else np.empty(0, np.int64)
     w = np.concatenate([roots[i][1] for i in reps]) if J else np.empty(0)
@@ -112,8 +116,8 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         G = job.size
         seg, ne = _segments(lens)
         counts, light = _shape_counts(finder, rows, w, seg, ne, has_x)
-        counts = counts[shape]
-        x_w = w[seg[1:] - 1][shape] if has_x else None
+        counts = counts.take(shape, axis=0)
+        x_w = w[seg[1:] - 1].take(shape) if has_x else None
         if has_x:  # x, last in every cell it enters (bincount's order)
             counts[np.arange(G), finder.y[x_row]] += x_w
         stop = stops(finder.params, counts, np.where(light[shape], -np.inf, np.inf), depth)
@@ -141,7 +145,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         rep_of, reps = _same_tests(shape, feature, threshold, value_branch, split_g)
         r_lens = lens[shape[reps]]
         take = _ranges(seg[shape[reps]], r_lens)
-        r_rows, r_w = rows[take], w[take]
+        r_rows, r_w = rows.take(take), w.take(take)
         r_ne = np.repeat(np.arange(reps.size), r_lens)
         entry, to, weight, r_branch, to_all = route_entries(
             X, is_nominal, r_rows, r_w, r_ne, reps.size, feature[reps], threshold[reps],
@@ -171,11 +175,12 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         np.logical_or.at(needed, rep_of, holds_x[split_g])
         node_rep = np.zeros(G, dtype=np.int64)
         node_rep[split_g] = rep_of
-        keep = needed[r_ne[entry], to]
-        entry, e_key = entry[keep], r_ne[entry[keep]] * width + to[keep]
+        e_key = r_ne.take(entry) * width + to
+        keep = needed.reshape(-1).take(e_key)
+        entry, e_key = entry[keep], e_key[keep]
         e_order = np.argsort(e_key, kind="stable")  # rows keep their order in a child
-        rows = r_rows[entry[e_order]]
-        w = weight[keep][e_order]
+        rows = r_rows.take(entry.take(e_order))
+        w = weight[keep].take(e_order)
         s_key = np.flatnonzero(needed.ravel())
         lens = np.bincount(e_key, minlength=needed.size)[s_key]
         # children in (parent, branch) order
@@ -197,10 +202,15 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
     return _collect(found, K)
 
 
-def _root_shapes(roots, X: np.ndarray, has_x: bool) -> tuple[np.ndarray, np.ndarray]:
+def _root_shapes(roots, X: np.ndarray, has_x: bool,
+                 root_keys: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each job's root content (its index among the distinct ones) and the first job of
     each: jobs whose training rows, weights and x's values are equal — the K labels of one
-    x — hold nodes that differ only in x's class until their tests part."""
+    x — hold nodes that differ only in x's class until their tests part. With
+    ``root_keys``, a key stands for the training rows and weights."""
+    if root_keys is not None and has_x:
+        return _groups([(k, v[-1], X[r[-1]].tobytes())
+                        for k, (r, v) in zip(root_keys.tolist(), roots, strict=True)])
     return _groups([(r[:-1].tobytes(), v.tobytes(), X[r[-1]].tobytes()) if has_x and r.size
                     else (r.tobytes(), v.tobytes()) for r, v in roots])
 
@@ -212,12 +222,13 @@ def _shape_counts(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray, ne: 
     weight — x's is 0, so it is that of every node of the content — is below
     ``2 min_leaf``, the stopping rule that reads it (:func:`_too_light`)."""
     S, K = seg.size - 1, finder.n_classes
-    train = np.ones(rows.size, dtype=bool)
-    if has_x:
-        train[seg[1:][seg[1:] > seg[:-1]] - 1] = False
-    counts = np.bincount(ne[train] * K + finder.y[rows[train]], weights=w[train],
+    tw = w
+    if has_x:  # x's weight 0 in its own cell: fl(sum + 0.0) is the sum (weights >= 0)
+        tw = w.copy()
+        tw[seg[1:][seg[1:] > seg[:-1]] - 1] = 0.0
+    counts = np.bincount(ne * K + finder.y.take(rows), weights=tw,
                          minlength=S * K).reshape(S, K).astype(float, copy=False)  # none: int
-    ew = w if finder.eligible is None else w * finder.eligible[rows]
+    ew = w if finder.eligible is None else w * finder.eligible.take(rows)
     return counts, _too_light(ew, w, seg, 2 * finder.params.min_leaf)
 
 
@@ -277,10 +288,10 @@ def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | N
     for searcher, part in searches:  # the whole finder, or one set of contenders
         o_lens = lens[shape[part]]
         take = _ranges(seg[shape[part]], o_lens)
-        o_rows = rows[take]
+        o_rows = rows.take(take)
         if x_row is not None:
             o_rows[np.cumsum(o_lens) - 1] = x_row[part]
-        choice = choose_tests(searcher, o_lens, o_rows, w[take], rank)
+        choice = choose_tests(searcher, o_lens, o_rows, w.take(take), rank, shape[part])
         feature[part] = choice.feature
         threshold[part] = choice.threshold
         n_branches[part] = choice.n_branches

@@ -149,16 +149,19 @@ def evaluate_nodes(finder, nodes: list[tuple[np.ndarray, np.ndarray]],
 
 
 def choose_tests(finder, lens: np.ndarray, rows: np.ndarray, w: np.ndarray,
-                 rank: np.ndarray | None = None) -> _Choice:
+                 rank: np.ndarray | None = None, keys: np.ndarray | None = None) -> _Choice:
     """:func:`evaluate_nodes` of nodes laid end to end (node g: ``lens[g]`` consecutive
     entries of ``rows``/``w``), as the grower's arrays of chosen tests — no Split object
-    per node for callers that work on arrays."""
+    per node for callers that work on arrays. ``keys`` (optional, per node): equal keys
+    name nodes whose entries but the last are equal (:class:`~treecert.tree.segments._Batch`).
+    """
     cells = np.cumsum(lens) * max(1, finder.X.shape[1])
     if not cells.size or cells[-1] <= SEARCH_CELLS:
-        return _evaluate_batch(finder, lens, rows, w, rank)
+        return _evaluate_batch(finder, lens, rows, w, rank, keys)
     seg, _ = _segments(lens)
     chosen = [(start, _evaluate_batch(finder, lens[start:stop], rows[seg[start]:seg[stop]],
-                                      w[seg[start]:seg[stop]], rank))
+                                      w[seg[start]:seg[stop]], rank,
+                                      None if keys is None else keys[start:stop]))
               for start, stop in parts(cells, SEARCH_CELLS)]
     return _Choice(*(np.concatenate([getattr(c, name) for _, c in chosen])
                      for name in ("feature", "threshold", "n_branches", "score")),
@@ -176,13 +179,13 @@ def parts(cum: np.ndarray, limit: int):
         start = stop
 
 
-def _evaluate_batch(finder, lens, rows, w, rank) -> _Choice:
+def _evaluate_batch(finder, lens, rows, w, rank, keys=None) -> _Choice:
     seg, node = _segments(lens)
     we = eligible_weights(finder.eligible, rows, w)
     S = V = Y = None
     sorted_batch = getattr(finder, "sorted_batch", None)
     if finder.numeric_idx.size and rank is not None and sorted_batch is not None:
-        S, V, Y = sorted_batch(rows, seg, rank)  # SharedTallies: once per row set
+        S, V, Y = sorted_batch(rows, seg, rank, keys)  # SharedTallies: once per row set
     elif finder.numeric_idx.size:
         if rank is not None:  # ranks are unique: any sort is the stable one
             S = rank_orders(rank, rows, seg, node)
@@ -192,7 +195,7 @@ def _evaluate_batch(finder, lens, rows, w, rank) -> _Choice:
             for k in range(XT.shape[0]):  # stable within each node, as the grower sorts
                 S[k] = np.lexsort((XT[k], node))
         V, Y, _ = sorted_values(finder, rows, S)
-    return finder._evaluate(_Batch(seg, rows, w, we, S, V, Y))
+    return finder._evaluate(_Batch(seg, rows, w, we, S, V, Y, keys))
 
 
 def _segments(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -255,8 +258,8 @@ def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:
     each group's first item."""
     firsts: dict = {}
     group = np.array([firsts.setdefault(k, len(firsts)) for k in keys], dtype=np.int64)
-    reps = np.zeros(len(firsts), dtype=np.int64)
-    reps[group[::-1]] = np.arange(group.size)[::-1]
+    # groups are numbered as they first appear: a group's first item raises the maximum
+    reps = np.flatnonzero(group > np.maximum.accumulate(np.r_[-1, group[:-1]]))
     return group, reps
 
 

@@ -63,15 +63,17 @@ class SharedTallies(SplitFinder):
         out._chunk = None
         return out
 
-    def sorted_batch(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray):
+    def sorted_batch(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray,
+                     keys: np.ndarray | None = None):
         """(S, V, Y) of the batch of nodes ``rows``/``seg``, as ``evaluate_nodes`` builds
         them: :meth:`shared_sort`, and each sorted entry's value and class
         (:func:`~treecert.transductive.node_search.sorted_values`)."""
-        S = self.shared_sort(rows, seg, rank)
+        S = self.shared_sort(rows, seg, rank, keys)
         V, Y, _ = sorted_values(self, rows, S)
         return S, V, Y
 
-    def shared_sort(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    def shared_sort(self, rows: np.ndarray, seg: np.ndarray, rank: np.ndarray,
+                    keys: np.ndarray | None = None) -> np.ndarray:
         """Each node's entries sorted by ``rank`` per numeric column (p, M), as
         ``evaluate_nodes`` sorts them: the training rows of every group of nodes holding the
         same ones sorted once (all groups in one sort per column), and each node's x (its
@@ -83,8 +85,7 @@ class SharedTallies(SplitFinder):
         lo, hi = seg[:-1], seg[1:]
         has_x = self._holds_x(rows, lo, hi)
         end = hi - has_x
-        group, reps = _groups([rows[a:e].tobytes() for a, e in zip(lo.tolist(), end.tolist(),
-                                                                  strict=True)])
+        group, reps = _row_groups(keys, lo, end, lambda a, e: rows[a:e].tobytes())
         m = (end - lo)[reps]  # each group's training rows
         gseg, gnode = _segments(m)
         grows = rows[_ranges(lo[reps], m)]
@@ -126,28 +127,28 @@ class SharedTallies(SplitFinder):
         last = b.rows[np.where(hi > lo, hi - 1, 0)]  # rows exist: a nominal search ran
         has_x = self._holds_x(b.rows, lo, hi)
         end = hi - has_x  # the node's training rows: lo..end
-        group, r = _groups([(b.rows[a:e].tobytes(), b.w[a:e].tobytes())
-                            for a, e in zip(lo.tolist(), end.tolist(), strict=True)])
+        group, r = _row_groups(None if b.keys is None else b.keys[g0:g1], lo, end,
+                               lambda a, e: (b.rows[a:e].tobytes(), b.w[a:e].tobytes()))
         lens = end[r] - lo[r]
         take = _ranges(lo[r], lens)
         rseg = np.zeros(r.size + 1, dtype=np.int64)
         np.cumsum(lens, out=rseg[1:])
         # the groups' rows as a batch (what the tally reads of one: no sums, no sorts)
-        sub = SimpleNamespace(seg=rseg, rows=b.rows[take], w=b.w[take],
-                              we=None if b.we is None else b.we[take],
+        sub = SimpleNamespace(seg=rseg, rows=b.rows.take(take), w=b.w.take(take),
+                              we=None if b.we is None else b.we.take(take),
                               node=np.repeat(np.arange(r.size), lens))
         shared, shared_elig = super()._nominal_tally(sub, 0, r.size)
         # bincount of no entries (every shared row unknown here) is int64 zeros: x's float
         # weight is added below, so take float64 zeros (the same values)
         shared = shared.astype(float, copy=False)
-        elig = shared_elig.astype(float, copy=False)[group]  # x's eligible weight is 0
+        elig = shared_elig.astype(float, copy=False).take(group, axis=0)  # x's: 0
         # x's cells: (node, column, value) where its value is known, its class and weight
         gx = np.flatnonzero(has_x)
         xg = xj = xv = xy = np.empty(0, np.int64)
         xw = np.empty(0)
         if gx.size:
             xr = last[gx]
-            codes = self.X[np.ix_(xr, self.nominal_idx)]
+            codes = self.X.take(xr, axis=0).take(self.nominal_idx, axis=1)
             gi, xj = np.nonzero(~np.isnan(codes))
             xg, xv, xy = gx[gi], codes[gi, xj].astype(np.int64), self.y[xr[gi]]
             xw = b.w[hi[xg] - 1]
@@ -163,20 +164,21 @@ class SharedTallies(SplitFinder):
 
     def _known_counts(self, counts) -> np.ndarray:
         if isinstance(counts, _Chunk):
-            return counts.known
+            return counts.known_counts()
         return super()._known_counts(counts)
 
-    def _known_impurity(self, counts, known_counts: np.ndarray,
-                        gini: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _known_impurity(self, counts, gini: bool,
+                        known_counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(counts, _Chunk) and counts.known_imp is not None:
             return counts.known_w, counts.known_imp
-        return super()._known_impurity(counts, known_counts, gini)
+        return super()._known_impurity(counts, gini, known_counts)
 
     def _multiway_ok(self, counts, elig: np.ndarray, js: slice | np.ndarray,
                      nv: int) -> np.ndarray:
         if isinstance(counts, _Chunk) and counts.shared_elig is not None:
             # per group: x's eligible weight is 0, so a node's is its group's
-            return super()._multiway_ok(None, counts.shared_elig, js, nv)[counts.group]
+            return super()._multiway_ok(None, counts.shared_elig, js, nv).take(counts.group,
+                                                                               axis=0)
         return super()._multiway_ok(counts, elig, js, nv)
 
     def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
@@ -196,21 +198,43 @@ class SharedTallies(SplitFinder):
         return super()._value_weight_terms(counts, js, nv)
 
 
+def _row_groups(keys: np.ndarray | None, lo: np.ndarray, end: np.ndarray,
+                content) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's group among nodes of equal ``content(lo, end)`` (their training rows:
+    bytes), numbered in order of first appearance, and each group's first node, as
+    :func:`~treecert.transductive.node_search._groups`. With ``keys`` (equal keys: equal
+    contents, :class:`~treecert.tree.segments._Batch`), only one node per key is read."""
+    if keys is None:
+        return _groups([content(a, e) for a, e in zip(lo.tolist(), end.tolist(), strict=True)])
+    keys = keys - keys.min()  # small integers (a content's index): a dense table
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    key_reps = np.sort(order[np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])])  # firsts
+    group, reps = _groups([content(a, e) for a, e in zip(lo[key_reps].tolist(),
+                                                          end[key_reps].tolist(), strict=True)])
+    of_key = np.empty(int(sk[-1]) + 1, dtype=np.int64)
+    of_key[keys[key_reps]] = group
+    return of_key[keys], key_reps[reps]
+
+
 class _Chunk(NamedTuple):
     """A tally of G nodes held per group of nodes with the same training rows: the groups'
     class weights per (column, value) ``shared`` (R, q, V, K), each node's ``group``, x's
     cells ``x_cells`` (node, column, value, class, weight), and what the scores read, per
-    node: N·impurity and weight per (column, value) and class weights of the known values
-    per column — the group's numbers, recomputed where x enters (its cells; its columns
-    for the sums over values); and the groups' eligible weights, which x (weight 0) never
-    changes, so that which multiway tests are admissible is found once per group."""
+    node: N·impurity and weight per (column, value), and the weight and N·impurity of the
+    known values per column — the group's numbers, recomputed where x enters (its cells;
+    its columns for the sums over values); and the groups' eligible weights, which x
+    (weight 0) never changes, so that which multiway tests are admissible is found once per
+    group. Every node's class weights of the known values (G, q, K) are built only for the
+    scores that read them (:meth:`known_counts`)."""
 
     shared: np.ndarray
     group: np.ndarray
     x_cells: tuple
     value_imp: np.ndarray
     value_w: np.ndarray | None
-    known: np.ndarray
+    known_shared: np.ndarray  # the groups' class weights of the known values (R, q, K)
+    x_known: np.ndarray  # x's class's weight of the known values in each of x's cells
     known_w: np.ndarray | None = None
     known_imp: np.ndarray | None = None
     value_wlogw: np.ndarray | None = None
@@ -219,47 +243,72 @@ class _Chunk(NamedTuple):
     @classmethod
     def of(cls, shared: np.ndarray, group: np.ndarray, x_cells: tuple, gini: bool,
            ratio: bool, shared_elig: np.ndarray | None = None) -> _Chunk:
+        # gathers and stores by flat indices (``take``/``put``: several times faster than
+        # indexing with arrays, the same numbers)
         xg, xj, xv, xy, xw = x_cells
+        R, q, V, K = shared.shape
         at = np.arange(xg.size)
+        gx = group[xg]
+        x_col = gx * q + xj  # x's (group, column) among R·q, and (node, column) among G·q
+        node_col = xg * q + xj
+        x_cell, node_cell = x_col * V + xv, node_col * V + xv  # ... and with x's value
         # x's cells: the group's counts, x's weight added to its class — the grower's cell
         # sums (x is the node's last row: added last)
-        cells = shared[group[xg], xj, xv]  # (#x cells, K)
+        cells = shared.reshape(R * q * V, K).take(x_cell, axis=0)  # (#x cells, K)
         cells[at, xy] += xw
         # the known values' class weights, summed over the values one after the other as
         # the grower sums them (sum_over_values): only x's class differs where x enters
         known_shared = sum_over_values(shared)  # (R, q, K)
-        known = known_shared[group]
-        x_class = shared[group[xg], xj, :, xy]  # (#x cells, V): x's class per value
+        x_class = shared.reshape(-1).take(  # (#x cells, V): x's class per value
+            (x_col * (V * K) + xy)[:, None] + np.arange(0, V * K, K))
         x_class[at, xv] += xw
-        known[xg, xj, xy] = sum_over_values(x_class[:, :, None])[:, 0]
+        x_known = sum_over_values(x_class[:, :, None])[:, 0]
         if gini:  # (no split information with Gini)
-            value_imp = _impurity_last(shared, gini)[group]
-            value_imp[xg, xj, xv] = _impurity_last(cells, gini)
-            return cls(shared, group, x_cells, value_imp, None, known,
+            value_imp = _impurity_last(shared, gini).take(group, axis=0)
+            value_imp.reshape(-1)[node_cell] = _impurity_last(cells, gini)
+            return cls(shared, group, x_cells, value_imp, None, known_shared, x_known,
                        shared_elig=shared_elig)
         # entropy: _impurity_last's operations, x ln x taken once per group (elementwise:
         # the same numbers) and only for x's class where x enters
         xl = _xlogx(shared)
         w_shared, w_cells = _lastsum(shared), _lastsum(cells)
         wl_shared, wl_cells = _xlogx(w_shared), _xlogx(w_cells)
-        value_imp = _entropy_of_terms(wl_shared, xl)[group]
-        xl_cells = xl[group[xg], xj, xv]
+        value_imp = _entropy_of_terms(wl_shared, xl).take(group, axis=0)
+        xl_cells = xl.reshape(R * q * V, K).take(x_cell, axis=0)
         xl_cells[at, xy] = _xlogx(cells[at, xy])
-        value_imp[xg, xj, xv] = _entropy_of_terms(wl_cells, xl_cells)
+        value_imp.reshape(-1)[node_cell] = _entropy_of_terms(wl_cells, xl_cells)
         value_w = value_wlogw = None
         if ratio:  # the values' weights and their w ln w (the split information's terms)
-            value_w, value_wlogw = w_shared[group], wl_shared[group]
-            value_w[xg, xj, xv], value_wlogw[xg, xj, xv] = w_cells, wl_cells
-        xl_known = _xlogx(known_shared)[group]  # (G, q, K)
-        xl_known[xg, xj, xy] = _xlogx(known[xg, xj, xy])
-        known_w = _lastsum(known)
-        known_imp = _entropy_of_terms(_xlogx(known_w), xl_known)
-        return cls(shared, group, x_cells, value_imp, value_w, known, known_w, known_imp,
-                   value_wlogw, shared_elig)
+            value_w, value_wlogw = w_shared.take(group, axis=0), wl_shared.take(group, axis=0)
+            value_w.reshape(-1)[node_cell] = w_cells
+            value_wlogw.reshape(-1)[node_cell] = wl_cells
+        # the known values' weight and N·impurity: a group's (R, q) where x's value is
+        # unknown; where x enters, its row of class weights with x's class replaced (each
+        # row summed alone, as over every node's (G, q, K): the same numbers)
+        xl_known = _xlogx(known_shared)
+        known_w_shared = _lastsum(known_shared)
+        known_w = known_w_shared.take(group, axis=0)
+        known_imp = _entropy_of_terms(_xlogx(known_w_shared), xl_known).take(group, axis=0)
+        x_rows = known_shared.reshape(R * q, K).take(x_col, axis=0)  # (#x cells, K)
+        x_rows[at, xy] = x_known
+        x_w = _lastsum(x_rows)
+        xl_rows = xl_known.reshape(R * q, K).take(x_col, axis=0)
+        xl_rows[at, xy] = _xlogx(x_known)
+        known_w.reshape(-1)[node_col] = x_w
+        known_imp.reshape(-1)[node_col] = _entropy_of_terms(_xlogx(x_w), xl_rows)
+        return cls(shared, group, x_cells, value_imp, value_w, known_shared, x_known, known_w,
+                   known_imp, value_wlogw, shared_elig)
+
+    def known_counts(self) -> np.ndarray:
+        """Every node's class weights of the known values per column (G, q, K)."""
+        xg, xj, _, xy, _ = self.x_cells
+        known = self.known_shared.take(self.group, axis=0)
+        known[xg, xj, xy] = self.x_known
+        return known
 
     def node_counts(self) -> np.ndarray:
         """Every node's counts (G, q, V, K), for the one-vs-rest scores that read them."""
         xg, xj, xv, xy, xw = self.x_cells
-        counts = self.shared[self.group]
+        counts = self.shared.take(self.group, axis=0)
         counts[xg, xj, xv, xy] += xw
         return counts

@@ -329,14 +329,14 @@ def route_entries(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np
     sent = branch == np.arange(frac.shape[1])[:, None]  # (width, entries)
     unknown = np.flatnonzero(missing)
     if unknown.size:  # their branch is -1: nothing to keep of the known values' test
-        sent[:, unknown] = to_all.T[:, ne[unknown]]
+        sent[:, unknown] = to_all.take(ne[unknown], axis=0).T
     at = np.flatnonzero(sent)
     to, entry = np.divmod(at, ne.size)
     if not unknown.size:
-        return entry, to, w[entry], branch, to_all
+        return entry, to, w.take(entry), branch, to_all
     scale = np.ones(sent.shape)  # a known value's weight times 1.0: itself
-    scale[:, unknown] = frac.T[:, ne[unknown]]
-    return entry, to, (w * scale).ravel()[at], branch, to_all
+    scale[:, unknown] = frac.take(ne[unknown], axis=0).T
+    return entry, to, (w * scale).ravel().take(at), branch, to_all
 
 
 def _branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
@@ -346,23 +346,26 @@ def _branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.nda
     its value unknown at a split node, the branches (G, width) an unknown value goes to
     (those of positive known weight, where the node has unknown values) and their known
     weight fractions; None when no node is split."""
+    # (gathers by take: several times faster than indexing with arrays)
     nbr = np.where(feature >= 0, n_branches, 0)
-    sp_e = nbr[ne] > 0
-    f_e = np.where(sp_e, feature[ne], 0)
-    vals = X[rows, f_e]
+    sp_e = nbr.take(ne) > 0
+    f_e = np.where(sp_e, feature.take(ne), 0)
+    vals = (X.reshape(-1).take(rows * X.shape[1] + f_e) if X.flags.c_contiguous
+            else X[rows, f_e])
     missing = sp_e & np.isnan(vals)
     known = sp_e & ~missing
     branch = np.full(ne.size, -1, dtype=np.int64)
-    nom_e = known & is_nominal[f_e]
-    num_e = known & ~is_nominal[f_e]
-    branch[num_e] = vals[num_e] > threshold[ne[num_e]]
+    nominal_e = is_nominal.take(f_e)
+    nom_e = known & nominal_e
+    num_e = known & ~nominal_e
+    branch[num_e] = vals[num_e] > threshold.take(ne[num_e])
     if nom_e.any():
         vb_nodes = sorted(value_branch)
         vb_off = np.zeros(G, dtype=np.int64)
         sizes = [value_branch[g].size for g in vb_nodes]
         vb_off[vb_nodes] = np.cumsum([0, *sizes[:-1]])
         vb_flat = np.concatenate([value_branch[g] for g in vb_nodes])
-        branch[nom_e] = vb_flat[vb_off[ne[nom_e]] + vals[nom_e].astype(np.int64)]
+        branch[nom_e] = vb_flat.take(vb_off.take(ne[nom_e]) + vals[nom_e].astype(np.int64))
     maxnb = int(nbr.max()) if G else 0
     if maxnb == 0:
         return None
@@ -371,7 +374,8 @@ def _branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.nda
     known_total = cw[:, 0].copy()
     for b in range(1, maxnb):  # child_weight.sum(): sequential below 8 branches
         known_total = known_total + cw[:, b]
-    for n in np.unique(nbr[nbr >= _SEQ_SUM]):  # each node's row summed as numpy sums it
+    many = nbr[nbr >= _SEQ_SUM]
+    for n in np.unique(many) if many.size else ():  # each node's row summed as numpy does
         at = np.flatnonzero(nbr == n)
         known_total[at] = _lastsum(cw[at, :n])
     has_missing = np.bincount(ne[missing], minlength=G) > 0

@@ -100,7 +100,9 @@ class _Batch:
     ``S[j]`` lists the entries sorted by numeric column j within each segment (NaN last;
     stable, unless sums are exact), ``V[j]`` their values and ``Y[j]`` their classes;
     ``we`` is the eligible weight (None: all eligible). ``integral``: all weights are
-    integers summing below 2**31.
+    integers summing below 2**31. ``keys`` (G,), optional: nodes of equal key hold the
+    same rows and weights but for their last (a transductive x) — a hint that lets
+    :class:`~treecert.transductive.shared_tallies.SharedTallies` compare rows per key.
     """
 
     seg: np.ndarray
@@ -110,6 +112,7 @@ class _Batch:
     S: np.ndarray | None
     V: np.ndarray | None
     Y: np.ndarray | None
+    keys: np.ndarray | None = None
     G: int = field(init=False)
     node: np.ndarray = field(init=False)
     exact: np.ndarray = field(init=False)

@@ -295,7 +295,6 @@ class SplitFinder(NumericSearch):
         feature[rows] = self._fid[col]
         threshold = np.full(G, np.nan)
         n_branches = np.zeros(G, dtype=np.int64)
-        value_branch: dict[int, np.ndarray] = {}
         is_num = col < p
         threshold[rows[is_num]] = thr[rows[is_num], col[is_num]]
         n_branches[rows[is_num]] = 2
@@ -304,10 +303,8 @@ class SplitFinder(NumericSearch):
         f, v = self.nominal_idx[c], vb[nom, c]
         nv = self.n_values[f]
         n_branches[nom] = np.where(v < 0, nv, np.minimum(nv, 2))  # multiway: one per value
-        cached = self._value_branches.get  # (a method call per node costs more)
-        for g, fv in zip(nom.tolist(), zip(f.tolist(), v.tolist(), strict=True), strict=True):
-            vb = cached(fv)
-            value_branch[g] = vb if vb is not None else self._value_branch(*fv)
+        value_branch = dict(zip(nom.tolist(), map(self._value_branch, f.tolist(), v.tolist()),
+                                strict=True))
         out_score = np.zeros(G)
         out_score[rows] = score[rows, col]
         return _Choice(feature, threshold, n_branches, out_score, value_branch)
@@ -325,28 +322,27 @@ class SplitFinder(NumericSearch):
     def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
         """Class weights (G, q, V, K) and eligible weights (G, q, V) per (node, nominal
         column, value) of the nodes g0..g1-1, rows with an unknown value left out; each cell
-        summed over the node's rows in their order (``bincount``: one after the other)."""
+        summed over the node's rows in their order (``bincount``: one after the other).
+
+        An unknown value's entry goes to one extra cell past the last, dropped after the
+        count: no mask and no masked copies, and every kept cell adds the same entries in
+        the same order."""
         cols = self.nominal_idx
         K, V, q, G = self.n_classes, self.max_values, cols.size, g1 - g0
         lo, hi = b.seg[g0], b.seg[g1]
         rows, w = b.rows[lo:hi], b.w[lo:hi]
         we = w if b.we is None else b.we[lo:hi]
-        codes = self.X.take(rows, axis=0)[:, cols]  # (rows, q): 2-3x np.ix_'s gather
-        known = ~np.isnan(codes)
-        cell = np.where(known, codes, 0).astype(np.intp)  # (node, column, value), row-major
-        cell += ((b.node[lo:hi] - g0) * (q * V))[:, None] + np.arange(0, q * V, V)
+        T = G * q * V  # the cells; cell T collects the unknown values
+        cell = self.X.take(rows, axis=0)[:, cols]  # (rows, q): 2-3x np.ix_'s gather
+        # (node, column, value), row-major; exact in floating point (integers below 2^53)
+        cell += ((b.node[lo:hi] - g0) * (q * V))[:, None] + np.arange(0, q * V, V, dtype=float)
+        np.putmask(cell, np.isnan(cell), T)
+        cell = cell.astype(np.intp)
         flat = cell * K
-        flat += self.y[rows][:, None]
-        if known.all():  # the usual case: no mask to apply
-            counts = np.bincount(flat.ravel(), weights=np.repeat(w, q), minlength=G * q * V * K)
-            elig = np.bincount(cell.ravel(), weights=np.repeat(we, q), minlength=G * q * V)
-        else:
-            kf = known.ravel()
-            counts = np.bincount(flat.ravel()[kf], weights=np.repeat(w, q)[kf],
-                                 minlength=G * q * V * K)
-            elig = np.bincount(cell.ravel()[kf], weights=np.repeat(we, q)[kf],
-                               minlength=G * q * V)
-        return counts.reshape(G, q, V, K), elig.reshape(G, q, V)
+        flat += self.y.take(rows)[:, None]
+        counts = np.bincount(flat.ravel(), weights=np.repeat(w, q), minlength=(T + 1) * K)
+        elig = np.bincount(cell.ravel(), weights=np.repeat(we, q), minlength=T + 1)
+        return counts[:T * K].reshape(G, q, V, K), elig[:T].reshape(G, q, V)
 
     # Hooks: what the nominal scores read of the last :meth:`_nominal_tally`'s counts
     # (G, q, V, K). The transductive engine's shared tallies answer them per group of nodes
@@ -359,10 +355,12 @@ class SplitFinder(NumericSearch):
         """Class weights of the known values per (node, column) (G, q, K)."""
         return sum_over_values(counts)
 
-    def _known_impurity(self, counts, known_counts: np.ndarray,
-                        gini: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _known_impurity(self, counts, gini: bool,
+                        known_counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Weight and N·impurity (G, q) of the known values of every (node, column), from
-        their class weights ``known_counts``."""
+        their class weights (``known_counts``: :meth:`_known_counts`, if taken already)."""
+        if known_counts is None:
+            known_counts = self._known_counts(counts)
         return _total_and_impurity(known_counts, gini)
 
     def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
@@ -410,8 +408,9 @@ class SplitFinder(NumericSearch):
         gini = params.criterion == "gini"
         cols = self.nominal_idx
         G, q = tw.size, cols.size
-        known_counts = self._known_counts(counts)  # (G, q, K)
-        wk, parent_imp = self._known_impurity(counts, known_counts, gini)
+        # (G, q, K): only the one-vs-rest scores read every node's
+        known_counts = self._known_counts(counts) if params.binary_splits else None
+        wk, parent_imp = self._known_impurity(counts, gini, known_counts)
         ok = np.zeros((G, q), dtype=bool)
         gain = np.zeros((G, q))
         score = np.zeros((G, q))
