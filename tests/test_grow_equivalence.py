@@ -470,6 +470,33 @@ def test_xlogx_is_x_ln_x_with_zero_at_zero():
         [0.0, 0.0, 2 * math.log(2), 3 * math.log(3)], rel=1e-15)
 
 
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), share=st.floats(0.0, 0.3),
+       scale=st.sampled_from([1e-3, 1.0, 1e6]))
+def test_xlogx_of_mostly_zeros_equals_the_dense_path_bit_for_bit(seed, share, scale):
+    """Large arrays of mostly zeros (class counts padded to every value and class) take the
+    log of their non-zero elements alone: every element — signed zeros, negatives (NaN),
+    counts — is the dense path's, bit for bit, also of views (transposed, sliced: found by
+    the UCI exact-paths test)."""
+    import treecert.tree.impurity as impurity
+
+    rng = np.random.default_rng(seed)
+    a = rng.random((rng.integers(1, 40), 7, 19)) * scale
+    a[rng.random(a.shape) > share] = 0.0
+    a[rng.random(a.shape) < 0.01] = -0.0
+    a[rng.random(a.shape) < 0.002] = -1.0
+    size, share_limit = impurity._SPARSE_SIZE, impurity._SPARSE_SHARE
+    try:
+        for view in (a, a.transpose(2, 0, 1), a[:, 1:6, ::2]):  # views: strides apart
+            impurity._SPARSE_SIZE, impurity._SPARSE_SHARE = 0, 1.0  # the sparse path
+            got = impurity._xlogx(view)
+            impurity._SPARSE_SIZE = view.size + 1  # the dense path
+            want = impurity._xlogx(view)
+            np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+    finally:
+        impurity._SPARSE_SIZE, impurity._SPARSE_SHARE = size, share_limit
+
+
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), nv=st.integers(1, 19))
 def test_split_info_along_an_axis_is_the_per_branch_one(seed, nv):

@@ -141,7 +141,10 @@ class SharedTallies(SplitFinder):
         # bincount of no entries (every shared row unknown here) is int64 zeros: x's float
         # weight is added below, so take float64 zeros (the same values)
         shared = shared.astype(float, copy=False)
-        elig = shared_elig.astype(float, copy=False).take(group, axis=0)  # x's: 0
+        # every node's eligible weights (x's: 0) only for the one-vs-rest scores; the
+        # multiway admissibility reads the groups' (_multiway_ok)
+        elig = (shared_elig.astype(float, copy=False).take(group, axis=0)
+                if self.params.binary_splits else None)
         # x's cells: (node, column, value) where its value is known, its class and weight
         gx = np.flatnonzero(has_x)
         xg = xj = xv = xy = np.empty(0, np.int64)
@@ -149,7 +152,7 @@ class SharedTallies(SplitFinder):
         if gx.size:
             xr = last[gx]
             codes = self.X.take(xr, axis=0).take(self.nominal_idx, axis=1)
-            gi, xj = np.nonzero(~np.isnan(codes))
+            xj, gi = np.nonzero(~np.isnan(codes.T))  # by column (_Chunk.per_node reads them so)
             xg, xv, xy = gx[gi], codes[gi, xj].astype(np.int64), self.y[xr[gi]]
             xw = b.w[hi[xg] - 1]
         self._chunk = _Chunk.of(shared, group, (xg, xj, xv, xy, xw),
@@ -184,17 +187,17 @@ class SharedTallies(SplitFinder):
     def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
                         gini: bool) -> np.ndarray:
         if isinstance(counts, _Chunk):
-            return counts.value_imp[:, js, :nv]
+            return counts.per_node(counts.value_imp, js, nv)
         return super()._value_impurity(counts, js, nv, gini)
 
     def _value_weights(self, counts, js: slice | np.ndarray, nv: int) -> np.ndarray:
         if isinstance(counts, _Chunk):
-            return counts.value_w[:, js, :nv]
+            return counts.per_node(counts.value_w, js, nv)
         return super()._value_weights(counts, js, nv)
 
     def _value_weight_terms(self, counts, js: slice | np.ndarray, nv: int) -> np.ndarray:
         if isinstance(counts, _Chunk) and counts.value_wlogw is not None:
-            return counts.value_wlogw[:, js, :nv]
+            return counts.per_node(counts.value_wlogw, js, nv)
         return super()._value_weight_terms(counts, js, nv)
 
 
@@ -220,24 +223,26 @@ def _row_groups(keys: np.ndarray | None, lo: np.ndarray, end: np.ndarray,
 class _Chunk(NamedTuple):
     """A tally of G nodes held per group of nodes with the same training rows: the groups'
     class weights per (column, value) ``shared`` (R, q, V, K), each node's ``group``, x's
-    cells ``x_cells`` (node, column, value, class, weight), and what the scores read, per
-    node: N·impurity and weight per (column, value), and the weight and N·impurity of the
-    known values per column — the group's numbers, recomputed where x enters (its cells;
-    its columns for the sums over values); and the groups' eligible weights, which x
-    (weight 0) never changes, so that which multiway tests are admissible is found once per
-    group. Every node's class weights of the known values (G, q, K) are built only for the
-    scores that read them (:meth:`known_counts`)."""
+    cells ``x_cells`` (node, column, value, class, weight; by column), and what the scores
+    read: N·impurity, weight and w ln w per (column, value) as pairs (per group (R, q, V),
+    at x's cells (#x cells,)) — a node's numbers are its group's but at its x's cells, and
+    every node's are gathered only for the columns a score reads (:meth:`per_node`: each
+    width apart, not padded to V) —; the weight and N·impurity of the known values per
+    (node, column), found per group and redone where x enters; and the groups' eligible
+    weights, which x (weight 0) never changes, so that which multiway tests are admissible
+    is found once per group. Every node's class weights of the known values (G, q, K) are
+    built only for the scores that read them (:meth:`known_counts`)."""
 
     shared: np.ndarray
     group: np.ndarray
     x_cells: tuple
-    value_imp: np.ndarray
-    value_w: np.ndarray | None
+    value_imp: tuple
+    value_w: tuple | None
     known_shared: np.ndarray  # the groups' class weights of the known values (R, q, K)
     x_known: np.ndarray  # x's class's weight of the known values in each of x's cells
     known_w: np.ndarray | None = None
     known_imp: np.ndarray | None = None
-    value_wlogw: np.ndarray | None = None
+    value_wlogw: tuple | None = None
     shared_elig: np.ndarray | None = None  # the groups' eligible weights (R, q, V)
 
     @classmethod
@@ -251,7 +256,7 @@ class _Chunk(NamedTuple):
         gx = group[xg]
         x_col = gx * q + xj  # x's (group, column) among R·q, and (node, column) among G·q
         node_col = xg * q + xj
-        x_cell, node_cell = x_col * V + xv, node_col * V + xv  # ... and with x's value
+        x_cell = x_col * V + xv  # ... and with x's value
         # x's cells: the group's counts, x's weight added to its class — the grower's cell
         # sums (x is the node's last row: added last)
         cells = shared.reshape(R * q * V, K).take(x_cell, axis=0)  # (#x cells, K)
@@ -264,8 +269,7 @@ class _Chunk(NamedTuple):
         x_class[at, xv] += xw
         x_known = sum_over_values(x_class[:, :, None])[:, 0]
         if gini:  # (no split information with Gini)
-            value_imp = _impurity_last(shared, gini).take(group, axis=0)
-            value_imp.reshape(-1)[node_cell] = _impurity_last(cells, gini)
+            value_imp = (_impurity_last(shared, gini), _impurity_last(cells, gini))
             return cls(shared, group, x_cells, value_imp, None, known_shared, x_known,
                        shared_elig=shared_elig)
         # entropy: _impurity_last's operations, x ln x taken once per group (elementwise:
@@ -273,15 +277,11 @@ class _Chunk(NamedTuple):
         xl = _xlogx(shared)
         w_shared, w_cells = _lastsum(shared), _lastsum(cells)
         wl_shared, wl_cells = _xlogx(w_shared), _xlogx(w_cells)
-        value_imp = _entropy_of_terms(wl_shared, xl).take(group, axis=0)
         xl_cells = xl.reshape(R * q * V, K).take(x_cell, axis=0)
         xl_cells[at, xy] = _xlogx(cells[at, xy])
-        value_imp.reshape(-1)[node_cell] = _entropy_of_terms(wl_cells, xl_cells)
-        value_w = value_wlogw = None
-        if ratio:  # the values' weights and their w ln w (the split information's terms)
-            value_w, value_wlogw = w_shared.take(group, axis=0), wl_shared.take(group, axis=0)
-            value_w.reshape(-1)[node_cell] = w_cells
-            value_wlogw.reshape(-1)[node_cell] = wl_cells
+        value_imp = (_entropy_of_terms(wl_shared, xl), _entropy_of_terms(wl_cells, xl_cells))
+        # the values' weights and their w ln w (the split information's terms)
+        value_w, value_wlogw = (w_shared, w_cells), (wl_shared, wl_cells) if ratio else None
         # the known values' weight and N·impurity: a group's (R, q) where x's value is
         # unknown; where x enters, its row of class weights with x's class replaced (each
         # row summed alone, as over every node's (G, q, K): the same numbers)
@@ -298,6 +298,27 @@ class _Chunk(NamedTuple):
         known_imp.reshape(-1)[node_col] = _entropy_of_terms(_xlogx(x_w), xl_rows)
         return cls(shared, group, x_cells, value_imp, value_w, known_shared, x_known, known_w,
                    known_imp, value_wlogw, shared_elig)
+
+    def per_node(self, values: tuple, js: slice | np.ndarray, nv: int) -> np.ndarray:
+        """Every node's per-value numbers (G, len(js), nv) of the columns ``js`` (all of
+        ``nv`` values) from ``values`` (per group, at x's cells): its group's, with its x's
+        cells in place. x's cells are listed by column, so those of ``js`` are found by
+        bounds, not by a pass over all of them."""
+        shared_values, x_values = values
+        xg, xj, xv, _, _ = self.x_cells
+        q = shared_values.shape[1]
+        first = np.searchsorted(xj, np.arange(q + 1))  # x's cells of column j: first[j]..
+        if isinstance(js, slice):
+            at = np.arange(first[js.start], first[js.stop])
+            col, width = xj[at] - js.start, js.stop - js.start
+        else:
+            at = _ranges(first[js], first[js + 1] - first[js])
+            place = np.zeros(q, dtype=np.int64)
+            place[js] = np.arange(js.size)
+            col, width = place[xj[at]], js.size
+        out = shared_values[:, js, :nv].take(self.group, axis=0)
+        out.reshape(-1)[(xg[at] * width + col) * nv + xv[at]] = x_values[at]
+        return out
 
     def known_counts(self) -> np.ndarray:
         """Every node's class weights of the known values per column (G, q, K)."""
