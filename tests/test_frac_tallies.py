@@ -44,8 +44,21 @@ def _same_split(a, b) -> bool:
 @given(data=random_datasets(min_rows=20, max_rows=60, max_classes=19, missing=True),
        criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
        binary=st.booleans(), min_leaf=st.sampled_from([0.5, 1.0, 2.0]),
-       seed=st.integers(0, 2**32 - 1))
-def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, seed):
+       seed=st.integers(0, 2**32 - 1), small=st.booleans())
+def test_shared_tallies_equal_the_grower_s(data, criterion, binary, min_leaf, seed, small):
+    """Shared tallies equal the grower's, both ways of gathering every node's numbers:
+    all columns at once (small chunks) and per width (``small`` False: the limit 0)."""
+    import treecert.transductive.shared_tallies as shared_tallies
+
+    limit = shared_tallies._SMALL_CHUNK
+    try:
+        shared_tallies._SMALL_CHUNK = limit if small else 0
+        _check_shared_tallies(data, criterion, binary, min_leaf, seed)
+    finally:
+        shared_tallies._SMALL_CHUNK = limit
+
+
+def _check_shared_tallies(data, criterion, binary, min_leaf, seed):
     rng = np.random.default_rng(seed)
     n, K = data.n_samples, data.schema.n_classes
     J = 8  # jobs: x rows appended to the training rows, ineligible

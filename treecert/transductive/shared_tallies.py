@@ -120,8 +120,10 @@ class SharedTallies(SplitFinder):
 
     def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[_Chunk, np.ndarray]:
         """The grower's tallies of nodes g0..g1-1: one per group of equal training rows and
-        weights (found by their bytes), x's weight added to its cells — held per group
-        (:class:`_Chunk`, which answers the scores' hooks), and the eligible weights."""
+        weights (found by their bytes, one node per key where the batch names its nodes'
+        contents), x's weight added to its cells — held per group (:class:`_Chunk`, which
+        answers the scores' hooks) —, and every node's eligible weights for binary splits
+        (None for multiway tests, whose admissibility reads the groups')."""
         seg = b.seg[g0:g1 + 1]
         lo, hi = seg[:-1], seg[1:]
         last = b.rows[np.where(hi > lo, hi - 1, 0)]  # rows exist: a nominal search ran
@@ -187,17 +189,17 @@ class SharedTallies(SplitFinder):
     def _value_impurity(self, counts, js: slice | np.ndarray, nv: int,
                         gini: bool) -> np.ndarray:
         if isinstance(counts, _Chunk):
-            return counts.per_node(counts.value_imp, js, nv)
+            return counts.per_node("value_imp", js, nv)
         return super()._value_impurity(counts, js, nv, gini)
 
     def _value_weights(self, counts, js: slice | np.ndarray, nv: int) -> np.ndarray:
         if isinstance(counts, _Chunk):
-            return counts.per_node(counts.value_w, js, nv)
+            return counts.per_node("value_w", js, nv)
         return super()._value_weights(counts, js, nv)
 
     def _value_weight_terms(self, counts, js: slice | np.ndarray, nv: int) -> np.ndarray:
         if isinstance(counts, _Chunk) and counts.value_wlogw is not None:
-            return counts.per_node(counts.value_wlogw, js, nv)
+            return counts.per_node("value_wlogw", js, nv)
         return super()._value_weight_terms(counts, js, nv)
 
 
@@ -218,6 +220,11 @@ def _row_groups(keys: np.ndarray | None, lo: np.ndarray, end: np.ndarray,
     of_key = np.empty(int(sk[-1]) + 1, dtype=np.int64)
     of_key[keys[key_reps]] = group
     return of_key[keys], key_reps[reps]
+
+
+# Chunks of at most this many (node, column, value) cells gather every node's numbers of
+# all columns at once (:meth:`_Chunk.per_node`): a call per width costs more there.
+_SMALL_CHUNK = 2**14
 
 
 class _Chunk(NamedTuple):
@@ -244,6 +251,7 @@ class _Chunk(NamedTuple):
     known_imp: np.ndarray | None = None
     value_wlogw: tuple | None = None
     shared_elig: np.ndarray | None = None  # the groups' eligible weights (R, q, V)
+    gathered: dict | None = None  # small chunks: every node's (G, q, V), by name
 
     @classmethod
     def of(cls, shared: np.ndarray, group: np.ndarray, x_cells: tuple, gini: bool,
@@ -271,7 +279,7 @@ class _Chunk(NamedTuple):
         if gini:  # (no split information with Gini)
             value_imp = (_impurity_last(shared, gini), _impurity_last(cells, gini))
             return cls(shared, group, x_cells, value_imp, None, known_shared, x_known,
-                       shared_elig=shared_elig)
+                       shared_elig=shared_elig, gathered={})
         # entropy: _impurity_last's operations, x ln x taken once per group (elementwise:
         # the same numbers) and only for x's class where x enters
         xl = _xlogx(shared)
@@ -297,16 +305,24 @@ class _Chunk(NamedTuple):
         known_w.reshape(-1)[node_col] = x_w
         known_imp.reshape(-1)[node_col] = _entropy_of_terms(_xlogx(x_w), xl_rows)
         return cls(shared, group, x_cells, value_imp, value_w, known_shared, x_known, known_w,
-                   known_imp, value_wlogw, shared_elig)
+                   known_imp, value_wlogw, shared_elig, {})
 
-    def per_node(self, values: tuple, js: slice | np.ndarray, nv: int) -> np.ndarray:
+    def per_node(self, name: str, js: slice | np.ndarray, nv: int) -> np.ndarray:
         """Every node's per-value numbers (G, len(js), nv) of the columns ``js`` (all of
-        ``nv`` values) from ``values`` (per group, at x's cells): its group's, with its x's
-        cells in place. x's cells are listed by column, so those of ``js`` are found by
-        bounds, not by a pass over all of them."""
-        shared_values, x_values = values
+        ``nv`` values) from the pair ``name`` (per group, at x's cells): its group's, with
+        its x's cells in place. A small chunk gathers all columns once (fewer calls); a
+        large one only the columns asked for, x's cells of ``js`` found by bounds (they are
+        listed by column), not by a pass over all of them."""
+        shared_values, x_values = getattr(self, name)
         xg, xj, xv, _, _ = self.x_cells
-        q = shared_values.shape[1]
+        G, (_, q, V) = self.group.size, shared_values.shape
+        if G * q * V <= _SMALL_CHUNK:
+            full = self.gathered.get(name)
+            if full is None:
+                full = shared_values.take(self.group, axis=0)
+                full.reshape(-1)[(xg * q + xj) * V + xv] = x_values
+                self.gathered[name] = full
+            return full[:, js, :nv]
         first = np.searchsorted(xj, np.arange(q + 1))  # x's cells of column j: first[j]..
         if isinstance(js, slice):
             at = np.arange(first[js.start], first[js.stop])
