@@ -211,15 +211,10 @@ def _row_groups(keys: np.ndarray | None, lo: np.ndarray, end: np.ndarray,
     contents, :class:`~treecert.tree.segments._Batch`), only one node per key is read."""
     if keys is None:
         return _groups([content(a, e) for a, e in zip(lo.tolist(), end.tolist(), strict=True)])
-    keys = keys - keys.min()  # small integers (a content's index): a dense table
-    order = np.argsort(keys, kind="stable")
-    sk = keys[order]
-    key_reps = np.sort(order[np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])])  # firsts
+    of_key, key_reps = _groups(keys.tolist())  # one node per key, the first
     group, reps = _groups([content(a, e) for a, e in zip(lo[key_reps].tolist(),
                                                           end[key_reps].tolist(), strict=True)])
-    of_key = np.empty(int(sk[-1]) + 1, dtype=np.int64)
-    of_key[keys[key_reps]] = group
-    return of_key[keys], key_reps[reps]
+    return group[of_key], key_reps[reps]
 
 
 # Chunks of at most this many (node, column, value) cells gather every node's numbers of
