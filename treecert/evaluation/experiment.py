@@ -93,10 +93,29 @@ def _run_loo_unit(spec: MethodSpec, m_idx: int, tree_params: dict, data: Dataset
     t2 = time.perf_counter()
     n = labelled.size
     return [
-        UnitResult(0, int(row), m_idx, np.array([row]), _take(pred, np.array([k])),
+        UnitResult(0, int(row), m_idx, np.array([row]), pred.take(np.array([k])),
                    (t1 - t0) / n, (t2 - t1) / n, method.size, data.y[[row]])
         for k, row in enumerate(labelled)
     ]
+
+
+def _run_held_out_unit(spec: MethodSpec, m_idx: int, tree_params: dict, data: Dataset,
+                       labelled: np.ndarray, repeat: int, folds: list, jobs: int
+                       ) -> list[UnitResult]:
+    """A repeat's folds (fold, train rows, test rows) from one fit on the labelled rows,
+    which the folds' test rows partition (``predict_held_out``); the fit's and the
+    predictions' seconds are shared out per fold by test rows."""
+    method = make_method(spec, tree_params)
+    method.jobs = jobs
+    t0 = time.perf_counter()
+    method.fit(data.subset(labelled))
+    t1 = time.perf_counter()
+    preds = method.predict_held_out([np.searchsorted(labelled, te) for _, _, te in folds])
+    t2 = time.perf_counter()
+    n = sum(te.size for _, _, te in folds)
+    return [UnitResult(repeat, f, m_idx, te, pred, (t1 - t0) * te.size / n,
+                       (t2 - t1) * te.size / n, method.size, data.y[te])
+            for (f, _, te), pred in zip(folds, preds, strict=True)]
 
 
 #: Relative CPU cost of one unit per (row x attribute x class), by method; 1 for the
@@ -122,7 +141,7 @@ class FinishedUnit:
     dataset: str
     method: str
     repeat: int
-    fold: int  # -1: leave-one-out served by one engine
+    fold: int  # -1: a unit served by one engine (leave-one-out, or a repeat's folds)
     seconds: float
     done: int
     total: int
@@ -226,7 +245,7 @@ class EvaluationRun:
         data = self.data
         self.name = self.dataset_name or data.schema.relation or data.source
         self.test_data = self.protocol.test if self.protocol.kind == "test" else data
-        self.units = plan_units(data, self.specs, self.protocol)
+        self.units = plan_units(data, self.specs, self.protocol, self.tree_params)
         wanted = None if self.only is None else set(self.only)
         self.selected = [k for k in self.units if wanted is None or k in wanted]
         self.labelled = np.flatnonzero(data.y >= 0)
@@ -285,9 +304,13 @@ class _UnitRunner:
         """Run one unit: (key, its results, its wall seconds)."""
         t0 = time.perf_counter()
         k, r, f = key
-        if f < 0:  # leave-one-out served by one engine; its per-instance work uses jobs
+        if f < 0 and self.units[key] is None:  # leave-one-out served by one engine; its
+            # per-instance work uses jobs
             res = _run_loo_unit(self.specs[k], k, self.tree_params, self.data, self.labelled,
                                 self.jobs)
+        elif f < 0:  # a repeat's folds served by one engine, likewise
+            res = _run_held_out_unit(self.specs[k], k, self.tree_params, self.data,
+                                     self.labelled, r, self.units[key], self.jobs)
         else:
             tr, te = self.units[key]
             res = _run_unit(self.specs[k], k, self.tree_params, self.data.subset(tr),
@@ -373,27 +396,44 @@ def run_metadata(data: Dataset, methods: list[str], protocol: Protocol, tree_par
     return json.loads(json.dumps(meta, allow_nan=False))
 
 
-def unit_keys(data: Dataset, methods: list[str], protocol: Protocol
-              ) -> list[tuple[int, int, int]]:
+def unit_keys(data: Dataset, methods: list[str], protocol: Protocol,
+              tree_params: dict | None = None) -> list[tuple[int, int, int]]:
     """The (method, repeat, fold) keys of a run, in the order :func:`evaluate` runs them."""
     specs = [parse_method_spec(m, METHODS) for m in methods]
-    return list(plan_units(data, specs, protocol))
+    return list(plan_units(data, specs, protocol, tree_params))
 
 
-def plan_units(data: Dataset, specs: list[MethodSpec], protocol: Protocol
-               ) -> dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray] | None]:
+def plan_units(data: Dataset, specs: list[MethodSpec], protocol: Protocol,
+               tree_params: dict | None = None) -> dict[tuple[int, int, int], object]:
     """Every unit of a run, keyed (method, repeat, fold), in a fixed order: the splits'
-    order, methods within a split, then the leave-one-out units (fold -1) of methods served
-    by one engine. Values are (train rows, test rows), or None for those LOO units."""
-    loo_fast = [k for k, spec in enumerate(specs)
-                if protocol.kind == "loo" and hasattr(METHODS[spec.name], "predict_loo")]
+    order, methods within a split, then the units that one engine serves (fold -1): a
+    method's leave-one-out, or a repeat of its cross-validation where the method serves
+    held-out folds from one engine (``serves_held_out``: TPCE on data with missing values).
+    Values are (train rows, test rows); None for those LOO units; for those repeats, the
+    repeat's (fold, train rows, test rows)."""
+    splits = protocol.splits(data)
+    one_engine = {k for k, spec in enumerate(specs)
+                  if protocol.kind == "loo" and hasattr(METHODS[spec.name], "predict_loo")}
+    held = set()
+    if protocol.kind in ("cv", "folds") and splits:
+        sizes = [tr.size for _, _, tr, _ in splits]
+        labelled = None
+        for k, spec in enumerate(specs):
+            if hasattr(METHODS[spec.name], "serves_held_out"):
+                labelled = data.subset(np.flatnonzero(data.y >= 0)) if labelled is None \
+                    else labelled
+                if make_method(spec, tree_params or {}).serves_held_out(labelled, sizes):
+                    held.add(k)
     units: dict = {}
-    for r, f, tr, te in protocol.splits(data):
+    for r, f, tr, te in splits:
         for k in range(len(specs)):
-            if k not in loo_fast:
+            if k not in one_engine and k not in held:
                 units[(k, r, f)] = (tr, te)
-    for k in loo_fast:
-        units[(k, 0, -1)] = None
+    for k in sorted(one_engine | held):
+        if k in one_engine:
+            units[(k, 0, -1)] = None
+        for r in sorted({r for r, *_ in splits}) if k in held else []:
+            units[(k, r, -1)] = [(f, tr, te) for r_, f, tr, te in splits if r_ == r]
     return units
 
 
@@ -434,7 +474,7 @@ def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name
             pred = _concat_predictions([r.prediction for r in parts])
             order = np.argsort(rows, kind="stable")
             rows, fold_of, y = rows[order], fold_of[order], y[order]
-            pred = _take(pred, order)
+            pred = pred.take(order)
             test_sub = Dataset(schema, np.empty((rows.size, 0)), y, np.ones(rows.size))
             frame = predictions_frame(
                 test_sub, pred.proba, classes, certainty=pred.certainty_or_max(),
@@ -511,14 +551,6 @@ def _concat_predictions(preds: list[Prediction]) -> Prediction:
     for key in preds[0].columns:
         columns[key] = np.concatenate([p.columns[key] for p in preds])
     return Prediction(cat("proba"), cat("certainty"), cat("lower"), cat("upper"), columns)
-
-
-def _take(pred: Prediction, order: np.ndarray) -> Prediction:
-    def t(a):
-        return None if a is None else a[order]
-
-    return Prediction(t(pred.proba), t(pred.certainty), t(pred.lower), t(pred.upper),
-                      {k: v[order] for k, v in pred.columns.items()})
 
 
 def _bias_variance(data, spec, tree_params, protocol, n_samples, test_data) -> dict:

@@ -17,7 +17,7 @@ def open_run(directory, dataset, methods, protocol, params, name, loss, bins,
              interval_auc, timing, *, fresh):
     """The unit record of one dataset's run: (store, every unit key in order)."""
 
-    keys = unit_keys(dataset, methods, protocol)
+    keys = unit_keys(dataset, methods, protocol, params)
     finish = {"loss": None if loss is None else loss.tolist(), "bins": bins,
               "interval_auc": interval_auc, "timing": timing}
     test = protocol.test

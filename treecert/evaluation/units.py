@@ -2,7 +2,8 @@
 ``treecert merge``.
 
 A unit is one (method, repeat, fold) of one dataset (leave-one-out served by one engine is
-one unit, fold -1). Each finished unit is written atomically to
+one unit, fold -1; so is a repeat of a cross-validation whose folds one engine serves).
+Each finished unit is written atomically to
 ``DIR/units/[DATASET/]m<method>-r<repeat>-f<fold>.npz`` (numpy arrays only, read with
 ``allow_pickle=False``) beside ``run.json``, which records what the units are results of
 (a fingerprint of the data, protocol and options) and what is needed to turn them into the

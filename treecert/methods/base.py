@@ -52,6 +52,14 @@ class Prediction:
     upper: np.ndarray | None = None
     columns: dict[str, np.ndarray] = field(default_factory=dict)
 
+    def take(self, order: np.ndarray) -> Prediction:
+        """The predictions of the rows ``order`` (indices), every column alike."""
+        def t(a):
+            return None if a is None else a[order]
+
+        return Prediction(t(self.proba), t(self.certainty), t(self.lower), t(self.upper),
+                          {k: v[order] for k, v in self.columns.items()})
+
     def certainty_or_max(self) -> np.ndarray:
         if self.certainty is not None:
             return self.certainty

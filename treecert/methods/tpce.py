@@ -24,12 +24,15 @@ edit whole trees: ``engine=fast`` grows a batch's trees together and edits them
 
 from __future__ import annotations
 
+import itertools
 from typing import ClassVar
 
 import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction, per_label_columns
+from treecert.transductive import held_out_folds
+from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.engine import (
     TransductiveEngine,
     check_engine,
@@ -50,7 +53,10 @@ class TpceMethod(Method):
         self.engine_ = TransductiveEngine(data, self.new_tree())
         return self
 
-    def _predict_rows(self, X: np.ndarray, drop_rows: np.ndarray | None) -> Prediction:
+    def _predict_rows(self, X: np.ndarray, drop_rows: np.ndarray | None,
+                      held_out: tuple[np.ndarray, np.ndarray] | None = None) -> Prediction:
+        """Eq. 1 for the rows X; row i's trees leave out training row ``drop_rows[i]``, or
+        with ``held_out = (row_fold, x_fold)`` the training rows of its fold ``x_fold[i]``."""
         from treecert.parallel import map_chunks
 
         K = self.engine_.n_classes
@@ -60,9 +66,10 @@ class TpceMethod(Method):
             jobs_x = np.repeat(X[lo:hi], K, axis=0)  # instance-major: (x, 0), (x, 1), ...
             labels = np.tile(np.arange(K), m)
             drop = None if drop_rows is None else np.repeat(drop_rows[lo:hi], K)
+            held = None if held_out is None else (held_out[0], np.repeat(held_out[1][lo:hi], K))
             per_tree = self.engine_.estimates(
                 jobs_x, labels, drop, count_x=self.opts["count_x"],
-                engine=self.opts["engine"]).reshape(m, K, K)
+                engine=self.opts["engine"], held_out=held).reshape(m, K, K)
             proba = per_tree.mean(axis=1)  # Eq. 1: the mean over the K trees
             votes = np.argmax(per_tree, axis=2)
             disagree = (votes != votes[:, :1]).any(axis=1).astype(np.int64)
@@ -80,6 +87,32 @@ class TpceMethod(Method):
 
     def predict(self, data: Dataset) -> Prediction:
         return self._predict_rows(data.X, None)
+
+    def serves_held_out(self, data: Dataset, train_sizes: list[int]) -> bool:
+        """Whether :meth:`predict_held_out` serves the folds of a cross-validation of
+        ``data`` (training sets of ``train_sizes`` rows) from one engine fitted on all of
+        it: ``engine=fast`` where every job takes the exact batched paths (missing values,
+        :func:`~treecert.transductive.held_out_folds.serves`). Every fold's rounds are
+        then shared: one batched search per depth for all folds."""
+        learner = self.new_tree()
+        return (self.opts["engine"] == "fast" and BatchEngine.supports(data, learner)
+                and held_out_folds.serves(data, learner, train_sizes,
+                                          BatchEngine.certifies(data, learner)))
+
+    def predict_held_out(self, folds: list[np.ndarray]) -> list[Prediction]:
+        """Per fold, the predictions of its rows (indices into the fitted data) from the
+        trees grown on the other rows — what fitting on those rows and predicting gives, bit
+        for bit (the roots hold that fold's training rows in their order:
+        :meth:`~treecert.transductive.batch_engine.BatchEngine.estimates`, ``held_out``)."""
+        data = self.engine_.data
+        row_fold = np.full(data.n_samples, -1, dtype=np.int64)
+        for f, rows in enumerate(folds):
+            row_fold[rows] = f
+        rows = np.concatenate(folds) if folds else np.zeros(0, np.int64)
+        x_fold = row_fold[rows]
+        pred = self._predict_rows(data.X[rows], None, (row_fold, x_fold))
+        bounds = np.cumsum([0] + [f.size for f in folds])
+        return [pred.take(np.arange(lo, hi)) for lo, hi in itertools.pairwise(bounds)]
 
     def predict_loo(self, rows: np.ndarray) -> Prediction:
         """Leave-one-out for the training rows ``rows``: D without row i plus (x_i, c) is the

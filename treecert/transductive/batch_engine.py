@@ -71,7 +71,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.transductive import budget, engine_registry, label_search
+from treecert.transductive import budget, engine_registry, held_out_folds, label_search
 from treecert.transductive.budget import key_bytes
 from treecert.transductive.certificates import _MARGIN, Competitors, Sub, distinct_changes
 from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
@@ -378,21 +378,30 @@ class BatchEngine:
             rank, self._tables, [key for *_, key in items])
 
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
-                  count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:
+                  count_x: bool = True, alpha: float = 1.0, batch: int | None = None,
+                  held_out: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """Laplace estimate of x's leaf (or x's leaves, mixed by x's shares) for every job
         (:meth:`treecert.transductive.engine.TransductiveEngine.estimates`): certified
         walks where they apply, exact batched paths for the rest. Collapse and cp would be
-        ignored here: refused (``edited_trees.EditedEngine`` follows them)."""
+        ignored here: refused (``edited_trees.EditedEngine`` follows them). ``batch``
+        bounds the jobs of a walk and of a call of the exact paths (default: the budget's
+        ``WALK_JOBS``, ``PATH_ENTRIES``). ``held_out = (row_fold, job_fold)``: job i trains
+        on the rows r with ``row_fold[r] != job_fold[i]`` (:mod:`.held_out_folds`)."""
         if (self.learner.collapse or self.learner.cp > 0) and not self.follows_edits:
             raise ConfigError("this batched engine ignores collapse and cp.",
                               "Use TransductiveEngine (or edited_trees.EditedEngine).")
         J, K = Xq.shape[0], self.K
         out = np.empty((J, K))
+        if held_out is not None:
+            held_out_folds.check(self, drop, held_out)
         walk = (np.zeros(J, dtype=bool) if not self.certified
                 else ~np.isnan(Xq).any(axis=1))
         idx = np.flatnonzero(walk)
-        for lo in range(0, idx.size, batch):
-            part = idx[lo:lo + batch]
+        # bounded memory: each exact path's root holds every training row
+        sizes = (budget.WALK_JOBS, max(1, budget.PATH_ENTRIES // (self.n + 1)))
+        walk_size, per = sizes if batch is None else (batch, min(batch, sizes[1]))
+        for lo in range(0, idx.size, walk_size):
+            part = idx[lo:lo + walk_size]
             jobs = self.grow_batch(Xq[part], labels[part], drop[part])
             one = np.ones(part.size)  # a certified walk ends in one leaf, x's share 1
             reached = ReachedLeaves(
@@ -402,14 +411,13 @@ class BatchEngine:
             out[part] = mix_laplace(reached, labels[part], part.size, K, count_x=count_x,
                                     alpha=alpha)
         idx = np.flatnonzero(~walk)
-        # bounded memory: each job's root holds every training row
-        per = max(1, min(batch, budget.PATH_ENTRIES // (self.n + 1)))
         for lo in range(0, idx.size, per):
             part = idx[lo:lo + per]
             finder, rank = self._augmented(Xq[part], labels[part])
-            # jobs that drop the same row (or none) hold the same training rows
-            reached = reach_leaves(finder, self._roots(part.size, drop[part]), rank,
-                                   root_keys=np.maximum(drop[part], -1))
+            # jobs that drop the same row (or none), or of one fold: the same rows
+            roots, keys = ((self._roots(part.size, drop[part]), np.maximum(drop[part], -1))
+                           if held_out is None else held_out_folds.roots(self.w, held_out, part))
+            reached = reach_leaves(finder, roots, rank, root_keys=keys)
             out[part] = mix_laplace(reached, labels[part], part.size, K, count_x=count_x,
                                     alpha=alpha)
         return out

@@ -42,6 +42,9 @@ LEAF_BYTES = 128 * MIB
 #: Training-row entries (rows + weights + search copies) held by the jobs of one batch:
 #: a batch of jobs is cut into parts of at most PATH_ENTRIES // n jobs.
 PATH_ENTRIES = 1 << 22
+#: Jobs of one certified walk (their records, ~0.5 KB each): a walk costs a round per depth
+#: whatever its jobs, so one test file's jobs walk together up to this many.
+WALK_JOBS = 1 << 13
 #: Entries of one chunk of the Competitors streaming pass (rows × classes).
 CHUNK_CELLS = 1 << 21
 

@@ -272,9 +272,14 @@ class EditedEngine(BatchEngine):
     follows_edits = True
 
     def estimates(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray, *,
-                  count_x: bool = True, alpha: float = 1.0, batch: int = 256) -> np.ndarray:
+                  count_x: bool = True, alpha: float = 1.0, batch: int | None = None,
+                  held_out: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """Laplace estimate of x's leaves in the edited tree of every job, as
-        :meth:`BatchEngine.estimates` (the same arguments)."""
+        :meth:`BatchEngine.estimates` (the same arguments; ``batch``, default 256, bounds
+        the jobs whose whole trees are grown together; no ``held_out``)."""
+        if held_out is not None:
+            raise ValueError("collapse and cp edit whole trees: no held-out folds")
+        batch = 256 if batch is None else batch
         J, K, n = Xq.shape[0], self.K, self.n
         out = np.empty((J, K))
         walk = walkable(self, Xq, drop)

@@ -142,9 +142,13 @@ class TransductiveEngine(HoldsSharedEngine):
     # ------------------------------------------------------------------ many at once
     def estimates(self, X: np.ndarray, labels: np.ndarray, drop_rows: np.ndarray | None = None,
                   *, count_x: bool = True, alpha: float = 1.0, engine: str = "fast",
-                  batch: int = 256) -> np.ndarray:
+                  batch: int | None = None,
+                  held_out: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """Laplace estimate (:func:`leaf_estimate`) of x's leaf for every job i: x = ``X[i]``
         with class ``labels[i]``, training row ``drop_rows[i]`` removed when >= 0.
+        ``held_out = (row_fold, job_fold)``: job i trains on the rows outside its fold
+        (``engine="fast"``, where
+        :func:`~treecert.transductive.held_out_folds.serves`).
 
         ``engine="fast"`` serves all jobs from
         :class:`treecert.transductive.batch_engine.BatchEngine` (with collapse/cp its
@@ -159,9 +163,11 @@ class TransductiveEngine(HoldsSharedEngine):
         labels = np.asarray(labels, dtype=np.int64)
         J, K = X.shape[0], self.n_classes
         drop = np.full(J, -1, np.int64) if drop_rows is None else np.asarray(drop_rows, np.int64)
+        if held_out is not None and engine != "fast":
+            raise ValueError("held-out folds are served by the fast engine's exact paths only")
         if engine == "fast" and self._batch_engine() is not None:
             return self._batch.estimates(X, labels, drop, count_x=count_x, alpha=alpha,
-                                         batch=batch)
+                                         batch=batch, held_out=held_out)
         out = np.empty((J, K))
         for i in range(J):
             leaves = self.leaves(X[i], int(labels[i]), engine="naive" if engine == "naive"

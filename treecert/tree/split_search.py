@@ -125,6 +125,21 @@ class _Choice:
                      int(self.n_branches[g]), float(self.score[g]))
 
 
+def counted_in_average(is_nominal: np.ndarray, n_values: np.ndarray,
+                       n_total_rows: float) -> tuple[bool, np.ndarray]:
+    """J48's "many values" rule for a training set of ``n_total_rows`` rows: a nominal
+    column of 0.3·N values or more is left out of gain ratio's average gain, unless every
+    column is nominal with that many (then all count). Returns (that exception, whether
+    each column — numeric ones first, then nominal — counts)."""
+    numeric_idx, nominal_idx = np.flatnonzero(~is_nominal), np.flatnonzero(is_nominal)
+    multi_val = bool(numeric_idx.size == 0 and nominal_idx.size > 0
+                     and np.all(n_values[nominal_idx] >= 0.3 * n_total_rows))
+    many_rule = 0.3 * n_total_rows
+    return multi_val, np.array(
+        [True] * numeric_idx.size
+        + [multi_val or int(n_values[f]) < many_rule for f in nominal_idx], dtype=bool)
+
+
 class SplitFinder(NumericSearch):
     """Finds the best test for a node's rows; shared by the builder and the TPCE engine.
 
@@ -167,19 +182,8 @@ class SplitFinder(NumericSearch):
         self.n_values = n_values
         self.max_values = int(n_values[self.nominal_idx].max()) if self.nominal_idx.size else 0
         self.n_total_rows = float(n_total_rows if n_total_rows is not None else X.shape[0])
-        # J48's "many values" rule: if every attribute is nominal with >= 0.3 N values,
-        # all of them still count in the average gain.
-        self.multi_val = bool(
-            self.numeric_idx.size == 0
-            and self.nominal_idx.size > 0
-            and np.all(n_values[self.nominal_idx] >= 0.3 * self.n_total_rows)
-        )
-        many_rule = 0.3 * self.n_total_rows
-        self._in_avg = np.array(
-            [True] * self.numeric_idx.size
-            + [self.multi_val or int(n_values[f]) < many_rule for f in self.nominal_idx],
-            dtype=bool,
-        )
+        self.multi_val, self._in_avg = counted_in_average(is_nominal, n_values,
+                                                          self.n_total_rows)
         self._fid = np.concatenate([self.numeric_idx, self.nominal_idx]).astype(np.int64)
         self._same_width = _columns_by_width(n_values[self.nominal_idx])
         # one read-only value_branch array per nominal test (f, v): :meth:`_value_branch`

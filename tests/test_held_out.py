@@ -1,0 +1,131 @@
+"""Every fold of a cross-validation from one engine (``held_out``): TPCE's exact batched
+paths on the rows outside each job's fold give what fitting on those rows gives, bit for
+bit, and ``evaluate`` plans one unit per repeat where that applies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_datasets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treecert.data.folds import read_fold_ids
+from treecert.data.loading import load_dataset
+from treecert.evaluation import experiment
+from treecert.methods import make_method
+from treecert.methods.tpce import TpceMethod
+from treecert.transductive import held_out_folds
+from treecert.transductive.batch_engine import BatchEngine
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.split_search import counted_in_average
+
+SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "sample_data"
+
+
+def _tpce(spec: str):
+    method = make_method(spec)
+    method.explain = True  # the K trees' estimates too, not only Eq. 1's mean
+    return method
+
+
+def _per_fold(spec: str, data, folds):
+    """Fit on the rows outside each fold, predict its rows: what evaluate did per fold."""
+    out = []
+    for rows in folds:
+        train = np.setdiff1d(np.arange(data.n_samples), rows)
+        out.append(_tpce(spec).fit(data.subset(train)).predict(data.subset(rows)))
+    return out
+
+
+def _assert_same(got, expect):
+    for g, e in zip(got, expect, strict=True):
+        np.testing.assert_array_equal(g.proba, e.proba)
+        assert g.columns.keys() == e.columns.keys()
+        for name in e.columns:
+            np.testing.assert_array_equal(g.columns[name], e.columns[name])
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=random_datasets(min_rows=8, max_rows=40),
+       criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
+       binary=st.booleans(), min_leaf=st.sampled_from([1.0, 2.0]),
+       n_folds=st.integers(2, 4), seed=st.integers(0, 2**16))
+def test_held_out_folds_equal_fitting_each_fold(data, criterion, binary, min_leaf, n_folds,
+                                               seed):
+    spec = (f"tpce:criterion={criterion},binary_splits={str(binary).lower()},"
+            f"min_leaf={min_leaf}")
+    fold_of = np.random.default_rng(seed).integers(0, n_folds, data.n_samples)
+    folds = [np.flatnonzero(fold_of == f) for f in range(n_folds) if (fold_of == f).any()]
+    sizes = [data.n_samples - rows.size for rows in folds]
+    method = _tpce(spec).fit(data)
+    if not method.serves_held_out(data, sizes):
+        learner = method.new_tree()
+        rule = counted_in_average(data.schema.nominal_mask(), data.schema.n_values(),
+                                  data.n_samples)
+        assert BatchEngine.certifies(data, learner) or any(
+            not np.array_equal(counted_in_average(data.schema.nominal_mask(),
+                                                  data.schema.n_values(), s)[1], rule[1])
+            or counted_in_average(data.schema.nominal_mask(), data.schema.n_values(),
+                                  s)[0] != rule[0] for s in sizes)
+        with pytest.raises(ValueError):
+            method.predict_held_out(folds)
+        return
+    _assert_same(method.predict_held_out(folds), _per_fold(spec, data, folds))
+
+
+def test_vote_folds_from_one_engine_equal_ten_fits():
+    data = load_dataset(SAMPLE / "vote.arff")
+    ids = read_fold_ids((SAMPLE / "vote.folds.csv").read_text(), data.n_samples, "vote")
+    folds = [np.flatnonzero(ids == f) for f in range(10)]
+    for spec in ("tpce", "tpce:criterion=gain_ratio"):
+        method = _tpce(spec).fit(data)
+        assert method.serves_held_out(data, [data.n_samples - f.size for f in folds])
+        _assert_same(method.predict_held_out(folds), _per_fold(spec, data, folds))
+
+
+def test_many_values_rule_decides_where_one_engine_serves():
+    """A nominal column of 3 values counts in the average gain only from 11 rows on
+    (3 < 0.3 N): all 12 rows count it, folds of 9 training rows do not — one engine built
+    on all rows would not search as those folds' own fits do."""
+    from conftest import make_dataset
+
+    data = make_dataset({"a": list("xyzxyzxyzxyz"), "b": [0, 1] * 6},
+                        [0, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 0])
+    data.X[0, 1] = np.nan
+    nominal, n_values = data.schema.nominal_mask(), data.schema.n_values()
+    assert counted_in_average(nominal, n_values, 12)[1].tolist() == [True, True]
+    assert counted_in_average(nominal, n_values, 9)[1].tolist() == [True, False]
+    learner = DecisionTree(criterion="gain_ratio", min_leaf=1)
+    assert not BatchEngine.certifies(data, learner)
+    assert not held_out_folds.serves(data, learner, [9, 9, 9, 9], False)
+    assert held_out_folds.serves(data, learner, [11, 11], False)  # 0.3 * 11 > 3 as well
+    assert not held_out_folds.serves(data, DecisionTree(collapse=True), [11, 11], False)
+    assert not held_out_folds.serves(data, learner, [11, 11], True)  # certified
+
+
+def test_evaluate_plans_one_unit_per_repeat_where_one_engine_serves():
+    data = load_dataset(SAMPLE / "vote.arff")
+    protocol = experiment.Protocol(kind="cv", n_folds=5, repeats=2)
+    keys = experiment.unit_keys(data, ["tpce", "laplace", "tpce:engine=naive"], protocol)
+    assert [k for k in keys if k[0] == 0] == [(0, 0, -1), (0, 1, -1)]
+    assert len([k for k in keys if k[0] == 1]) == len([k for k in keys if k[0] == 2]) == 10
+    complete = load_dataset(SAMPLE / "diabetes.arff")
+    assert all(f >= 0 for _, _, f in experiment.unit_keys(complete, ["tpce"], protocol))
+
+
+def test_evaluate_output_is_the_same_either_way(monkeypatch):
+    data = load_dataset(SAMPLE / "vote.arff")
+    protocol = experiment.Protocol(kind="cv", n_folds=3, repeats=2)
+
+    def run():
+        return experiment.evaluate(data, ["tpce:criterion=gain_ratio", "laplace"],
+                                   protocol=protocol, timing=False)
+
+    grouped = run()
+    monkeypatch.setattr(TpceMethod, "serves_held_out", lambda self, d, s: False)
+    assert all(f >= 0 for _, _, f in experiment.unit_keys(data, ["tpce"], protocol))
+    per_fold = run()
+    assert grouped.predictions.equals(per_fold.predictions)
+    assert grouped.metrics.equals(per_fold.metrics)
+    assert grouped.folds.equals(per_fold.folds)

@@ -1,0 +1,56 @@
+"""The folds of a cross-validation from one engine: where every job takes the exact
+batched paths (:mod:`treecert.transductive.exact_paths`), a job's root may hold any
+training rows, so the jobs of all folds — each root the rows outside its fold — share their
+rounds: one batched search per depth for every fold, not one per fold and depth. Each root
+holds its fold's training rows in their order, which is what fitting on them gives, so
+every search, count and stop is that fit's, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treecert.data.schema import Dataset
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.split_search import counted_in_average
+
+
+def serves(data: Dataset, learner: DecisionTree, train_sizes: list[int],
+           certified: bool) -> bool:
+    """Whether one engine on ``data`` serves folds whose training sets have
+    ``train_sizes`` rows: not where its certificates apply (``certified``: they hold for the
+    base tree of one training set), nor with collapse or cp (whole trees, edited); and the
+    one thing of a training set that is not its rows, its size in J48's many-values rule
+    (:func:`~treecert.tree.split_search.counted_in_average`), must count the same columns
+    for every fold as for all the rows, which the engine's finder is built on."""
+    if certified or learner.collapse or learner.cp > 0 or not data.n_samples:
+        return False
+    nominal, n_values = data.schema.nominal_mask(), data.schema.n_values()
+    multi, counted = counted_in_average(nominal, n_values, data.n_samples)
+    return all(m == multi and np.array_equal(c, counted) for m, c in (
+        counted_in_average(nominal, n_values, size) for size in train_sizes))
+
+
+def check(engine, drop: np.ndarray, held_out: tuple[np.ndarray, np.ndarray]) -> None:
+    """Refuse what the engine cannot serve: held-out folds together with dropped rows, or
+    folds it does not serve (:func:`serves`)."""
+    row_fold, job_fold = held_out
+    sizes = [int((row_fold != f).sum()) for f in np.unique(job_fold).tolist()]
+    if (drop >= 0).any() or not serves(engine.data, engine.learner, sizes, engine.certified):
+        raise ValueError("held-out folds need the exact paths and no dropped row")
+
+
+def roots(w: np.ndarray, held_out: tuple[np.ndarray, np.ndarray], part: np.ndarray
+          ) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """The roots of the jobs ``part`` — each the training rows outside its fold, in order,
+    then x (the i-th job's row ``n + i`` of the augmented finder, weight 1) last — and
+    their keys, the folds (jobs of one fold hold the same rows). ``w``: the n rows'
+    weights; ``held_out``: (each row's fold, each job's fold)."""
+    row_fold, job_fold = held_out[0], held_out[1][part]
+    n, out, kept = w.size, [], {}
+    for i, f in enumerate(job_fold.tolist()):
+        if f not in kept:
+            rows = np.flatnonzero(row_fold != f)
+            kept[f] = (rows, np.concatenate([w[rows], [1.0]]))
+        rows, fold_w = kept[f]
+        out.append((np.concatenate([rows, [n + i]]), fold_w))
+    return out, job_fold
