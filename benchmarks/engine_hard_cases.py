@@ -9,7 +9,12 @@ Run from the repository root (needs ../shared/datasets and scikit-learn)::
 For every case, 10-fold CV on the shared folds, in-process CPU time
 (``time.process_time``; everything is single-threaded):
 
-* ``fast``: TPCE with the default engine over every test row, fit included (ms per row);
+* ``fast``: TPCE with the default engine over every test row, fit included (ms per row),
+  one fit per fold (what ``treecert predict`` does for one training set);
+* ``evaluate``: the same 10 folds as ``treecert evaluate`` runs them: where every job takes
+  the exact paths (missing values), all folds from one engine (``predict_held_out``, one
+  batched search per depth for every fold), else one fit per fold as ``fast``; checked bit
+  for bit against ``fast``;
 * ``complete``: the same on the same rows made easy — unknown values filled with the
   column's mode/mean, information gain — the cost the hard case is compared with;
 * ``naive``: ``engine=naive`` (a whole tree per label per row) on ``--sample`` rows per fold;
@@ -91,6 +96,23 @@ def _cv_seconds(data: Dataset, ids: np.ndarray, spec: str) -> float:
     return t
 
 
+def _evaluate_seconds(data: Dataset, ids: np.ndarray, spec: str,
+                      expect: list[np.ndarray]) -> float | None:
+    """CPU seconds of the 10 folds from one engine, as evaluate runs them where the method
+    serves them so (None elsewhere: evaluate fits per fold), its probabilities checked
+    against ``expect`` (per fold, from one fit per fold)."""
+    folds = [np.flatnonzero(ids == f) for f in range(10)]
+    method = make_method(spec)
+    if not method.serves_held_out(data, [data.n_samples - f.size for f in folds]):
+        return None
+    t0 = time.process_time()
+    preds = method.fit(data).predict_held_out(folds)
+    seconds = time.process_time() - t0
+    for pred, proba in zip(preds, expect, strict=True):
+        np.testing.assert_array_equal(pred.proba, proba)
+    return seconds
+
+
 def _case_data(case: str) -> tuple[Dataset, np.ndarray]:
     name, _, blank = CASES[case]
     data = load_dataset(SHARED / f"{name}.arff")
@@ -131,11 +153,13 @@ def case_row(case: str, sample: int, venn: bool) -> dict:
     spec = f"tpce:criterion={criterion}"
     fast_s = naive_s = sk_s = 0.0
     n_sampled = 0
+    per_fold = []
     for f in range(10):
         train, test = data.subset(np.flatnonzero(ids != f)), data.subset(np.flatnonzero(ids == f))
         t0 = time.process_time()
         p_fast = make_method(spec).fit(train).predict(test).proba
         fast_s += time.process_time() - t0
+        per_fold.append(p_fast)
         sub = test.subset(np.arange(min(sample, test.n_samples)))
         t0 = time.process_time()
         p_naive = make_method(spec + ",engine=naive").fit(train).predict(sub).proba
@@ -144,9 +168,11 @@ def case_row(case: str, sample: int, venn: bool) -> dict:
         sk_s += sklearn_tpce_seconds(train, sub)
         n_sampled += sub.n_samples
     complete_s = _cv_seconds(_filled(data), ids, "tpce")
+    evaluate_s = _evaluate_seconds(data, ids, spec, per_fold)
     row = {"case": case, "n": n, "classes": data.schema.n_classes,
            "missing": float(np.isnan(data.X).mean()), "criterion": criterion,
            "fast_ms": 1e3 * fast_s / n, "complete_ms": 1e3 * complete_s / n,
+           "evaluate_ms": 1e3 * (fast_s if evaluate_s is None else evaluate_s) / n,
            "naive_ms": 1e3 * naive_s / n_sampled, "sklearn_ms": 1e3 * sk_s / n_sampled,
            "peers_ms": peers_loop_ms(case, sample)}
     if venn:
@@ -214,9 +240,11 @@ def main() -> None:
               flush=True)
     print("| case | n | K | missing | criterion | fast ms/row | complete-data ms/row |"
           " naive ms/row | sklearn loop ms/row | peers' loop ms/row | fast/complete |"
-          " naive/fast | sklearn/fast | peers/fast |"
+          " naive/fast | sklearn/fast | peers/fast | evaluate ms/row | evaluate/complete |"
+          " naive/evaluate | sklearn/evaluate | peers/evaluate |"
           + (" tree CV s | venn/tree | kk/tree |" if args.venn else ""))
     print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+          "---:|---:|---:|---:|---:|"
           + ("---:|---:|---:|" if args.venn else ""))
     for case in args.cases.split(","):
         r = case_row(case, args.sample, args.venn)
@@ -224,7 +252,11 @@ def main() -> None:
                 f"{r['criterion']} | {r['fast_ms']:.2f} | {r['complete_ms']:.2f} | "
                 f"{r['naive_ms']:.1f} | {r['sklearn_ms']:.1f} | {r['peers_ms']:.1f} | "
                 f"{r['fast_ms'] / r['complete_ms']:.1f}x | {r['naive_ms'] / r['fast_ms']:.1f}x | "
-                f"{r['sklearn_ms'] / r['fast_ms']:.1f}x | {r['peers_ms'] / r['fast_ms']:.1f}x |")
+                f"{r['sklearn_ms'] / r['fast_ms']:.1f}x | {r['peers_ms'] / r['fast_ms']:.1f}x | "
+                f"{r['evaluate_ms']:.2f} | {r['evaluate_ms'] / r['complete_ms']:.1f}x | "
+                f"{r['naive_ms'] / r['evaluate_ms']:.1f}x | "
+                f"{r['sklearn_ms'] / r['evaluate_ms']:.1f}x | "
+                f"{r['peers_ms'] / r['evaluate_ms']:.1f}x |")
         if args.venn:
             line += (f" {r['tree_s']:.2f} | {r['venn_s'] / r['tree_s']:.1f}x | "
                      f"{r['kk_s'] / r['tree_s']:.1f}x |")
