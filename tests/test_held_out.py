@@ -129,3 +129,20 @@ def test_evaluate_output_is_the_same_either_way(monkeypatch):
     assert grouped.predictions.equals(per_fold.predictions)
     assert grouped.metrics.equals(per_fold.metrics)
     assert grouped.folds.equals(per_fold.folds)
+
+
+def test_cli_runs_a_repeat_as_one_unit_and_its_shards_merge_alike(tmp_path, capsys):
+    from conftest import run_cli
+
+    run = [*map(str, ["evaluate", SAMPLE / "vote.arff", "--method", "tpce", "--method",
+                      "laplace", "--folds", "3", "--no-timing"])]
+    code, _, err = run_cli([*run, "-o", tmp_path / "whole"], capsys)
+    assert code == 0, err
+    assert "vote: unit 4/4 done: tpce repeat 0, all folds from one engine (" in err
+    for part in ("0/2", "1/2"):
+        code, _, err = run_cli([*run, "--shard", part, "-o", tmp_path / "shards"], capsys)
+        assert code == 0, err
+    code, _, err = run_cli(["merge", tmp_path / "shards", "-o", tmp_path / "shards"], capsys)
+    assert code == 0, err
+    for name in ("predictions.csv", "metrics.csv", "metrics.json", "metrics_folds.csv"):
+        assert (tmp_path / "whole" / name).read_bytes() == (tmp_path / "shards" / name).read_bytes()

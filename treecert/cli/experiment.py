@@ -73,8 +73,9 @@ def _unit_done(unit) -> None:
     """One stderr line per finished evaluate/compare unit (a
     :class:`~treecert.evaluation.experiment.FinishedUnit`; silenced by --quiet): a batch
     job's log shows how far the run is and which units are slow."""
-    which = ("leave-one-out" if unit.fold < 0 else
-             f"repeat {unit.repeat} fold {unit.fold}")
+    which = {"leave-one-out": "leave-one-out",
+             "folds": f"repeat {unit.repeat}, all folds from one engine"}.get(
+        unit.scope, f"repeat {unit.repeat} fold {unit.fold}")
     say(f"{unit.dataset}: unit {unit.done}/{unit.total} done: {unit.method} {which} "
         f"({unit.seconds:.2f} s)")
 

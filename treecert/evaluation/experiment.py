@@ -145,6 +145,7 @@ class FinishedUnit:
     seconds: float
     done: int
     total: int
+    scope: str = "fold"  # or "leave-one-out", "folds" (a repeat's, from one engine)
 
 
 @dataclass
@@ -348,8 +349,10 @@ def evaluate_runs(runs: list[EvaluationRun], *, jobs: int = 1,
         if progress is not None:
             progress(done, total)
         if on_unit is not None:
+            scope = ("fold" if key[2] >= 0 else
+                     "leave-one-out" if run.units[key] is None else "folds")
             on_unit(FinishedUnit(run.name, run.specs[key[0]].text, key[1], key[2], seconds,
-                                 done, total))
+                                 done, total, scope))
     return [run.result() for run in runs]
 
 
