@@ -385,7 +385,7 @@ class BatchEngine:
         walks where they apply, exact batched paths for the rest. Collapse and cp would be
         ignored here: refused (``edited_trees.EditedEngine`` follows them). ``batch``
         bounds the jobs of a walk and of a call of the exact paths (default: the budget's
-        ``WALK_JOBS``, ``PATH_ENTRIES``). ``held_out = (row_fold, job_fold)``: job i trains
+        ``WALK_JOBS``, ``CALL_ENTRIES``). ``held_out = (row_fold, job_fold)``: job i trains
         on the rows r with ``row_fold[r] != job_fold[i]`` (:mod:`.held_out_folds`)."""
         if (self.learner.collapse or self.learner.cp > 0) and not self.follows_edits:
             raise ConfigError("this batched engine ignores collapse and cp.",
@@ -397,8 +397,8 @@ class BatchEngine:
         walk = (np.zeros(J, dtype=bool) if not self.certified
                 else ~np.isnan(Xq).any(axis=1))
         idx = np.flatnonzero(walk)
-        # bounded memory: each exact path's root holds every training row
-        sizes = (budget.WALK_JOBS, max(1, budget.PATH_ENTRIES // (self.n + 1)))
+        # each exact path's root holds every training row: calls of CALL_ENTRIES at most
+        sizes = (budget.WALK_JOBS, max(1, budget.CALL_ENTRIES // (self.n + 1)))
         walk_size, per = sizes if batch is None else (batch, min(batch, sizes[1]))
         for lo in range(0, idx.size, walk_size):
             part = idx[lo:lo + walk_size]

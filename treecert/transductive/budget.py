@@ -42,6 +42,12 @@ LEAF_BYTES = 128 * MIB
 #: Training-row entries (rows + weights + search copies) held by the jobs of one batch:
 #: a batch of jobs is cut into parts of at most PATH_ENTRIES // n jobs.
 PATH_ENTRIES = 1 << 22
+#: Training-row entries of one call of the exact paths (a speed bound, below
+#: PATH_ENTRIES): a call costs a round per depth whatever its jobs, so larger calls share
+#: each round among more jobs, but past about this many entries its arrays outgrow the
+#: caches (10 numeric columns, 1 500 rows, 5 % unknown: 2^22 entries a call took 1.3x
+#: the time of 2^20; BENCHMARKS.md, session 18).
+CALL_ENTRIES = 1 << 20
 #: Jobs of one certified walk (their records, ~0.5 KB each): a walk costs a round per depth
 #: whatever its jobs, so one test file's jobs walk together up to this many.
 WALK_JOBS = 1 << 13
