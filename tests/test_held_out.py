@@ -1,8 +1,11 @@
 """Every fold of a cross-validation from one engine (``held_out``): TPCE's exact batched
 paths on the rows outside each job's fold give what fitting on those rows gives, bit for
-bit, and ``evaluate`` plans one unit per repeat where that applies."""
+bit, and ``evaluate`` plans one unit per repeat where that applies.
+``TREECERT_ENGINE_EXAMPLES`` raises the number of random cases (CI uses the default)."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -21,6 +24,7 @@ from treecert.tree.classifier import DecisionTree
 from treecert.tree.split_search import counted_in_average
 
 SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "sample_data"
+EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "60"))
 
 
 def _tpce(spec: str):
@@ -46,7 +50,7 @@ def _assert_same(got, expect):
             np.testing.assert_array_equal(g.columns[name], e.columns[name])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(data=random_datasets(min_rows=8, max_rows=40),
        criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
        binary=st.booleans(), min_leaf=st.sampled_from([1.0, 2.0]),
