@@ -150,3 +150,16 @@ def test_cli_runs_a_repeat_as_one_unit_and_its_shards_merge_alike(tmp_path, caps
     assert code == 0, err
     for name in ("predictions.csv", "metrics.csv", "metrics.json", "metrics_folds.csv"):
         assert (tmp_path / "whole" / name).read_bytes() == (tmp_path / "shards" / name).read_bytes()
+
+
+def test_one_engine_only_where_a_folds_own_calls_are_small():
+    """A fold's jobs (test rows × classes) times its training rows: vote's 10 folds hold
+    44 · 2 · 392 entries, far below a quarter of CALL_ENTRIES; 1 500 rows of 3 classes
+    (150 · 3 · 1 351) are past it, where one engine's calls outgrow the caches."""
+    from treecert.transductive import budget
+
+    assert held_out_folds.pays(435, [391] * 10, 2)
+    assert not held_out_folds.pays(1500, [1350] * 10, 3)
+    assert budget.CALL_ENTRIES // 4 < 150 * 3 * 1351
+    data = load_dataset(SAMPLE / "soybean.arff")  # 68 rows × 19 labels × 616 rows a fold
+    assert not make_method("tpce").serves_held_out(data, [615] * 10)

@@ -92,10 +92,12 @@ class TpceMethod(Method):
         """Whether :meth:`predict_held_out` serves the folds of a cross-validation of
         ``data`` (training sets of ``train_sizes`` rows) from one engine fitted on all of
         it: ``engine=fast`` where every job takes the exact batched paths (missing values,
-        :func:`~treecert.transductive.held_out_folds.serves`). Every fold's rounds are
-        then shared: one batched search per depth for all folds."""
+        :func:`~treecert.transductive.held_out_folds.serves`) and the folds are small
+        enough for it to pay (:func:`~treecert.transductive.held_out_folds.pays`). Every
+        fold's rounds are then shared: one batched search per depth for all folds."""
         learner = self.new_tree()
         return (self.opts["engine"] == "fast" and BatchEngine.supports(data, learner)
+                and held_out_folds.pays(data.n_samples, train_sizes, data.schema.n_classes)
                 and held_out_folds.serves(data, learner, train_sizes,
                                           BatchEngine.certifies(data, learner)))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.schema import Dataset
+from treecert.transductive import budget
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.split_search import counted_in_average
 
@@ -28,6 +29,17 @@ def serves(data: Dataset, learner: DecisionTree, train_sizes: list[int],
     multi, counted = counted_in_average(nominal, n_values, data.n_samples)
     return all(m == multi and np.array_equal(c, counted) for m, c in (
         counted_in_average(nominal, n_values, size) for size in train_sizes))
+
+
+def pays(n_rows: int, train_sizes: list[int], n_classes: int) -> bool:
+    """Whether one engine is worth it: where a fold's own call of the exact paths holds
+    few entries (its jobs — test rows × classes — times its training rows: at most a
+    quarter of :data:`~treecert.transductive.budget.CALL_ENTRIES`), a round's fixed cost
+    dominates and sharing rounds pays (vote: 1.6x); where a fold's call is large already,
+    one engine only makes calls that outgrow the caches (10 numeric columns, 1 500 rows:
+    1.1–1.2x slower; BENCHMARKS.md, session 18)."""
+    return all((n_rows - m) * n_classes * (m + 1) <= budget.CALL_ENTRIES // 4
+               for m in train_sizes)
 
 
 def check(engine, drop: np.ndarray, held_out: tuple[np.ndarray, np.ndarray]) -> None:
