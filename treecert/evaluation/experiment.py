@@ -417,16 +417,13 @@ def plan_units(data: Dataset, specs: list[MethodSpec], protocol: Protocol,
     splits = protocol.splits(data)
     one_engine = {k for k, spec in enumerate(specs)
                   if protocol.kind == "loo" and hasattr(METHODS[spec.name], "predict_loo")}
-    held = set()
-    if protocol.kind in ("cv", "folds") and splits:
+    held: set[int] = set()
+    may = [k for k, spec in enumerate(specs) if hasattr(METHODS[spec.name], "serves_held_out")]
+    if may and protocol.kind in ("cv", "folds") and splits:
         sizes = [tr.size for _, _, tr, _ in splits]
-        labelled = None
-        for k, spec in enumerate(specs):
-            if hasattr(METHODS[spec.name], "serves_held_out"):
-                labelled = data.subset(np.flatnonzero(data.y >= 0)) if labelled is None \
-                    else labelled
-                if make_method(spec, tree_params or {}).serves_held_out(labelled, sizes):
-                    held.add(k)
+        labelled = data.subset(np.flatnonzero(data.y >= 0))  # what such a unit fits on
+        held = {k for k in may
+                if make_method(specs[k], tree_params or {}).serves_held_out(labelled, sizes)}
     units: dict = {}
     for r, f, tr, te in splits:
         for k in range(len(specs)):

@@ -105,7 +105,9 @@ class TpceMethod(Method):
         """Per fold, the predictions of its rows (indices into the fitted data) from the
         trees grown on the other rows — what fitting on those rows and predicting gives, bit
         for bit (the roots hold that fold's training rows in their order:
-        :meth:`~treecert.transductive.batch_engine.BatchEngine.estimates`, ``held_out``)."""
+        :meth:`~treecert.transductive.batch_engine.BatchEngine.estimates`, ``held_out``).
+        Where the engine does not serve them
+        (:func:`~treecert.transductive.held_out_folds.serves`): ValueError."""
         data = self.engine_.data
         row_fold = np.full(data.n_samples, -1, dtype=np.int64)
         for f, rows in enumerate(folds):
