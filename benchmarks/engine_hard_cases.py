@@ -108,7 +108,7 @@ def _evaluate_seconds(data: Dataset, ids: np.ndarray, spec: str,
     t0 = time.process_time()
     preds = method.fit(data).predict_held_out(folds)
     seconds = time.process_time() - t0
-    for pred, proba in zip(preds, expect, strict=True):
+    for (pred, _), proba in zip(preds, expect, strict=True):
         np.testing.assert_array_equal(pred.proba, proba)
     return seconds
 

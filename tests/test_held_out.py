@@ -1,6 +1,6 @@
-"""Every fold of a cross-validation from one engine (``held_out``): TPCE's exact batched
-paths on the rows outside each job's fold give what fitting on those rows gives, bit for
-bit, and ``evaluate`` plans one unit per repeat where that applies.
+"""Every fold of a cross-validation from one engine (``held_out``): TPCE's and K&K's exact
+batched paths on the rows outside each job's fold give what fitting on those rows gives,
+bit for bit, and ``evaluate`` plans one unit per repeat where that applies.
 ``TREECERT_ENGINE_EXAMPLES`` raises the number of random cases (CI uses the default)."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from treecert.data.folds import read_fold_ids
 from treecert.data.loading import load_dataset
 from treecert.evaluation import experiment
 from treecert.methods import make_method
+from treecert.methods.kk import KukarKononenkoMethod
 from treecert.methods.tpce import TpceMethod
 from treecert.transductive import held_out_folds
 from treecert.transductive.batch_engine import BatchEngine
@@ -27,24 +28,32 @@ SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "sample_dat
 EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "60"))
 
 
-def _tpce(spec: str):
+def _method(spec: str):
     method = make_method(spec)
-    method.explain = True  # the K trees' estimates too, not only Eq. 1's mean
+    method.explain = True  # TPCE's K trees' estimates, K&K's Q, not only the probabilities
     return method
 
 
 def _per_fold(spec: str, data, folds):
-    """Fit on the rows outside each fold, predict its rows: what evaluate did per fold."""
+    """Fit on the rows outside each fold, predict its rows: what evaluate did per fold
+    (the prediction and the model's size)."""
     out = []
     for rows in folds:
         train = np.setdiff1d(np.arange(data.n_samples), rows)
-        out.append(_tpce(spec).fit(data.subset(train)).predict(data.subset(rows)))
+        method = _method(spec).fit(data.subset(train))
+        out.append((method.predict(data.subset(rows)), method.size))
     return out
 
 
 def _assert_same(got, expect):
-    for g, e in zip(got, expect, strict=True):
+    for (g, g_size), (e, e_size) in zip(got, expect, strict=True):
+        assert g_size == e_size
         np.testing.assert_array_equal(g.proba, e.proba)
+        for name in ("certainty", "lower", "upper"):
+            a, b = getattr(g, name), getattr(e, name)
+            assert (a is None) == (b is None)
+            if a is not None:
+                np.testing.assert_array_equal(a, b)
         assert g.columns.keys() == e.columns.keys()
         for name in e.columns:
             np.testing.assert_array_equal(g.columns[name], e.columns[name])
@@ -54,15 +63,18 @@ def _assert_same(got, expect):
 @given(data=random_datasets(min_rows=8, max_rows=40),
        criterion=st.sampled_from(["info_gain", "gain_ratio", "gini"]),
        binary=st.booleans(), min_leaf=st.sampled_from([1.0, 2.0]),
-       n_folds=st.integers(2, 4), seed=st.integers(0, 2**16))
+       n_folds=st.integers(2, 4), seed=st.integers(0, 2**16),
+       name=st.sampled_from(["tpce", "kk"]))
 def test_held_out_folds_equal_fitting_each_fold(data, criterion, binary, min_leaf, n_folds,
-                                               seed):
-    spec = (f"tpce:criterion={criterion},binary_splits={str(binary).lower()},"
+                                               seed, name):
+    spec = (f"{name}:criterion={criterion},binary_splits={str(binary).lower()},"
             f"min_leaf={min_leaf}")
     fold_of = np.random.default_rng(seed).integers(0, n_folds, data.n_samples)
     folds = [np.flatnonzero(fold_of == f) for f in range(n_folds) if (fold_of == f).any()]
     sizes = [data.n_samples - rows.size for rows in folds]
-    method = _tpce(spec).fit(data)
+    if name == "kk" and any(np.unique(np.delete(data.y, rows)).size < 2 for rows in folds):
+        return  # a fold's inductive tree refuses one class: one engine or not
+    method = _method(spec).fit(data)
     if not method.serves_held_out(data, sizes):
         learner = method.new_tree()
         rule = counted_in_average(data.schema.nominal_mask(), data.schema.n_values(),
@@ -72,18 +84,20 @@ def test_held_out_folds_equal_fitting_each_fold(data, criterion, binary, min_lea
                                                   data.schema.n_values(), s)[1], rule[1])
             or counted_in_average(data.schema.nominal_mask(), data.schema.n_values(),
                                   s)[0] != rule[0] for s in sizes)
-        with pytest.raises(ValueError):
-            method.predict_held_out(folds)
+        if name == "tpce":  # (K&K fits its inductive trees first: a fold's may refuse)
+            with pytest.raises(ValueError):
+                method.predict_held_out(folds)
         return
     _assert_same(method.predict_held_out(folds), _per_fold(spec, data, folds))
 
 
 def test_vote_folds_from_one_engine_equal_ten_fits():
+    """TPCE with both criteria, and K&K (its inductive trees per fold, sizes included)."""
     data = load_dataset(SAMPLE / "vote.arff")
     ids = read_fold_ids((SAMPLE / "vote.folds.csv").read_text(), data.n_samples, "vote")
     folds = [np.flatnonzero(ids == f) for f in range(10)]
-    for spec in ("tpce", "tpce:criterion=gain_ratio"):
-        method = _tpce(spec).fit(data)
+    for spec in ("tpce", "tpce:criterion=gain_ratio", "kk"):
+        method = _method(spec).fit(data)
         assert method.serves_held_out(data, [data.n_samples - f.size for f in folds])
         _assert_same(method.predict_held_out(folds), _per_fold(spec, data, folds))
 
@@ -122,14 +136,18 @@ def test_evaluate_output_is_the_same_either_way(monkeypatch):
     data = load_dataset(SAMPLE / "vote.arff")
     protocol = experiment.Protocol(kind="cv", n_folds=3, repeats=2)
 
-    def run():
-        return experiment.evaluate(data, ["tpce:criterion=gain_ratio", "laplace"],
-                                   protocol=protocol, timing=False)
+    methods = ["tpce:criterion=gain_ratio", "laplace", "kk"]
 
+    def run():
+        return experiment.evaluate(data, methods, protocol=protocol, timing=False)
+
+    assert [k for k in experiment.unit_keys(data, methods, protocol) if k[2] < 0] == [
+        (0, 0, -1), (0, 1, -1), (2, 0, -1), (2, 1, -1)]
     grouped = run()
-    monkeypatch.setattr(TpceMethod, "serves_held_out", lambda self, d, s: False)
-    assert all(f >= 0 for _, _, f in experiment.unit_keys(data, ["tpce"], protocol))
-    per_fold = run()
+    for cls in (TpceMethod, KukarKononenkoMethod):
+        monkeypatch.setattr(cls, "serves_held_out", lambda self, d, s: False)
+    assert all(f >= 0 for _, _, f in experiment.unit_keys(data, methods, protocol))
+    per_fold = run()  # K&K's leaves per fold: its inductive trees' sizes
     assert grouped.predictions.equals(per_fold.predictions)
     assert grouped.metrics.equals(per_fold.metrics)
     assert grouped.folds.equals(per_fold.folds)

@@ -103,8 +103,9 @@ def _run_held_out_unit(spec: MethodSpec, m_idx: int, tree_params: dict, data: Da
                        labelled: np.ndarray, repeat: int, folds: list, jobs: int
                        ) -> list[UnitResult]:
     """A repeat's folds (fold, train rows, test rows) from one fit on the labelled rows,
-    which the folds' test rows partition (``predict_held_out``); the fit's and the
-    predictions' seconds are shared out per fold by test rows."""
+    which the folds' test rows partition (``predict_held_out``: per fold, the predictions
+    and the size of that fold's model); the fit's and the predictions' seconds are shared
+    out per fold by test rows."""
     method = make_method(spec, tree_params)
     method.jobs = jobs
     t0 = time.perf_counter()
@@ -114,8 +115,8 @@ def _run_held_out_unit(spec: MethodSpec, m_idx: int, tree_params: dict, data: Da
     t2 = time.perf_counter()
     n = sum(te.size for _, _, te in folds)
     return [UnitResult(repeat, f, m_idx, te, pred, (t1 - t0) * te.size / n,
-                       (t2 - t1) * te.size / n, method.size, data.y[te])
-            for (f, _, te), pred in zip(folds, preds, strict=True)]
+                       (t2 - t1) * te.size / n, size, data.y[te])
+            for (f, _, te), (pred, size) in zip(folds, preds, strict=True)]
 
 
 #: Relative CPU cost of one unit per (row x attribute x class), by method; 1 for the
@@ -411,7 +412,8 @@ def plan_units(data: Dataset, specs: list[MethodSpec], protocol: Protocol,
     """Every unit of a run, keyed (method, repeat, fold), in a fixed order: the splits'
     order, methods within a split, then the units that one engine serves (fold -1): a
     method's leave-one-out, or a repeat of its cross-validation where the method serves
-    held-out folds from one engine (``serves_held_out``: TPCE on data with missing values).
+    held-out folds from one engine (``serves_held_out``: TPCE and K&K on data with missing
+    values).
     Values are (train rows, test rows); None for those LOO units; for those repeats, the
     repeat's (fold, train rows, test rows)."""
     splits = protocol.splits(data)

@@ -24,6 +24,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction
+from treecert.transductive import held_out_folds
 from treecert.transductive.engine import (
     TransductiveEngine,
     check_engine,
@@ -50,7 +51,8 @@ class KukarKononenkoMethod(Method):
         self.engine_ = TransductiveEngine(data, self.new_tree())
         return self
 
-    def _predict_rows(self, X: np.ndarray, P: np.ndarray, drop_rows) -> Prediction:
+    def _predict_rows(self, X: np.ndarray, P: np.ndarray, drop_rows,
+                      held_out: tuple[np.ndarray, np.ndarray] | None = None) -> Prediction:
         from treecert.parallel import map_chunks
 
         K = self.engine_.n_classes
@@ -58,8 +60,9 @@ class KukarKononenkoMethod(Method):
 
         def work(lo: int, hi: int) -> np.ndarray:
             drop = None if drop_rows is None else drop_rows[lo:hi]
+            held = None if held_out is None else (held_out[0], held_out[1][lo:hi])
             return self.engine_.estimates(X[lo:hi], c_hat[lo:hi], drop, count_x=True,
-                                          engine=self.opts["engine"])
+                                          engine=self.opts["engine"], held_out=held)
 
         parts = map_chunks(work, X.shape[0], self.jobs)
         Q = np.concatenate(parts) if parts else np.zeros((0, K))
@@ -69,6 +72,28 @@ class KukarKononenkoMethod(Method):
             columns.update((f"kk_q_{c}", Q[:, j])
                            for j, c in enumerate(self.engine_.data.schema.classes))
         return Prediction(P, certainty=np.exp(-div), columns=columns)
+
+    def serves_held_out(self, data: Dataset, train_sizes: list[int]) -> bool:
+        """Whether :meth:`predict_held_out` serves a cross-validation's folds of ``data``
+        from one engine (one label a row: :meth:`TransductiveEngine.serves_held_out`)."""
+        return TransductiveEngine.serves_held_out(data, self.new_tree(), train_sizes, 1,
+                                                  self.opts["engine"])
+
+    def predict_held_out(self, folds: list[np.ndarray]) -> list[tuple[Prediction, float]]:
+        """Per fold, the predictions of its rows (indices into the fitted data) and the
+        inductive tree's size: that tree fitted on the other rows, as a fit on them does,
+        and the transductive step of every fold from this engine (``held_out``, bit for bit
+        that fit's: :meth:`TpceMethod.predict_held_out`). Where the engine does not serve
+        them, the engine's ValueError (or first a fold's inductive fit's own error)."""
+        data = self.engine_.data
+        row_fold, rows, x_fold = held_out_folds.assignment(data.n_samples, folds)
+        trees = [self.new_tree(leaf="laplace").fit(data.subset(np.flatnonzero(row_fold != f)))
+                 for f in range(len(folds))]
+        P = np.concatenate([t.predict_proba(data.X[f_rows]) for t, f_rows in
+                            zip(trees, folds, strict=True)]) if folds else np.zeros((0, 0))
+        pred = self._predict_rows(data.X[rows], P, None, (row_fold, x_fold))
+        return [(p, float(t.tree_.n_leaves)) for p, t in
+                zip(held_out_folds.split(pred, folds), trees, strict=True)]
 
     def predict_loo(self, rows: np.ndarray) -> Prediction:
         """Leave-one-out from one engine (see :meth:`TpceMethod.predict_loo`): the inductive

@@ -24,7 +24,6 @@ edit whole trees: ``engine=fast`` grows a batch's trees together and edits them
 
 from __future__ import annotations
 
-import itertools
 from typing import ClassVar
 
 import numpy as np
@@ -32,7 +31,6 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction, per_label_columns
 from treecert.transductive import held_out_folds
-from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.engine import (
     TransductiveEngine,
     check_engine,
@@ -91,32 +89,22 @@ class TpceMethod(Method):
     def serves_held_out(self, data: Dataset, train_sizes: list[int]) -> bool:
         """Whether :meth:`predict_held_out` serves the folds of a cross-validation of
         ``data`` (training sets of ``train_sizes`` rows) from one engine fitted on all of
-        it: ``engine=fast`` where every job takes the exact batched paths (missing values,
-        :func:`~treecert.transductive.held_out_folds.serves`) and the folds are small
-        enough for it to pay (:func:`~treecert.transductive.held_out_folds.pays`). Every
-        fold's rounds are then shared: one batched search per depth for all folds."""
-        learner = self.new_tree()
-        return (self.opts["engine"] == "fast" and BatchEngine.supports(data, learner)
-                and held_out_folds.pays(data.n_samples, train_sizes, data.schema.n_classes)
-                and held_out_folds.serves(data, learner, train_sizes,
-                                          BatchEngine.certifies(data, learner)))
+        it, and it pays (:meth:`TransductiveEngine.serves_held_out`: missing values, small
+        folds). Every fold's rounds are then shared: one batched search per depth."""
+        return TransductiveEngine.serves_held_out(data, self.new_tree(), train_sizes,
+                                                  data.schema.n_classes, self.opts["engine"])
 
-    def predict_held_out(self, folds: list[np.ndarray]) -> list[Prediction]:
+    def predict_held_out(self, folds: list[np.ndarray]) -> list[tuple[Prediction, None]]:
         """Per fold, the predictions of its rows (indices into the fitted data) from the
         trees grown on the other rows — what fitting on those rows and predicting gives, bit
         for bit (the roots hold that fold's training rows in their order:
-        :meth:`~treecert.transductive.batch_engine.BatchEngine.estimates`, ``held_out``).
-        Where the engine does not serve them
+        :meth:`~treecert.transductive.batch_engine.BatchEngine.estimates`, ``held_out``) —
+        and the model's size (none). Where the engine does not serve them
         (:func:`~treecert.transductive.held_out_folds.serves`): ValueError."""
         data = self.engine_.data
-        row_fold = np.full(data.n_samples, -1, dtype=np.int64)
-        for f, rows in enumerate(folds):
-            row_fold[rows] = f
-        rows = np.concatenate(folds) if folds else np.zeros(0, np.int64)
-        x_fold = row_fold[rows]
+        row_fold, rows, x_fold = held_out_folds.assignment(data.n_samples, folds)
         pred = self._predict_rows(data.X[rows], None, (row_fold, x_fold))
-        bounds = np.cumsum([0] + [f.size for f in folds])
-        return [pred.take(np.arange(lo, hi)) for lo, hi in itertools.pairwise(bounds)]
+        return [(p, None) for p in held_out_folds.split(pred, folds)]
 
     def predict_loo(self, rows: np.ndarray) -> Prediction:
         """Leave-one-out for the training rows ``rows``: D without row i plus (x_i, c) is the

@@ -32,6 +32,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
+from treecert.transductive import held_out_folds
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.edited_trees import EditedEngine, has_edits
 from treecert.transductive.engine_registry import HoldsSharedEngine
@@ -174,6 +175,19 @@ class TransductiveEngine(HoldsSharedEngine):
                                  else "fast", drop_row=None if drop[i] < 0 else int(drop[i]))
             out[i] = leaf_estimate(leaves, K, count_x=count_x, alpha=alpha)
         return out
+
+    @staticmethod
+    def serves_held_out(data: Dataset, learner: DecisionTree, train_sizes: list[int],
+                        labels_per_row: int, engine: str = "fast") -> bool:
+        """Whether :meth:`estimates` serves a cross-validation's folds of ``data``
+        (training sets of ``train_sizes`` rows, jobs of ``labels_per_row`` labels a test
+        row) from one engine on all of it, and it pays: ``engine="fast"`` where every job
+        takes the exact batched paths (:func:`~treecert.transductive.held_out_folds.serves`,
+        :func:`~treecert.transductive.held_out_folds.pays`)."""
+        return (engine == "fast" and BatchEngine.supports(data, learner)
+                and held_out_folds.pays(data.n_samples, train_sizes, labels_per_row)
+                and held_out_folds.serves(data, learner, train_sizes,
+                                          BatchEngine.certifies(data, learner)))
 
     def loo_inductive(self, rows: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
         """Laplace class probabilities of training row i in the tree grown on the training

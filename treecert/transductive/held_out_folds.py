@@ -7,6 +7,8 @@ every search, count and stop is that fit's, bit for bit."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from treecert.data.schema import Dataset
@@ -31,14 +33,32 @@ def serves(data: Dataset, learner: DecisionTree, train_sizes: list[int],
         counted_in_average(nominal, n_values, size) for size in train_sizes))
 
 
-def pays(n_rows: int, train_sizes: list[int], n_classes: int) -> bool:
+def assignment(n_rows: int, folds: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray,
+                                                              np.ndarray]:
+    """(each row's fold, -1 outside them; the folds' rows laid end to end; their folds)
+    for ``folds``, lists of row indices: a job of ``rows[i]`` trains on the rows outside
+    fold ``x_fold[i]``."""
+    row_fold = np.full(n_rows, -1, dtype=np.int64)
+    for f, rows in enumerate(folds):
+        row_fold[rows] = f
+    rows = np.concatenate(folds) if folds else np.zeros(0, np.int64)
+    return row_fold, rows, row_fold[rows]
+
+
+def split(pred, folds: list[np.ndarray]) -> list:
+    """A prediction of the folds' rows laid end to end (:func:`assignment`), per fold."""
+    bounds = np.cumsum([0] + [f.size for f in folds])
+    return [pred.take(np.arange(lo, hi)) for lo, hi in itertools.pairwise(bounds)]
+
+
+def pays(n_rows: int, train_sizes: list[int], labels_per_row: int) -> bool:
     """Whether one engine is worth it: where a fold's own call of the exact paths holds
-    few entries (its jobs — test rows × classes — times its training rows: at most a
+    few entries (its jobs — test rows × labels a row — times its training rows: at most a
     quarter of :data:`~treecert.transductive.budget.CALL_ENTRIES`), a round's fixed cost
     dominates and sharing rounds pays (vote: 1.6x); where a fold's call is large already,
     one engine only makes calls that outgrow the caches (10 numeric columns, 1 500 rows:
     1.1–1.2x slower; BENCHMARKS.md, session 18)."""
-    return all((n_rows - m) * n_classes * (m + 1) <= budget.CALL_ENTRIES // 4
+    return all((n_rows - m) * labels_per_row * (m + 1) <= budget.CALL_ENTRIES // 4
                for m in train_sizes)
 
 
