@@ -1,11 +1,13 @@
 """How many training-row entries one call of the exact batched paths should take
-(``budget.CALL_ENTRIES``): TPCE's 10-fold CV, one fit per fold and every fold from one
-engine (``predict_held_out``), for several bounds, interleaved in one process.
+(``budget.CALL_ENTRIES``): TPCE's (or K&K's, ``--method kk``) 10-fold CV, one fit per fold
+and every fold from one engine (``predict_held_out``), for several bounds, interleaved in
+one process.
 
 Run from the repository root::
 
     python benchmarks/exact_path_calls.py --case num1500 --bounds 22,20,18 --repeats 2
     python benchmarks/exact_path_calls.py --case credit-g-blank2 --bounds 22,20 --repeats 3
+    python benchmarks/exact_path_calls.py --case vote --method kk --bounds 20 --repeats 3
 
 ``numN``: N rows, 10 numeric columns (two decimals), 3 classes, 5 % of the values unknown,
 fold ids row mod 10 (no ``../shared`` needed); other cases are
@@ -55,14 +57,15 @@ def main() -> None:
     ap.add_argument("--case", default="num1500")
     ap.add_argument("--bounds", default="22,20,18", help="log2 of CALL_ENTRIES, comma-separated")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--method", default="tpce", choices=["tpce", "kk"])
     args = ap.parse_args()
     if args.case.startswith("num"):
-        (data, ids), spec = numeric_case(int(args.case[3:])), "tpce"
+        (data, ids), spec = numeric_case(int(args.case[3:])), args.method
     else:
         import engine_hard_cases as hard
 
         data, ids = hard._case_data(args.case)
-        spec = f"tpce:criterion={hard.CASES[args.case][1]}"
+        spec = f"{args.method}:criterion={hard.CASES[args.case][1]}"
     bounds = [int(b) for b in args.bounds.split(",")]
     times: dict[tuple[int, str], list[float]] = {}
     for _ in range(args.repeats):
@@ -70,7 +73,7 @@ def main() -> None:
             budget.CALL_ENTRIES = 1 << b
             for mode in ("one fit per fold", "one engine"):
                 times.setdefault((b, mode), []).append(_seconds(data, ids, spec, mode))
-    print(f"| {args.case}: CALL_ENTRIES | mode | CPU s, min | median |")
+    print(f"| {args.case}, {args.method}: CALL_ENTRIES | mode | CPU s, min | median |")
     print("|---|---|---:|---:|")
     for (b, mode), t in times.items():
         print(f"| 2^{b} | {mode} | {min(t):.3f} | {float(np.median(t)):.3f} |")
