@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 import pytest
+from conftest import SAMPLE_DATA as SAMPLE
 from conftest import random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,6 @@ from treecert.transductive.batch_engine import BatchEngine
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.split_search import counted_in_average
 
-SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "sample_data"
 EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "60"))
 
 

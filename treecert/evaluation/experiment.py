@@ -306,11 +306,11 @@ class _UnitRunner:
         """Run one unit: (key, its results, its wall seconds)."""
         t0 = time.perf_counter()
         k, r, f = key
-        if f < 0 and self.units[key] is None:  # leave-one-out served by one engine; its
-            # per-instance work uses jobs
+        scope = unit_scope(self.units, key)
+        if scope == "leave-one-out":  # served by one engine; its per-instance work uses jobs
             res = _run_loo_unit(self.specs[k], k, self.tree_params, self.data, self.labelled,
                                 self.jobs)
-        elif f < 0:  # a repeat's folds served by one engine, likewise
+        elif scope == "folds":  # a repeat's folds served by one engine, likewise
             res = _run_held_out_unit(self.specs[k], k, self.tree_params, self.data,
                                      self.labelled, r, self.units[key], self.jobs)
         else:
@@ -350,10 +350,8 @@ def evaluate_runs(runs: list[EvaluationRun], *, jobs: int = 1,
         if progress is not None:
             progress(done, total)
         if on_unit is not None:
-            scope = ("fold" if key[2] >= 0 else
-                     "leave-one-out" if run.units[key] is None else "folds")
             on_unit(FinishedUnit(run.name, run.specs[key[0]].text, key[1], key[2], seconds,
-                                 done, total, scope))
+                                 done, total, unit_scope(run.units, key)))
     return [run.result() for run in runs]
 
 
@@ -437,6 +435,14 @@ def plan_units(data: Dataset, specs: list[MethodSpec], protocol: Protocol,
         for r in sorted({r for r, *_ in splits}) if k in held else []:
             units[(k, r, -1)] = [(f, tr, te) for r_, f, tr, te in splits if r_ == r]
     return units
+
+
+def unit_scope(units: dict, key: tuple[int, int, int]) -> str:
+    """What a unit of :func:`plan_units` covers: one ``"fold"``, a method's
+    ``"leave-one-out"``, or a repeat's ``"folds"`` from one engine."""
+    if key[2] >= 0:
+        return "fold"
+    return "leave-one-out" if units[key] is None else "folds"
 
 
 def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name: str, *,

@@ -25,7 +25,7 @@ def serves(data: Dataset, learner: DecisionTree, train_sizes: list[int],
     one thing of a training set that is not its rows, its size in J48's many-values rule
     (:func:`~treecert.tree.split_search.counted_in_average`), must count the same columns
     for every fold as for all the rows, which the engine's finder is built on."""
-    if certified or learner.collapse or learner.cp > 0 or not data.n_samples:
+    if certified or learner.collapse or learner.cp > 0:
         return False
     nominal, n_values = data.schema.nominal_mask(), data.schema.n_values()
     multi, counted = counted_in_average(nominal, n_values, data.n_samples)

@@ -284,7 +284,8 @@ class _Chunk(NamedTuple):
         xl_cells[at, xy] = _xlogx(cells[at, xy])
         value_imp = (_entropy_of_terms(wl_shared, xl), _entropy_of_terms(wl_cells, xl_cells))
         # the values' weights and their w ln w (the split information's terms)
-        value_w, value_wlogw = (w_shared, w_cells), (wl_shared, wl_cells) if ratio else None
+        value_w = (w_shared, w_cells)
+        value_wlogw = (wl_shared, wl_cells) if ratio else None
         # the known values' weight and N·impurity: a group's (R, q) where x's value is
         # unknown; where x enters, its row of class weights with x's class replaced (each
         # row summed alone, as over every node's (G, q, K): the same numbers)
