@@ -171,13 +171,18 @@ def test_cli_runs_a_repeat_as_one_unit_and_its_shards_merge_alike(tmp_path, caps
 
 
 def test_one_engine_only_where_a_folds_own_calls_are_small():
-    """A fold's jobs (test rows × classes) times its training rows: vote's 10 folds hold
-    44 · 2 · 392 entries, far below a quarter of CALL_ENTRIES; 1 500 rows of 3 classes
-    (150 · 3 · 1 351) are past it, where one engine's calls outgrow the caches."""
+    """A fold's jobs (test rows × classes) times its training rows, times what a search
+    holds per entry: vote's 10 folds hold 44 · 2 · 392 entries, nominal columns only, far
+    below a quarter of CALL_ENTRIES; 1 500 rows of 3 classes (150 · 3 · 1 351) are past it,
+    and so are 300 rows of 10 numeric columns, where one engine's calls outgrow the caches."""
     from treecert.transductive import budget
 
     assert held_out_folds.pays(435, [391] * 10, 2)
     assert not held_out_folds.pays(1500, [1350] * 10, 3)
+    assert not held_out_folds.pays(300, [270] * 10, 3, 1 + 10 * 4)  # 10 numeric columns
+    numeric = load_dataset(SAMPLE / "diabetes.arff")  # 8 numeric columns, 2 classes
+    numeric.X[0, 0] = np.nan  # (not certified: the exact paths)
+    assert not make_method("tpce").serves_held_out(numeric, [691] * 10)
     assert budget.CALL_ENTRIES // 4 < 150 * 3 * 1351
     data = load_dataset(SAMPLE / "soybean.arff")  # 68 rows × 19 labels × 616 rows a fold
     assert not make_method("tpce").serves_held_out(data, [615] * 10)

@@ -185,7 +185,9 @@ class TransductiveEngine(HoldsSharedEngine):
         takes the exact batched paths (:func:`~treecert.transductive.held_out_folds.serves`,
         :func:`~treecert.transductive.held_out_folds.pays`)."""
         return (engine == "fast" and BatchEngine.supports(data, learner)
-                and held_out_folds.pays(data.n_samples, train_sizes, labels_per_row)
+                and held_out_folds.pays(data.n_samples, train_sizes, labels_per_row,
+                                        1 + int((~data.schema.nominal_mask()).sum())
+                                        * (data.schema.n_classes + 1))
                 and held_out_folds.serves(data, learner, train_sizes,
                                           BatchEngine.certifies(data, learner)))
 

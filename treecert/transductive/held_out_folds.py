@@ -51,15 +51,18 @@ def split(pred, folds: list[np.ndarray]) -> list:
     return [pred.take(np.arange(lo, hi)) for lo, hi in itertools.pairwise(bounds)]
 
 
-def pays(n_rows: int, train_sizes: list[int], labels_per_row: int) -> bool:
-    """Whether one engine is worth it: where a fold's own call of the exact paths holds
-    few entries (its jobs — test rows × labels a row — times its training rows: at most a
-    quarter of :data:`~treecert.transductive.budget.CALL_ENTRIES`), a round's fixed cost
-    dominates and sharing rounds pays (vote: 1.6x); where a fold's call is large already,
-    one engine only makes calls that outgrow the caches (10 numeric columns, 1 500 rows:
-    1.1–1.2x slower; BENCHMARKS.md, session 18)."""
-    return all((n_rows - m) * labels_per_row * (m + 1) <= budget.CALL_ENTRIES // 4
-               for m in train_sizes)
+def pays(n_rows: int, train_sizes: list[int], labels_per_row: int,
+         cells_per_entry: int = 1) -> bool:
+    """Whether one engine is worth it: where a fold's own call of the exact paths holds few
+    cells — its jobs (test rows × labels a row) times its training rows times
+    ``cells_per_entry``, what a search holds per entry (1 + numeric columns × (classes +
+    1): the numeric search's sorted columns and class cumsums), at most a quarter of
+    :data:`~treecert.transductive.budget.CALL_ENTRIES` — a round's fixed cost dominates
+    and sharing rounds pays (vote, nominal: 1.6x); past that one engine only makes calls
+    that outgrow the caches (10 numeric columns: 1.2–1.3x slower from 300 rows on;
+    BENCHMARKS.md, session 18)."""
+    return all((n_rows - m) * labels_per_row * (m + 1) * cells_per_entry
+               <= budget.CALL_ENTRIES // 4 for m in train_sizes)
 
 
 def check(engine, drop: np.ndarray, held_out: tuple[np.ndarray, np.ndarray]) -> None:
