@@ -415,3 +415,49 @@ def test_competitor_bounds_are_every_other_tests_best_gain(name, criterion, bina
         want = [_competitor_bound(sub, data, engine.params, engine.gini, int(v), d)
                 for v in internal]
         np.testing.assert_allclose(got[i, internal], want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["credit-g", "soybean"])
+def test_competitor_bounds_tabled_as_walked_equal_the_whole_tree_s(name):
+    """Device 1 tables a node's candidates when a walk first reaches it, in groups of the
+    nodes new at once: bounds asked for a few nodes at a time (groups that overlap, the
+    same node asked again) are the bounds of the whole tree's one pass, and the nodes not
+    asked for stay unknown (NaN)."""
+    from treecert.data.loading import load_dataset
+
+    data = load_dataset(SAMPLE_DATA / f"{name}.arff")
+    if np.isnan(data.X).any():  # the base tree is grown on complete data
+        data = data.subset(np.flatnonzero(~np.isnan(data.X).any(axis=1)))
+    K = data.schema.n_classes
+    D = np.vstack([np.eye(K), np.eye(K)[1] - np.eye(K)[0]])
+    whole = BatchEngine(data, DecisionTree())._competitors().upper_many(D)
+    engine = BatchEngine(data, DecisionTree())
+    comp, sub = engine._competitors(), engine.base_sub
+    internal = np.flatnonzero(~sub.tree.is_leaf)
+    assert internal.size > 6
+    asked = np.zeros(sub.tree.n_nodes, dtype=bool)
+    rng = np.random.default_rng(0)
+    for part in (internal[:3], sub.paths(np.zeros(4, np.int64), data.X[:4]),
+                 rng.choice(internal, 5), internal[-2:]):
+        got = comp.upper_many(D[rng.permutation(len(D))[:2]], part)
+        asked[part] = True
+        got = comp.upper_many(D, part)
+        np.testing.assert_array_equal(got[:, part], whole[:, part])
+        assert np.isnan(got[:, ~asked]).all()
+    assert comp.upper_many(D).shape == whole.shape
+    np.testing.assert_array_equal(comp.upper_many(D), whole)
+
+
+def test_paths_are_the_internal_nodes_rows_pass():
+    from treecert.data.loading import load_dataset
+
+    data = load_dataset(SAMPLE_DATA / "credit-g.arff")
+    sub = BatchEngine(data, DecisionTree()).base_sub
+    start = np.zeros(7, dtype=np.int64)
+    want = set()
+    for i in range(7):
+        v = 0
+        while not sub.tree.is_leaf[v]:
+            want.add(v)
+            v = int(sub.children_for(np.array([v]), data.X[i:i + 1])[0])
+    assert sub.paths(start, data.X[:7]).tolist() == sorted(want)

@@ -10,8 +10,8 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
 1. **A table of every other test's best case.** x is ineligible for thresholds, so the
    candidate tests of a node holding x are the base node's, and x only adds its class c
    (weight 1) to one branch of each. For each base node and each class change d,
-   :class:`~treecert.transductive.certificates.Competitors` gives, vectorised over all
-   nodes, the largest gain any test other than the chosen T1 can reach with d on
+   :class:`~treecert.transductive.certificates.Competitors` gives, vectorised over the
+   nodes walked, the largest gain any test other than the chosen T1 can reach with d on
    whichever branch suits it best; T1's own gain with x is exact (x's branch of T1 is
    known). When T1 leads by more than 1e-9 (the grower compares gains rounded to 10
    decimals) it stays the chosen test and x's child is the base child. Leave-one-out
@@ -489,18 +489,20 @@ class BatchEngine:
         tree = base.tree
         comp = self._competitors()
         N, N_ig1 = self._node_weights_gains()
-        eye = np.eye(self.K)
+        dropped = drop >= 0
+        y_drop = np.where(dropped, self.y[np.maximum(drop, 0)], 0)
+        w_drop = np.where(dropped, self.w[np.maximum(drop, 0)], 0.0)
+        # change of class weights at every node on the path: +x, -row r
+        change = np.eye(self.K)[labels] - w_drop[:, None] * np.eye(self.K)[y_drop]
+        if comp is not None and walking.any() and (comp.group < 0).any():
+            # every node the walk can reach, tabled at once
+            act = np.flatnonzero(walking)
+            comp.upper_many(distinct_changes(change[act])[0], base.paths(node[act], Xq[act]))
         pending = []
         while walking.any():
             act = np.flatnonzero(walking)
-            v = node[act]
-            j = labels[act]
-            r = drop[act]
-            dr = r >= 0
-            yr = np.where(dr, self.y[np.maximum(r, 0)], 0)
-            wr = np.where(dr, self.w[np.maximum(r, 0)], 0.0)
-            # change of class weights at every node on the path: +x, -row r
-            delta = eye[j] - wr[:, None] * eye[yr]
+            v, j, r, dr = node[act], labels[act], drop[act], dropped[act]
+            yr, wr, delta = y_drop[act], w_drop[act], change[act]
             leaf = tree.is_leaf[v]
             if leaf.any():
                 a, vv = act[leaf], v[leaf]
@@ -518,9 +520,7 @@ class BatchEngine:
                     else:
                         pending.append((int(job), int(u)))
             keep = ~leaf
-            act, v, j, r, dr, yr, wr = act[keep], v[keep], j[keep], r[keep], dr[keep], \
-                yr[keep], wr[keep]
-            delta = delta[keep]
+            act, v, j, r, dr, yr, wr, delta = (a[keep] for a in (act, v, j, r, dr, yr, wr, delta))
             if not act.size:
                 break
             child = base.children_for(v, Xq[act])
@@ -541,7 +541,7 @@ class BatchEngine:
             ok = np.zeros(act.size, dtype=bool)
             if comp is not None:
                 keys, group = distinct_changes(delta)
-                upper = comp.upper_many(keys)[group, v]
+                upper = comp.upper_many(keys, v)[group, v]
                 ok = (g1 - upper > _MARGIN) & (g1 > floor)
                 # x replaces a row of its own class and values: the same class counts
                 ok |= dr & (j == yr)

@@ -29,7 +29,7 @@ from collections import OrderedDict
 
 MIB = 1 << 20
 
-#: Bounds of the Competitors tables kept between walks (cut tables of node chunks, and the
+#: Bounds of the Competitors tables kept between walks (cut tables of node groups, and the
 #: per-change bounds).
 COMPETITOR_BYTES = 128 * MIB
 #: Per-node rescoring tables (NodeScores) kept between walks.
@@ -51,7 +51,8 @@ CALL_ENTRIES = 1 << 20
 #: Jobs of one certified walk (their records, ~0.5 KB each): a walk costs a round per depth
 #: whatever its jobs, so one test file's jobs walk together up to this many.
 WALK_JOBS = 1 << 13
-#: Entries of one chunk of the Competitors streaming pass (rows × classes).
+#: Entries of one group of Competitors tables (rows × classes; the nodes a walk reaches
+#: first are tabled together, in groups of at most this many).
 CHUNK_CELLS = 1 << 21
 
 

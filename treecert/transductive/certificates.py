@@ -10,8 +10,6 @@ class-weight change.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from treecert.data.discretize import _ln_func
@@ -175,12 +173,23 @@ class Sub:
             b[nom] = t.value_branch[t.value_branch_ptr[v[nom]] + vals[nom].astype(np.int64)]
         return t.children[t.children_ptr[v] + b]
 
+    def paths(self, v: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The internal nodes on the paths of rows ``X[i]`` from ``v[i]`` down, distinct:
+        every node a walk of them can reach."""
+        on, rows = [], np.arange(v.size)
+        while v.size:
+            inner = ~self.tree.is_leaf[v]
+            v, rows = v[inner], rows[inner]
+            on.append(v)
+            v = self.children_for(v, X[rows]) if v.size else v
+        return np.unique(np.concatenate(on))
+
 
 class Competitors:
     """Every admissible test of every internal node of a tree on D, other than the node's
     chosen test T1, as class counts — so that the best of them with one instance's class
-    change ``d`` added on whichever side suits it best (:meth:`upper`) takes a few
-    vectorised operations for all nodes at once (device 1 of
+    change ``d`` added on whichever side suits it best (:meth:`upper_many`) takes a few
+    vectorised operations for many nodes at once (device 1 of
     :mod:`treecert.transductive.batch_engine`).
 
     Admissible: both sides of a numeric cut, or two values of a multiway test, or the value
@@ -188,14 +197,19 @@ class Competitors:
     x's weight never counts, so x makes no test admissible, and removing a row can only
     make fewer tests admissible).
 
+    Built for the nodes walked, as they are walked: a node's candidates are tabled the
+    first time a job reaches it, with the other nodes new in that round, as a *group*
+    (one test row's paths hold about 2n of the tree's n · depth entries, so a first
+    prediction does not pay for every node's table; 100k rows: BENCHMARKS.md, session 19).
+
     Bounded memory: the candidates of all nodes (n · depth · p of them) are never held at
-    once. They are built for chunks of nodes of at most
-    :data:`~treecert.transductive.budget.CHUNK_CELLS` rows × classes and scored for a whole
-    set of changes in one pass (:meth:`upper_many`); the chunks' tables stay cached while
-    they fit in :data:`~treecert.transductive.budget.COMPETITOR_BYTES` / 2 (then later
-    passes rebuild them), and the per-change bounds, (internal nodes,) each, in the other
-    half. A change of a class (TPCE, K&K, Venn) brings the bounds of all K unit changes
-    in the same pass; a leave-one-out swap e_c − w·e_y those of every c.
+    once. A group holds at most :data:`~treecert.transductive.budget.CHUNK_CELLS` rows ×
+    classes (more new nodes make more groups) and is scored for a whole set of changes in
+    one pass (:meth:`upper_many`); the groups' tables stay cached while they fit in
+    :data:`~treecert.transductive.budget.COMPETITOR_BYTES` / 2 (then later passes rebuild
+    them), and the per-change bounds, (internal nodes,) each, in the other half. A change
+    of a class (TPCE, K&K, Venn) brings the bounds of all K unit changes in the same
+    pass; a leave-one-out swap e_c − w·e_y those of every c.
     """
 
     def __init__(self, sub: Sub, data: Dataset, params, gini: bool,
@@ -206,23 +220,35 @@ class Competitors:
         self.K = data.schema.n_classes
         self.n_nodes = tree.n_nodes
         self.internal = internal = np.flatnonzero(~tree.is_leaf)
+        self.position = np.full(tree.n_nodes, -1, dtype=np.int64)  # node -> its place in internal
+        self.position[internal] = np.arange(internal.size)
         self.N = tree.counts.sum(axis=1)
         self.counts = tree.counts[internal]
         self.rank = {} if rank is None else rank  # numeric column -> stable ranks over D
         self.table = None if gini else xlogx_table(np.asarray(data.weights, float))
         self.parent = CountRows(self.counts, gini, self.table)
-        lens = np.array([sub.rows[v].size for v in internal], dtype=np.int64)
-        cells = np.cumsum(lens) * max(self.K, 1)
-        bounds, start = [0], 0
-        while start < internal.size:  # consecutive chunks within the budget, one node at least
-            before = cells[start - 1] if start else 0
-            stop = max(start + 1, int(np.searchsorted(cells, before + budget.CHUNK_CELLS,
-                                                      side="right")))
-            bounds.append(stop)
-            start = stop
-        self.chunks = list(itertools.pairwise(bounds))
+        self.lens = np.array([sub.rows[v].size for v in internal], dtype=np.int64)
+        self.group = np.full(internal.size, -1, dtype=np.int64)  # place -> its group
+        self.groups: list[np.ndarray] = []  # group -> its places, ascending
         self._tables = budget.ByteLRU(budget.COMPETITOR_BYTES // 2)
+        #: change -> (bounds over all places, NaN until their group is scored; groups done)
         self._bounds = budget.ByteLRU(budget.COMPETITOR_BYTES // 2)
+
+    def _grouped(self, places: np.ndarray) -> np.ndarray:
+        """The groups holding ``places`` (ascending, distinct), the new places put in new
+        groups of consecutive places within the budget, one place at least."""
+        new = places[self.group[places] < 0]
+        if new.size:
+            cells = np.cumsum(self.lens[new]) * max(self.K, 1)
+            start = 0
+            while start < new.size:
+                before = cells[start - 1] if start else 0
+                stop = max(start + 1, int(np.searchsorted(cells, before + budget.CHUNK_CELLS,
+                                                          side="right")))
+                self.group[new[start:stop]] = len(self.groups)
+                self.groups.append(new[start:stop])
+                start = stop
+        return np.unique(self.group[places])
 
     def _column_rank(self, f: int) -> np.ndarray:
         if f not in self.rank:
@@ -232,19 +258,19 @@ class Competitors:
         return self.rank[f]
 
     def _table(self, c: int):
-        """The candidates of chunk ``c`` of the internal nodes: numeric cuts (local node,
+        """The candidates of group ``c`` of the internal nodes: numeric cuts (local node,
         left and right counts), multiway and binary nominal tests."""
         got = self._tables.get(c)
         if got is not None:
             return got
-        g0, g1 = self.chunks[c]
+        places = self.groups[c]
         sub, tree, X, y, K = self.sub, self.sub.tree, self.data.X, self.y, self.K
         params, gini = self.params, self.gini
         ml = float(params.min_leaf)
-        internal = self.internal[g0:g1]
+        internal = self.internal[places]
         G = internal.size
-        pc = self.counts[g0:g1]
-        lens = np.array([sub.rows[v].size for v in internal])
+        pc = self.counts[places]
+        lens = self.lens[places]
         rows = np.concatenate([sub.rows[v] for v in internal])
         w = np.concatenate([sub.w[v] for v in internal])
         seg = np.repeat(np.arange(G), lens)
@@ -258,9 +284,13 @@ class Competitors:
 
         def by_rank(f: int) -> np.ndarray:
             """Entries sorted by (node, rank of their row in column f): entries in value
-            order (grouped by row once per chunk), then a stable sort by node (a radix
-            sort for 16-bit nodes). The pairs are unique: any sort gives this order."""
+            order (grouped by row once per group), then a stable sort by node (a radix
+            sort for 16-bit nodes). The pairs are unique: any sort gives this order. A
+            group of few entries sorts them by (node, rank) keys instead: O(n) per column
+            would cost more."""
             nonlocal grouped
+            if 8 * rows.size < n:
+                return np.argsort(seg * n + self._column_rank(f)[rows])
             if grouped is None:
                 per_row = np.bincount(rows, minlength=n)
                 grouped = (np.argsort(rows, kind="stable"), per_row,
@@ -332,21 +362,32 @@ class Competitors:
         self._tables.put(c, table, _nbytes(table))
         return table
 
-    def upper_many(self, D: np.ndarray) -> np.ndarray:
+    def upper_many(self, D: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
         """Per row d of ``D`` (changes) and node: the largest gain of any test other than T1
         once d is added to the node and to the branch that favours that test most (-inf:
-        no other test, NaN: leaves), (len(D), nodes); unknown bounds found in one pass."""
+        no other test, NaN: leaves and nodes not asked for), (len(D), nodes); ``nodes``:
+        the nodes asked for (None: all); unknown bounds found in one pass."""
+        places = (np.arange(self.internal.size) if nodes is None else
+                  np.unique(self.position[np.asarray(nodes, dtype=np.int64)]))
+        places = places[places >= 0]
+        groups = set(self._grouped(places).tolist())
         keys = [tuple(d.tolist()) for d in D]
-        missing = list(dict.fromkeys(k for k in keys if k not in self._bounds))
+
+        def lacking(k) -> set:
+            got = self._bounds.get(k)
+            return groups if got is None else groups - got[1]
+
+        missing = list(dict.fromkeys(k for k in keys if lacking(k)))
         if missing:
-            self._fill(self._with_family(missing))
+            self._fill(self._with_family(missing),
+                       sorted(set().union(*(lacking(k) for k in missing))))
         out = np.full((len(keys), self.n_nodes), np.nan)
         for i, k in enumerate(keys):
-            b = self._bounds.get(k)
-            if b is None:  # evicted by its own family: compute it alone
-                self._fill([k])
-                b = self._bounds.get(k)
-            out[i, self.internal] = b
+            if lacking(k):  # evicted by its own family: compute it alone
+                self._fill([k], sorted(lacking(k)))
+            got = self._bounds.get(k)
+            if got is not None:  # None: no internal node asked for
+                out[i, self.internal] = got[0]
         return out
 
     def _with_family(self, missing: list[tuple]) -> list[tuple]:
@@ -369,12 +410,15 @@ class Competitors:
         kin = [k for k in out if k not in self._bounds and k not in missing]
         return missing + kin[:max(0, fits - len(missing))]
 
-    def _fill(self, keys: list[tuple]) -> None:
-        """The bounds of ``keys`` (changes), up to K changes at a time in whole-array
-        operations (:meth:`CountRows.plus_many`: the numbers of one change at a time)."""
+    def _fill(self, keys: list[tuple], groups: list[int]) -> None:
+        """The bounds of ``keys`` (changes) at the places of ``groups``, up to K changes at
+        a time in whole-array operations (:meth:`CountRows.plus_many`: the numbers of one
+        change at a time)."""
         G = self.internal.size
         D_all = np.array(keys, dtype=float).reshape(len(keys), self.K)
-        best = np.full((len(keys), G), -np.inf)
+        have = [self._bounds.get(k) for k in keys]
+        bounds = [np.full(G, np.nan) if h is None else h[0] for h in have]
+        done = [set() if h is None else h[1] for h in have]
         step = max(self.K, 1)
         steps = []  # (rows of best, changes, N with each, parents' n·impurity with each)
         for lo in range(0, len(keys), step):
@@ -382,12 +426,14 @@ class Competitors:
             steps.append((slice(lo, lo + step), D,
                           self.N[self.internal][None, :] + D.sum(axis=1)[:, None],
                           self.parent.plus_many(D)))
-        for c, (g0, g1) in enumerate(self.chunks):
+        for c in groups:
+            places = self.groups[c]
+            best = np.full((len(keys), places.size), -np.inf)
             cuts, multi, binary = self._table(c)
             # g ascends: a maximum per run of one node's cuts
             firsts = [np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) for g, _, _ in cuts]
             for at, D, Np, Ep in steps:
-                ep, np_, b = Ep[:, g0:g1], Np[:, g0:g1], best[at, g0:g1]
+                ep, np_, b = Ep[:, places], Np[:, places], best[at]
                 for (g, left, right), first in zip(cuts, firsts, strict=True):
                     gl = (ep[:, g] - left.plus_many(D) - right.impurity) / np_[:, g]
                     gr = (ep[:, g] - left.impurity - right.plus_many(D)) / np_[:, g]
@@ -404,8 +450,11 @@ class Competitors:
                     gains = np.maximum(gin, gout) / np_[:, :, None]
                     b[:] = np.maximum(b, np.where(okv, gains, -np.inf).max(axis=2))
             self._tables.resize(c, _nbytes((cuts, multi, binary)))  # integer caches grew
-        for k, b in zip(keys, best, strict=True):
-            self._bounds.put(k, b, b.nbytes)
+            for b, got, gone in zip(bounds, best, done, strict=True):
+                b[places] = got
+                gone.add(c)
+        for k, b, gone in zip(keys, bounds, done, strict=True):
+            self._bounds.put(k, (b, gone), b.nbytes)
 
 
 def _nbytes(obj) -> int:
