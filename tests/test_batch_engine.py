@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ConfigError
+from treecert.transductive import node_scores
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.certificates import distinct_changes
 from treecert.transductive.engine import TransductiveEngine
@@ -461,3 +462,23 @@ def test_paths_are_the_internal_nodes_rows_pass():
             want.add(v)
             v = int(sub.children_for(np.array([v]), data.X[i:i + 1])[0])
     assert sub.paths(start, data.X[:7]).tolist() == sorted(want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(8, 400), st.integers(1, 4),
+       st.sampled_from([0.02, 0.1, 0.3, 1.0]))
+def test_value_order_from_ranks_is_the_stable_sort(seed, n, n_cols, share):
+    """Device 2's value order read from D's stable ranks — marked for a node holding much
+    of D, sorted for a small one — is the stable sort of the node's values, ties (few
+    distinct values) by row."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, rng.integers(1, 6), size=(n, n_cols + 1)).astype(float)
+    num = sorted(rng.choice(n_cols + 1, n_cols, replace=False).tolist())
+    rank = {}
+    for f in num:
+        rank[f] = np.empty(n, dtype=np.int64)
+        rank[f][np.argsort(X[:, f], kind="stable")] = np.arange(n)
+    rows = np.flatnonzero(rng.random(n) < share)
+    vals = X[rows][:, num]
+    np.testing.assert_array_equal(node_scores._value_order(vals, rows, num, rank, n),
+                                  np.argsort(vals, axis=0, kind="stable"))

@@ -13,7 +13,7 @@ attributes p, classes K, tree depth) and never on the number of test rows:
          + COMPETITOR_BYTES + SCORE_BYTES + TABLE_BYTES + LEAF_BYTES   caches, 4 × 128 MiB
          + ~50·PATH_ENTRIES   rows held by the jobs of one part of a batch (~200 MiB)
          + ~150 MiB           one batched split search (node_search.SEARCH_CELLS) and
-                              one chunk of certificate tables (CHUNK_CELLS)
+                              one group of certificate tables (CHUNK_CELLS)
          + ~130 MiB           one batch of Venn rows (venn_fast._ATOMS_PER_BATCH)
 
 per engine; a process keeps the engines of its last two training sets
