@@ -462,6 +462,7 @@ def test_paths_are_the_internal_nodes_rows_pass():
             want.add(v)
             v = int(sub.children_for(np.array([v]), data.X[i:i + 1])[0])
     assert sub.paths(start, data.X[:7]).tolist() == sorted(want)
+    assert sub.paths(start[:0], data.X[:0]).size == 0
 
 
 @settings(max_examples=60, deadline=None)

@@ -176,7 +176,7 @@ class Sub:
     def paths(self, v: np.ndarray, X: np.ndarray) -> np.ndarray:
         """The internal nodes on the paths of rows ``X[i]`` from ``v[i]`` down, distinct:
         every node a walk of them can reach."""
-        on, rows = [], np.arange(v.size)
+        on, rows = [np.empty(0, dtype=np.int64)], np.arange(v.size)
         while v.size:
             inner = ~self.tree.is_leaf[v]
             v, rows = v[inner], rows[inner]
