@@ -3,6 +3,7 @@
 of TPCE prediction from 100k training rows, each measurement in a fresh process.
 
     nice -n 5 python benchmarks/engine_scale.py cv letter tpce [--folds 10] [--max-folds 2]
+    nice -n 5 python benchmarks/engine_scale.py cv shuttle tpce --only-fold 6 [--code /tmp/old]
     nice -n 5 python benchmarks/engine_scale.py build big [--test 500]
     nice -n 5 python benchmarks/engine_scale.py all          # every case, one at a time
 
@@ -81,13 +82,14 @@ def peak_mib() -> float:
 
 
 def run_cv(case: str, method: str, folds: int, max_folds: int | None,
-           sample: int | None) -> dict:
+           sample: int | None, only: int | None = None) -> dict:
     from treecert.methods import make_method
 
     data = synthetic(case)
     fold = np.random.default_rng(1).permutation(data.n_samples) % folds
     times = []
-    for f in range(folds if max_folds is None else min(folds, max_folds)):
+    chosen = range(folds if max_folds is None else min(folds, max_folds))
+    for f in chosen if only is None else [only]:
         test = np.flatnonzero(fold == f)
         part = test if sample is None else test[:sample]
         t0 = time.process_time()
@@ -100,7 +102,10 @@ def run_cv(case: str, method: str, folds: int, max_folds: int | None,
                           "rows": int(part.size), "of": int(test.size),
                           "peak_mib": round(peak_mib())}), file=sys.stderr, flush=True)
     total = sum(times) * folds / len(times)
-    return {"case": case, "method": method, "folds_run": len(times), "folds": folds,
+    import treecert
+
+    return {"case": case, "method": method, "code": os.path.dirname(os.path.dirname(
+                os.path.abspath(treecert.__file__))), "folds_run": len(times), "folds": folds,
             "sampled_rows": sample, "cpu_s_per_fold": [round(t, 2) for t in times],
             "cpu_s_total": round(total, 1),
             "extrapolated": len(times) < folds or sample is not None,
@@ -154,10 +159,15 @@ def main() -> None:
     ap.add_argument("--test", type=int, default=500)
     ap.add_argument("--sample", type=int, help="predict only this many rows of each fold "
                     "(the fold's prediction time is scaled up)")
+    ap.add_argument("--only-fold", type=int, help="run this fold alone (cv)")
+    ap.add_argument("--code", help="import treecert from this checkout (an older commit, "
+                    "extracted with git archive) instead of this one")
     args = ap.parse_args()
+    if args.code:  # nothing of treecert is imported before this point
+        sys.path.insert(0, os.path.abspath(args.code))
     if args.what == "cv":
         print(json.dumps(run_cv(args.case, args.method, args.folds, args.max_folds,
-                                args.sample)))
+                                args.sample, args.only_fold)))
     elif args.what == "build":
         print(json.dumps(run_build(args.case or "big", args.test)))
     else:
