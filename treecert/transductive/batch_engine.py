@@ -494,10 +494,9 @@ class BatchEngine:
         w_drop = np.where(dropped, self.w[np.maximum(drop, 0)], 0.0)
         # change of class weights at every node on the path: +x, -row r
         change = np.eye(self.K)[labels] - w_drop[:, None] * np.eye(self.K)[y_drop]
-        if comp is not None and walking.any() and (comp.group < 0).any():
-            # every node the walk can reach, tabled at once
+        if comp is not None:  # every node the walk can reach, tabled at once
             act = np.flatnonzero(walking)
-            comp.upper_many(distinct_changes(change[act])[0], base.paths(node[act], Xq[act]))
+            comp.table_paths(change[act], node[act], Xq[act])
         pending = []
         while walking.any():
             act = np.flatnonzero(walking)

@@ -15,9 +15,9 @@ import numpy as np
 from treecert.data.discretize import _ln_func
 from treecert.data.schema import Dataset
 from treecert.transductive import budget
+from treecert.transductive.node_search import rank_orders
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _LN2, _impurity_last
-from treecert.tree.segments import _ranges
 
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
 _MARGIN = 1e-9
@@ -279,28 +279,13 @@ class Competitors:
         ends = np.cumsum(lens) - 1  # each node's last entry
         tot = pc.sum(axis=1)
         cuts, multi, binary = [], [], []
-        n = self.data.n_samples
-        grouped = None
+
+        bounds = np.zeros(G + 1, dtype=np.int64)
+        np.cumsum(lens, out=bounds[1:])
 
         def by_rank(f: int) -> np.ndarray:
-            """Entries sorted by (node, rank of their row in column f): entries in value
-            order (grouped by row once per group), then a stable sort by node (a radix
-            sort for 16-bit nodes). The pairs are unique: any sort gives this order. A
-            group of few entries sorts them by (node, rank) keys instead: O(n) per column
-            would cost more."""
-            nonlocal grouped
-            if 8 * rows.size < n:
-                return np.argsort(seg * n + self._column_rank(f)[rows])
-            if grouped is None:
-                per_row = np.bincount(rows, minlength=n)
-                grouped = (np.argsort(rows, kind="stable"), per_row,
-                           np.cumsum(per_row) - per_row)
-            by_row, per_row, first = grouped
-            in_order = np.empty(n, dtype=np.int64)
-            in_order[self._column_rank(f)] = np.arange(n)  # rows in value order
-            e = by_row[_ranges(first[in_order], per_row[in_order])]
-            node = seg[e].astype(np.int16 if G < 2**15 else np.int64)
-            return e[np.argsort(node, kind="stable")]
+            """Entries sorted by (node, rank of their row in column f)."""
+            return rank_orders(self._column_rank(f)[None, :], rows, bounds, seg)[0]
 
         for f, attr in enumerate(self.data.schema.attributes):
             vals = X[rows, f]
@@ -362,33 +347,46 @@ class Competitors:
         self._tables.put(c, table, _nbytes(table))
         return table
 
+    def table_paths(self, D: np.ndarray, v: np.ndarray, X: np.ndarray) -> None:
+        """The bounds of job i's change ``D[i]`` at every internal node on the path of row
+        ``X[i]`` from node ``v[i]`` (:meth:`Sub.paths`: all a walk of them can reach),
+        tabled in one pass at the walk's start; nothing once every node has its table."""
+        if v.size and (self.group < 0).any():
+            self._ensure([tuple(d.tolist()) for d in distinct_changes(D)[0]],
+                         self.sub.paths(v, X))
+
     def upper_many(self, D: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
         """Per row d of ``D`` (changes) and node: the largest gain of any test other than T1
         once d is added to the node and to the branch that favours that test most (-inf:
         no other test, NaN: leaves and nodes not asked for), (len(D), nodes); ``nodes``:
         the nodes asked for (None: all); unknown bounds found in one pass."""
-        places = (np.arange(self.internal.size) if nodes is None else
-                  np.unique(self.position[np.asarray(nodes, dtype=np.int64)]))
-        places = places[places >= 0]
-        groups = set(self._grouped(places).tolist())
         keys = [tuple(d.tolist()) for d in D]
-
-        def lacking(k) -> set:
-            got = self._bounds.get(k)
-            return groups if got is None else groups - got[1]
-
-        missing = list(dict.fromkeys(k for k in keys if lacking(k)))
-        if missing:
-            self._fill(self._with_family(missing),
-                       sorted(set().union(*(lacking(k) for k in missing))))
+        groups = self._ensure(keys, nodes)
         out = np.full((len(keys), self.n_nodes), np.nan)
         for i, k in enumerate(keys):
-            if lacking(k):  # evicted by its own family: compute it alone
-                self._fill([k], sorted(lacking(k)))
+            if self._lacking(k, groups):  # evicted by its own family: compute it alone
+                self._fill([k], sorted(self._lacking(k, groups)))
             got = self._bounds.get(k)
             if got is not None:  # None: no internal node asked for
                 out[i, self.internal] = got[0]
         return out
+
+    def _ensure(self, keys: list[tuple], nodes: np.ndarray | None) -> set:
+        """Score the changes ``keys`` at the groups of ``nodes`` (None: all) where not yet
+        scored, with their kin (:meth:`_with_family`), in one pass; returns those groups."""
+        places = (np.arange(self.internal.size) if nodes is None else
+                  np.unique(self.position[np.asarray(nodes, dtype=np.int64)]))
+        groups = set(self._grouped(places[places >= 0]).tolist())
+        missing = list(dict.fromkeys(k for k in keys if self._lacking(k, groups)))
+        if missing:
+            self._fill(self._with_family(missing),
+                       sorted(set().union(*(self._lacking(k, groups) for k in missing))))
+        return groups
+
+    def _lacking(self, key: tuple, groups: set) -> set:
+        """The groups among ``groups`` whose bounds of the change ``key`` are not held."""
+        got = self._bounds.get(key)
+        return groups if got is None else groups - got[1]
 
     def _with_family(self, missing: list[tuple]) -> list[tuple]:
         """The missing changes and their kin, scored in the same pass: all K unit changes

@@ -186,8 +186,7 @@ class TransductiveEngine(HoldsSharedEngine):
         :func:`~treecert.transductive.held_out_folds.pays`)."""
         return (engine == "fast" and BatchEngine.supports(data, learner)
                 and held_out_folds.pays(data.n_samples, train_sizes, labels_per_row,
-                                        1 + int((~data.schema.nominal_mask()).sum())
-                                        * (data.schema.n_classes + 1))
+                                        held_out_folds.cells_per_entry(data.schema))
                 and held_out_folds.serves(data, learner, train_sizes,
                                           BatchEngine.certifies(data, learner)))
 

@@ -51,12 +51,18 @@ def split(pred, folds: list[np.ndarray]) -> list:
     return [pred.take(np.arange(lo, hi)) for lo, hi in itertools.pairwise(bounds)]
 
 
+def cells_per_entry(schema) -> int:
+    """What an exact-path search holds per training-row entry (:func:`pays`): 1, plus per
+    numeric column its sorted values and its class cumsums (classes + 1)."""
+    return 1 + int((~schema.nominal_mask()).sum()) * (schema.n_classes + 1)
+
+
 def pays(n_rows: int, train_sizes: list[int], labels_per_row: int,
          cells_per_entry: int = 1) -> bool:
     """Whether one engine is worth it: where a fold's own call of the exact paths holds few
     cells — its jobs (test rows × labels a row) times its training rows times
-    ``cells_per_entry``, what a search holds per entry (1 + numeric columns × (classes +
-    1): the numeric search's sorted columns and class cumsums), at most a quarter of
+    ``cells_per_entry``, what a search holds per entry (the function of that name: 1 +
+    numeric columns × (classes + 1)), at most a quarter of
     :data:`~treecert.transductive.budget.CALL_ENTRIES` — a round's fixed cost dominates
     and sharing rounds pays (vote, nominal: 1.6x); past that one engine only makes calls
     that outgrow the caches (10 numeric columns: 1.2–1.3x slower from 300 rows on;
