@@ -25,12 +25,13 @@ from treecert.tree.segments import _ranges
 EXAMPLES = int(os.environ.get("TREECERT_ENGINE_EXAMPLES", "150"))
 
 
-def _with_ties(data: Dataset, rng, runs: bool) -> Dataset:
-    """Integer weights (zeros too) and a copy of the first numeric column (exact ties);
-    with ``runs``, many distinct values and classes in runs along the first numeric
-    column (long stretches of cuts the Fayyad–Irani rule skips, near-ties beside them)."""
+def _with_ties(data: Dataset, rng, runs: bool, positive: bool = False) -> Dataset:
+    """Integer weights (zeros too, unless ``positive``) and a copy of the first numeric
+    column (exact ties); with ``runs``, many distinct values and classes in runs along the
+    first numeric column (long stretches of cuts the Fayyad–Irani rule skips, near-ties
+    beside them)."""
     K = data.schema.n_classes
-    w = rng.integers(0, 4, data.n_samples).astype(float)
+    w = rng.integers(int(positive), 4, data.n_samples).astype(float)
     w[:K] = 1.0
     num = [j for j, a in enumerate(data.schema.attributes) if not a.is_nominal]
     X, y, attrs = data.X.copy(), data.y.copy(), list(data.schema.attributes)
@@ -58,11 +59,14 @@ def _with_ties(data: Dataset, rng, runs: bool) -> Dataset:
     min_gain=st.sampled_from([0.0, 0.05]),
     seed=st.integers(0, 2**32 - 1),
     runs=st.booleans(),
+    tallied=st.booleans(),
 )
 def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rule, min_gain,
-                                          seed, runs):
+                                          seed, runs, tallied):
+    """``tallied``: every node's cuts from its value tallies (positive weights), else from
+    its sorted columns wherever tallies would not pay."""
     rng = np.random.default_rng(seed)
-    data = _with_ties(data, rng, runs)
+    data = _with_ties(data, rng, runs, positive=tallied)
     K, n = data.schema.n_classes, data.n_samples - 3
     learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, binary_splits=binary,
                            threshold=rule, min_gain=min_gain)
@@ -90,8 +94,10 @@ def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rul
         if tiny:
             label_search.SEARCH_CELLS = label_search.PAIR_CELLS = 1
         try:
-            got = [s for found in label_search.search_groups(finder, groups, rank, held)
-                   for s in found]
+            with mock.patch.object(label_search, "TALLY_ROWS_PER_CELL",
+                                   0.0 if tallied else label_search.TALLY_ROWS_PER_CELL):
+                got = [s for found in label_search.search_groups(finder, groups, rank, held)
+                       for s in found]
         finally:
             label_search.SEARCH_CELLS, label_search.PAIR_CELLS = cells
         for a, b in zip(got, want, strict=True):
@@ -102,6 +108,65 @@ def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rul
                 assert (a.value_branch is None) == (b.value_branch is None)
                 if a.value_branch is not None:
                     np.testing.assert_array_equal(a.value_branch, b.value_branch)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), K=st.integers(2, 19), p=st.integers(1, 4),
+       distinct=st.integers(1, 12), n_nodes=st.integers(1, 6),
+       criterion=st.sampled_from(["info_gain", "gain_ratio"]),
+       rule=st.sampled_from(["midpoint", "lower"]), min_leaf=st.sampled_from([1.0, 2.0, 5.0]),
+       zero=st.booleans(), share=st.sampled_from([0.0, 0.5, 2.0]))
+def test_tallied_cuts_equal_the_sorted_ones(seed, K, p, distinct, n_nodes, criterion, rule,
+                                            min_leaf, zero, share):
+    """The cuts of a node from its (value, class) tallies are its sorted columns' cuts, bit
+    for bit and in the same order: columns of few distinct values (some repeated in another
+    column, some never a midpoint: adjacent floats), classes in runs (cuts the Fayyad-Irani
+    rule skips), integer weights, nodes mixed between the two ways by ``share``. A weight
+    of 0 (``zero``) sends every node to the sorted columns."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 120))
+    levels = np.sort(rng.normal(size=distinct) * 10.0)
+    levels[-1] = np.nextafter(levels[0], np.inf) if distinct > 1 else levels[-1]
+    X = rng.choice(levels, size=(n, p))
+    X[:, -1] = np.round(X[:, -1])  # fewer values still
+    y = np.minimum((np.argsort(np.argsort(X[:, 0], kind="stable")) * K) // n, K - 1)
+    y = np.where(rng.random(n) < 0.2, rng.integers(0, K, n), y).astype(np.int64)
+    schema = Schema(tuple(Attribute(f"a{j}", "numeric") for j in range(p)),
+                    Attribute("class", "nominal", tuple(f"c{k}" for k in range(K))))
+    data = Dataset(schema, X, y, np.ones(n), source="<random>")
+    finder = DecisionTree(criterion=criterion, threshold=rule, min_leaf=min_leaf).make_finder(
+        data, eligible=np.ones(n, dtype=bool))
+    rank = value_ranks(finder)
+    nodes = [np.flatnonzero(rng.random(n) < rng.uniform(0.1, 1.0)) for _ in range(n_nodes)]
+    nodes = [r for r in nodes if r.size] or [np.arange(n)]
+    lens = np.array([r.size for r in nodes])
+    rows = np.concatenate(nodes)
+    w = rng.integers(1, 4, rows.size).astype(float)
+    if zero:
+        w[int(rng.integers(0, w.size))] = 0.0
+    seg = np.r_[0, np.cumsum(lens)]
+    node = np.repeat(np.arange(lens.size), lens)
+    N = np.bincount(node, weights=w, minlength=lens.size)
+    want = label_search._sorted_cuts(finder, rows, w, seg, node, rank, N)
+    with mock.patch.object(label_search, "TALLY_ROWS_PER_CELL", share):
+        tallied = label_search._tallies_pay(finder, rank, lens, w)
+        got = label_search._cuts(finder, rows, w, seg, node, rank, N)
+    assert not (zero and tallied.any())
+    assert tallied.all() or share > 0 or zero
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
+def test_value_codes_number_the_distinct_values_in_order():
+    schema = Schema((Attribute("a", "numeric"), Attribute("b", "numeric")),
+                    Attribute("class", "nominal", ("p", "q")))
+    X = np.array([[3.0, 1.0], [1.0, 1.0], [3.0, 1.0], [-2.0, 1.0], [1.5, 1.0]])
+    data = Dataset(schema, X, np.array([0, 1, 0, 1, 0]), np.ones(5), source="<toy>")
+    finder = DecisionTree().make_finder(data, eligible=np.ones(5, dtype=bool))
+    codes, values = label_search._value_codes(finder, value_ranks(finder))
+    assert codes.tolist() == [[3, 1, 3, 0, 2], [0, 0, 0, 0, 0]]
+    np.testing.assert_array_equal(values, [[-2.0, 1.0, 1.5, 3.0], [1.0] + [np.nan] * 3])
 
 
 def test_not_covered_settings_are_named():

@@ -62,6 +62,7 @@ from treecert.transductive.budget import key_bytes
 from treecert.transductive.node_search import (
     SEARCH_CELLS,
     evaluate_nodes,
+    numeric_columns,
     parts,
     rank_orders,
     row_keys,
@@ -272,8 +273,128 @@ def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
 def _cuts(finder, rows, w, seg, node, rank, N):
     """Every valid cut of every (node, numeric column) of nodes laid end to end, ordered by
     (node, column, position): its column (local index), threshold, the node's class counts
-    and weight left of it, and its node."""
-    params = finder.params
+    and weight left of it, its node, and whether the Fayyad–Irani rule skips it. Nodes of
+    many rows over columns of few distinct values are tallied per value
+    (:func:`_tallied_cuts`), the others sorted (:func:`_sorted_cuts`): the same arrays."""
+    lens = np.diff(seg)
+    tallied = _tallies_pay(finder, rank, lens, w)
+    if not tallied.any():
+        return _sorted_cuts(finder, rows, w, seg, node, rank, N)
+    parts_ = []
+    for chosen in (np.flatnonzero(tallied), np.flatnonzero(~tallied)):
+        if not chosen.size:
+            continue
+        sub = np.repeat(tallied[chosen[0]] == tallied, lens)  # the entries of those nodes
+        sub_seg = np.r_[0, np.cumsum(lens[chosen])]
+        sub_node = np.repeat(np.arange(chosen.size), lens[chosen])
+        cut = (_tallied_cuts if tallied[chosen[0]] else _sorted_cuts)(
+            finder, rows[sub], w[sub], sub_seg, sub_node, rank, N[chosen])
+        parts_.append((*cut[:4], chosen[cut[4]], cut[5]))
+    ck, thr, left, w_left, cg, skip = (np.concatenate(a) for a in zip(*parts_, strict=True))
+    order = np.argsort(cg * finder.numeric_idx.size + ck, kind="stable")
+    return ck[order], thr[order], left[order], w_left[order], cg[order], skip[order]
+
+
+#: A node is tallied per value (:func:`_tallied_cuts`) when its rows number at least this
+#: share of its (value, class) cells per column (the most distinct values of a column ×
+#: classes): a tally cell costs a few passes, a sorted row a sort and a dozen passes.
+TALLY_ROWS_PER_CELL = 0.5
+
+
+def _tallies_pay(finder, rank, lens: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Per node of ``lens`` rows: whether :func:`_tallied_cuts` builds its cuts. Only with
+    positive weights: a row of weight 0 has a value (a sorted neighbour) but no tally."""
+    if not lens.size or not bool(np.all(w > 0)):
+        return np.zeros(lens.size, dtype=bool)
+    cells = _value_codes(finder, rank)[1].shape[1] * finder.n_classes
+    return lens >= TALLY_ROWS_PER_CELL * cells
+
+
+def _value_codes(finder, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per numeric column of the finder's X: each row's dense code (the position of its
+    value among the column's distinct values) and those values ascending, padded with NaN
+    to the most distinct values of a column: (p, n), (p, D). From the value ranks, without
+    sorting again; kept on the finder (its rows do not change while it searches)."""
+    got = finder.__dict__.get("_value_codes")
+    if got is not None:
+        return got
+    columns = numeric_columns(finder)
+    p, n = columns.shape
+    codes = np.empty((p, n), dtype=np.int64)
+    distinct = []
+    for k in range(p):
+        in_order = np.empty(n)
+        in_order[rank[k]] = columns[k]
+        new = np.r_[True, in_order[1:] != in_order[:-1]]
+        codes[k] = (np.cumsum(new) - 1)[rank[k]]
+        distinct.append(in_order[new])
+    D = max((d.size for d in distinct), default=0)
+    values = np.full((p, D), np.nan)
+    for k, d in enumerate(distinct):
+        values[k, :d.size] = d
+    finder._value_codes = codes, values
+    return finder._value_codes
+
+
+def _tallied_cuts(finder, rows, w, seg, node, rank, N):
+    """:func:`_sorted_cuts` (the same arrays, in the same order) from the nodes' class
+    weights per (column, distinct value) instead of their sorted columns: a column's cuts
+    lie between consecutive values present in the node, and every sum is of integer
+    weights, so exact in any order. Positive weights: a present value has weight."""
+    K, G = finder.n_classes, seg.size - 1
+    codes, values = _value_codes(finder, rank)
+    p, D = values.shape
+    yr = finder.y.take(rows).astype(np.int64)
+    cell = np.empty((p, rows.size), dtype=np.int64)
+    for k in range(p):  # ((node, column, value), class)
+        np.add(((node * p + k) * D + codes[k].take(rows)) * K, yr, out=cell[k])
+    H = np.bincount(cell.ravel(), weights=np.tile(w, p), minlength=G * p * D * K)
+    H = H.reshape(G * p * D, K)
+    at = np.flatnonzero(_lastsum(H) > 0)  # present (node, column, value)s, in that order
+    H = H[at]
+    gk, code = at // D, at % D
+    cg, ck = gk // p, gk % p
+    new = np.r_[True, gk[1:] != gk[:-1]]
+    first = np.flatnonzero(new)
+    cum = np.cumsum(H, axis=0)  # exact: integer weights
+    base = np.repeat(cum[first] - H[first], np.diff(np.r_[first, at.size]), axis=0)
+    left_all = cum - base  # class weights up to and including each value
+    w_left_all = _lastsum(left_all)
+    nxt = np.r_[~new[1:], False]  # a next value in the same (node, column)
+    a = values[ck, code]
+    b = np.r_[a[1:], np.nan]  # the next present value (read only where ``nxt``)
+    ml = _min_branch(finder, N)[cg]
+    with np.errstate(invalid="ignore"):
+        valid = nxt & (w_left_all >= ml) & (N[cg] - w_left_all >= ml)
+        valid &= np.isfinite(a) & np.isfinite(b)
+        t, valid = _thresholds(finder, a, b, valid)
+    # Fayyad & Irani as in :func:`_sorted_cuts`, over blocks of values ending at valid cuts
+    stop = valid | ~nxt
+    blk = np.cumsum(stop) - stop
+    B = int(stop.sum())
+    classes = np.add.reduceat(H > 0, np.flatnonzero(np.r_[True, stop[:-1]]), axis=0) > 0
+    pure = classes.sum(axis=1) == 1
+    cls = np.argmax(classes, axis=1)
+    ends_cut = np.r_[valid[stop], False]
+    fc = np.flatnonzero(valid)
+    b_ = blk[fc]
+    skip = (b_ > 0) & ends_cut[np.maximum(b_ - 1, 0)] & ends_cut[b_ + 1] & pure[b_]
+    skip &= pure[np.minimum(b_ + 1, B - 1)] & (cls[b_] == cls[np.minimum(b_ + 1, B - 1)])
+    return ck[fc], t[fc], left_all[fc], w_left_all[fc], cg[fc], skip
+
+
+def _thresholds(finder, a: np.ndarray, b: np.ndarray, valid: np.ndarray):
+    """The grower's threshold of a cut between eligible neighbours a < b, and ``valid``
+    less the midpoints that round onto b (as the grower's ineligible-cut rule)."""
+    if finder.params.threshold == "lower":
+        return a, valid
+    with np.errstate(invalid="ignore", over="ignore"):
+        t = (a + b) / 2.0
+    return t, valid & (a <= t) & (t < b)
+
+
+def _sorted_cuts(finder, rows, w, seg, node, rank, N):
+    """:func:`_cuts` of nodes whose columns are sorted (by their ranks)."""
     K, M = finder.n_classes, rows.size
     cols = finder.numeric_idx
     p = cols.size
@@ -290,12 +411,7 @@ def _cuts(finder, rows, w, seg, node, rank, N):
     # the ineligible-cut rule of the grower (every node here holds x): thresholds from
     # finite eligible neighbours only, a midpoint strictly below the upper value
     cut &= np.isfinite(a) & np.isfinite(b)
-    if params.threshold == "lower":
-        t = a
-    else:
-        with np.errstate(invalid="ignore", over="ignore"):
-            t = (a + b) / 2.0
-        cut &= (a <= t) & (t < b)
+    t, cut = _thresholds(finder, a, b, cut)
     valid = np.zeros((p, M), dtype=bool)
     valid[:, :-1] = cut
     # class counts left of every valid cut: entries summed in blocks ending at the valid

@@ -89,10 +89,7 @@ def sorted_values(finder, rows: np.ndarray, S: np.ndarray, w: np.ndarray | None 
     column (one column's temporaries: fresh memory of the whole batch costs as much as the
     gathers), read from the numeric columns transposed once per finder (its rows do not
     change while it searches)."""
-    columns = finder.__dict__.get("_numeric_columns")
-    if columns is None:
-        columns = finder._numeric_columns = np.ascontiguousarray(
-            finder.X[:, finder.numeric_idx].T)  # (p, n)
+    columns = numeric_columns(finder)
     y = finder.y.astype(_class_dtype(finder.n_classes))
     V = np.empty(S.shape)
     Y = np.empty(S.shape, dtype=y.dtype)
@@ -104,6 +101,16 @@ def sorted_values(finder, rows: np.ndarray, S: np.ndarray, w: np.ndarray | None 
         if W is not None:
             w.take(S[k], out=W[k])
     return V, Y, W
+
+
+def numeric_columns(finder) -> np.ndarray:
+    """The finder's numeric columns transposed (p, n), once per finder (its rows do not
+    change while it searches)."""
+    columns = finder.__dict__.get("_numeric_columns")
+    if columns is None:
+        columns = finder._numeric_columns = np.ascontiguousarray(
+            finder.X[:, finder.numeric_idx].T)
+    return columns
 
 
 def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
