@@ -1,7 +1,8 @@
 """Segmented cumulative sums (:func:`treecert.tree.segments._segment_cumsum`) equal each
 segment's own ``np.cumsum`` bit for bit — one array or a stack of them (the numeric search
 cumulates the eligible weight and every class's weight as one stack), exact segments
-(dyadic weights, summed in one global pass) and inexact ones (one by one) mixed."""
+(dyadic weights, summed in one global pass) and inexact ones (one by one) mixed. And
+:func:`~treecert.tree.segments.unique_rows` is ``np.unique(..., axis=0)``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.tree.segments import _exact_segments, _segment_cumsum
+from treecert.tree.segments import _exact_segments, _segment_cumsum, unique_rows
 
 
 @settings(max_examples=200, deadline=None)
@@ -50,3 +51,23 @@ def test_segment_cumsum_equals_each_segment_s_cumsum(lens, seed, n, p, dyadic):
     for i in range(n):  # and each array alone
         got = _segment_cumsum(stack[i].copy(), seg, exact, totals[i])
         assert got.tobytes() == want[i].tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 60), k=st.integers(0, 6),
+       levels=st.integers(1, 4), ints=st.booleans())
+def test_unique_rows_is_numpy_s_unique_over_rows(seed, n, k, levels, ints):
+    """Few distinct values per column (many equal rows, rows equal on a prefix), floats
+    and integers, signed zeros, no rows or no columns: the same distinct rows in the same
+    order, and the same inverse."""
+    rng = np.random.default_rng(seed)
+    pool = np.array([0.0, -0.0, 1.5, -2.25, 1e-300, 3.0])[:levels + 1]
+    a = rng.choice(pool, size=(n, k))
+    if ints:
+        a = (a * 4).astype(np.int64)
+    keys, inverse = unique_rows(a)
+    want_keys, want_inverse = np.unique(a, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(keys, want_keys)
+    np.testing.assert_array_equal(inverse, want_inverse.ravel())
+    assert inverse.shape == (n,)
+    np.testing.assert_array_equal(keys[inverse], a)

@@ -38,6 +38,7 @@ from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.edited_trees import batch_forest, has_edits
 from treecert.transductive.venn_forest import Forecasts, grow_forest, n_leaves
 from treecert.tree.leaf_estimates import leaf_proba
+from treecert.tree.segments import unique_rows
 
 #: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
 #: atoms' count and forecast arrays (~32 MB each) whatever the number of test rows.
@@ -116,8 +117,7 @@ class TreeVennBatch(BatchEngine):
             _, rep, inv = np.unique(key, return_index=True, return_inverse=True)
             values = self._forecasts(pool[src[rep]], label[rep], kind, alpha, m)
             counts = NonZeroCounts.of_rows(pool, src)  # the atoms' pool[src], never built
-            _, vid = np.unique(values, axis=0, return_inverse=True)
-            vid = vid.ravel()[inv.ravel()]
+            vid = unique_rows(values)[1][inv.ravel()]
             vid[x_atom] = vid.max() + 1 + np.arange(x_atom.size)  # x's atoms stay their own
             first, counts, n_inst, atom_ptr, x_atom = merge_atoms(vid, counts, n_inst,
                                                                   atom_ptr, x_atom)
@@ -166,7 +166,7 @@ class TreeVennBatch(BatchEngine):
             if F.per_node is not None and lone.any():  # leaves with one forecast: one atom
                 used = np.unique(leaf[lone])
                 ids = np.zeros(N, dtype=np.int64)
-                ids[used] = np.unique(F.per_node[used], axis=0, return_inverse=True)[1].ravel()
+                ids[used] = unique_rows(F.per_node[used])[1]
                 leaf = ids[leaf]
             slot = np.where(lone, leaf, N + row)
             uniq, first, inv = np.unique(job * span + slot, return_index=True,

@@ -18,6 +18,7 @@ from treecert.transductive import budget
 from treecert.transductive.node_search import rank_orders
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _LN2, _impurity_last
+from treecert.tree.segments import unique_rows
 
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
 _MARGIN = 1e-9
@@ -119,7 +120,8 @@ def distinct_changes(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(D, axis=0, return_inverse=True)`` (inverse flattened) for class changes
     ``D`` (jobs, K). Changes that are all unit vectors e_c (TPCE, K&K and Venn jobs without
     a dropped row) are told apart by c — a bincount instead of a sort of rows, which costs
-    more than the walk round that asks; others (leave-one-out swaps) by np.unique."""
+    more than the walk round that asks; others (leave-one-out swaps) by
+    :func:`~treecert.tree.segments.unique_rows`."""
     D = np.asarray(D, dtype=float)
     K = D.shape[1]
     if D.shape[0]:
@@ -128,8 +130,7 @@ def distinct_changes(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             present = np.bincount(c, minlength=K)[::-1] > 0  # rows ascending: c descending
             slot = np.cumsum(present) - 1
             return np.eye(K)[::-1][present], slot[K - 1 - c]
-    keys, group = np.unique(D, axis=0, return_inverse=True)
-    return keys, group.ravel()
+    return unique_rows(D)
 
 
 def xlogx_table(w: np.ndarray) -> np.ndarray | None:

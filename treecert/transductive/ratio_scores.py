@@ -45,6 +45,7 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.tree.impurity import _LN2, _impurity_last
 from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
+from treecert.tree.segments import unique_rows
 
 #: Half-width of the interval around every recomputed gain / ratio (float error ≪ this).
 _TOL = 1e-9
@@ -259,8 +260,7 @@ class RatioScores:
         out = np.zeros(B, dtype=bool)
         if not self.ok:
             return out
-        _, group = np.unique(D, axis=0, return_inverse=True)
-        group = group.ravel()
+        group = unique_rows(D)[1]
         step = max(1, (1 << 21) // max(1, self.thr.size))  # bounded (jobs, F, C) arrays
         for g in np.unique(group):
             idx = np.flatnonzero(group == g)

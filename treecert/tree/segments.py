@@ -93,6 +93,25 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.repeat(starts - (ends - lens), lens) + np.arange(total)
 
 
+def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(a, axis=0, return_inverse=True)`` of a 2-D array without NaN, the
+    inverse flat: the distinct rows ascending (lexicographically, as numbers: -0.0 equals
+    0.0) and each row's index among them. One ``lexsort`` of the columns: numpy's own
+    compares a structured view of the rows element by element, about 10x slower on the
+    Venn machine's forecast tables (3 000 × 26: 8.4 ms against 0.7 ms)."""
+    a = np.asarray(a)
+    if a.ndim != 2 or not a.shape[0] or not a.shape[1]:
+        keys, inverse = np.unique(a, axis=0, return_inverse=True)
+        return keys, inverse.ravel()
+    order = np.lexsort(a.T[::-1])  # the first column the primary key
+    ordered = a[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], inverse
+
+
 @dataclass(eq=False, slots=True)
 class _Batch:
     """Rows of G nodes laid end to end: node g owns entries ``seg[g]:seg[g+1]``.
