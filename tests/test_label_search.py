@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.transductive import label_search, node_search
+from treecert.transductive import cut_tables, label_search, node_search
 from treecert.transductive.budget import ByteLRU
 from treecert.transductive.node_search import evaluate_nodes, value_ranks
 from treecert.tree.classifier import DecisionTree
@@ -94,8 +94,8 @@ def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rul
         if tiny:
             label_search.SEARCH_CELLS = label_search.PAIR_CELLS = 1
         try:
-            with mock.patch.object(label_search, "TALLY_ROWS_PER_CELL",
-                                   0.0 if tallied else label_search.TALLY_ROWS_PER_CELL):
+            with mock.patch.object(cut_tables, "TALLY_ROWS_PER_CELL",
+                                   0.0 if tallied else cut_tables.TALLY_ROWS_PER_CELL):
                 got = [s for found in label_search.search_groups(finder, groups, rank, held)
                        for s in found]
         finally:
@@ -147,10 +147,10 @@ def test_tallied_cuts_equal_the_sorted_ones(seed, K, p, distinct, n_nodes, crite
     seg = np.r_[0, np.cumsum(lens)]
     node = np.repeat(np.arange(lens.size), lens)
     N = np.bincount(node, weights=w, minlength=lens.size)
-    want = label_search._sorted_cuts(finder, rows, w, seg, node, rank, N)
-    with mock.patch.object(label_search, "TALLY_ROWS_PER_CELL", share):
-        tallied = label_search._tallies_pay(finder, rank, lens, w)
-        got = label_search._cuts(finder, rows, w, seg, node, rank, N)
+    want = cut_tables.sorted_cuts(finder, rows, w, seg, node, rank, N)
+    with mock.patch.object(cut_tables, "TALLY_ROWS_PER_CELL", share):
+        tallied = cut_tables.tallies_pay(finder, rank, lens, w)
+        got = cut_tables.valid_cuts(finder, rows, w, seg, node, rank, N)
     assert not (zero and tallied.any())
     assert tallied.all() or share > 0 or zero
     for a, b in zip(got, want, strict=True):
@@ -164,7 +164,7 @@ def test_value_codes_number_the_distinct_values_in_order():
     X = np.array([[3.0, 1.0], [1.0, 1.0], [3.0, 1.0], [-2.0, 1.0], [1.5, 1.0]])
     data = Dataset(schema, X, np.array([0, 1, 0, 1, 0]), np.ones(5), source="<toy>")
     finder = DecisionTree().make_finder(data, eligible=np.ones(5, dtype=bool))
-    codes, values = label_search._value_codes(finder, value_ranks(finder))
+    codes, values = cut_tables.value_codes(finder, value_ranks(finder))
     assert codes.tolist() == [[3, 1, 3, 0, 2], [0, 0, 0, 0, 0]]
     np.testing.assert_array_equal(values, [[-2.0, 1.0, 1.5, 3.0], [1.0] + [np.nan] * 3])
 
@@ -247,7 +247,7 @@ def test_one_row_moves_a_cuts_gain_within_the_bound(left, right_seed, gini, x_le
     delta = (np.log2(N + 1.0) + N * np.log1p(1.0 / N) / np.log(2.0)) if not gini else 2.0
     assert abs(with_x - n_gain) <= delta + 1e-9 * (N + 1.0)
     # _within_reach keeps a cut 2δ below its column's best, drops one 2δ + 1 below
-    table = label_search.NodeTable()
+    table = cut_tables.NodeTable()
     table.n_gain = np.array([n_gain, n_gain - 2 * delta, n_gain - 2 * delta - 1.0])
     table.N, table.gain_span = N, float(np.ptp(table.n_gain))
     reach = label_search._within_reach([table], np.zeros(3, np.int64), np.zeros(3, np.int64),
@@ -324,10 +324,10 @@ def test_the_shortcut_keeps_every_pair_near_its_best(seed, K, n_cuts, scale, lab
     left = np.array([rng.integers(0, t + 1) for t in T for _ in range(n_cuts)],
                     dtype=float).reshape(K, n_cuts).T  # (cuts, K), any counts within T
     right = T - left
-    table = label_search._xlogx_table(DecisionTree().make_finder(
+    table = cut_tables.xlogx_of(DecisionTree().make_finder(
         Dataset(Schema((Attribute("a", "numeric"),), Attribute("c", "nominal", ("p", "q"))),
                 np.zeros((1, 1)), np.zeros(1, np.int64), np.ones(1), source="t")), N + 1.0)
-    e_left, e_right = label_search._nimp(left, False, table), label_search._nimp(right, False,
+    e_left, e_right = cut_tables.nimp(left, False, table), cut_tables.nimp(right, False,
                                                                                  table)
     xl = rng.random(n_cuts) < 0.5
     lab = rng.integers(0, K, labels)
@@ -345,7 +345,7 @@ def test_the_shortcut_keeps_every_pair_near_its_best(seed, K, n_cuts, scale, lab
                                    np.full(n_cuts, N), e_left, e_right, e_other, parent, tw)
     xs = np.where(xl[pc][:, None], left[pc], right[pc])
     xs[np.arange(pc.size), lab[pl]] += 1.0
-    e_x = label_search._nimp(xs, False, table)
+    e_x = cut_tables.nimp(xs, False, table)
     exact = (parent[pl] - np.where(xl[pc], e_x, e_other[pc])
              - np.where(xl[pc], e_other[pc], e_x)) / tw[pl]
     first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
@@ -367,5 +367,5 @@ def test_rank_orders_equal_one_sort_per_column(seed, n, p, G, mark_rows):
     node = np.repeat(np.arange(G), lens)
     want = np.stack([np.argsort(node * n + rank[k, rows], kind="stable") for k in range(p)])
     with mock.patch.object(node_search, "MARK_ROWS", mark_rows):
-        got = label_search.rank_orders(rank, rows, seg, node)
+        got = node_search.rank_orders(rank, rows, seg, node)
     np.testing.assert_array_equal(got, want)

@@ -134,7 +134,7 @@ class BatchEngine:
         self._t1 = None
         self._gains: tuple[np.ndarray, np.ndarray] | None = None
         self._labels_shared: bool | None = None  # device 4 applies (:meth:`_search`)
-        #: device 4's tables of searched training rows (:class:`label_search.NodeTable`)
+        #: device 4's tables of searched training rows (:class:`cut_tables.NodeTable`)
         self._tables = budget.ByteLRU(budget.TABLE_BYTES)
         # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
         self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)

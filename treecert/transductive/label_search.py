@@ -5,8 +5,10 @@ Below a test that x changed, the batched engine searches x's node exactly for ev
 (x, c). The jobs of one x that reach the same node hold the same training rows R and
 differ only in x's class, yet the grower's search of R ∪ {(x, c)} sorts R, cumulates its
 class weights along every column and scores every cut K times over (26 times on a
-letter-shaped problem). Here R is sorted and counted once per node, and only the
-arithmetic that depends on c is done per label:
+letter-shaped problem). Here R is sorted and counted once per node (a node of many rows
+over columns of few distinct values is tallied per (value, class) instead, which gives the
+same cuts without a sort: :mod:`.cut_tables`), and only the arithmetic that depends on
+c is done per label:
 
 * **Numeric cuts.** x is ineligible (:mod:`treecert.tree.split_search`): its value never
   becomes a threshold and its weight never makes a test admissible. Between two
@@ -59,17 +61,10 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.budget import key_bytes
-from treecert.transductive.node_search import (
-    SEARCH_CELLS,
-    evaluate_nodes,
-    numeric_columns,
-    parts,
-    rank_orders,
-    row_keys,
-    sorted_values,
-)
+from treecert.transductive.cut_tables import NodeTable, nimp, node_tables, xlogx_of
+from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts, row_keys
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info, unit_rise
-from treecert.tree.numeric_search import _TABLE_MAX, MIN_NUMERIC_GAIN
+from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
 from treecert.tree.segments import _ranges
 
 #: (cut, label) pairs × classes scored at once: bounds the per-label arrays (~100 MB).
@@ -91,21 +86,6 @@ def shares(finder, n_rows: int) -> bool:
     """Whether a covered node of ``n_rows`` training rows is searched through its table."""
     return finder.n_classes > 2 or n_rows > TWO_CLASS_ROWS
 
-
-class NodeTable:
-    """What a node's search needs of its training rows R alone, whatever x and its class:
-    every valid cut of every numeric column (its column, threshold, R's class counts
-    left and right of it and their N·impurities), R's class counts per nominal value, R's
-    class totals and weight. Kept per R between searches (:func:`search_groups`): many
-    test rows change the same base test, or to the same competitor, and so search nodes
-    of the very same rows."""
-
-    __slots__ = ("N", "T", "cnt", "col", "e_left", "e_right", "elig", "gain_span", "left",
-                 "n_gain", "right", "skip", "thr", "w_left")
-
-    def nbytes(self) -> int:
-        return sum(getattr(self, a).nbytes for a in self.__slots__
-                   if isinstance(getattr(self, a), np.ndarray))
 
 
 def search_nodes(finder, nodes: list, rank: np.ndarray, cache=None,
@@ -176,8 +156,8 @@ def search_groups(finder, groups: list, rank: np.ndarray, cache=None,
     cells = np.cumsum([r.size for _, r, _ in missing]) * max(1, finder.X.shape[1])
     for start, stop in parts(cells, SEARCH_CELLS):
         part = missing[start:stop]
-        for (key, _, _), table in zip(part, _tables(finder, [(r, w) for _, r, w in part], rank),
-                                      strict=True):
+        built = node_tables(finder, [(r, w) for _, r, w in part], rank)
+        for (key, _, _), table in zip(part, built, strict=True):
             tables[key] = table
             if cache is not None:
                 cache.put(key, table, table.nbytes() + key_bytes(key) + 200)
@@ -190,269 +170,6 @@ def search_groups(finder, groups: list, rank: np.ndarray, cache=None,
         out += _choose(finder, tabs[start:stop], groups[start:stop])
     return out
 
-
-def _nimp(counts: np.ndarray, gini: bool, table: np.ndarray | None) -> np.ndarray:
-    """N·impurity of integer count rows (..., K), as the grower's cut search computes it:
-    x ln x from its table (entropy, integer totals) or :func:`_impurity_last`."""
-    if table is None:
-        return _impurity_last(counts, gini)
-    c = counts.astype(np.intp)
-    total = np.einsum("...k->...", c)  # integers: any order (4x numpy's sum of short rows)
-    return (table.take(total) - _lastsum(table.take(c))) / _LN2
-
-
-def _xlogx_table(finder, total: float):
-    """The grower's table of x ln x for integer counts up to ``total``, or None where its
-    cut search computes x ln x directly (Gini; totals from 2^22)."""
-    if finder.params.criterion == "gini" or total >= _TABLE_MAX:
-        return None
-    return finder._xlogx_table(int(total))
-
-
-def _tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
-    """:class:`NodeTable` of every node ``(rows, w)``, laid end to end and built together."""
-    params = finder.params
-    gini = params.criterion == "gini"
-    K, G = finder.n_classes, len(nodes)
-    lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
-    seg = np.zeros(G + 1, dtype=np.int64)
-    np.cumsum(lens, out=seg[1:])
-    node = np.repeat(np.arange(G), lens)
-    rows = np.concatenate([r for r, _ in nodes]).astype(np.int64)
-    w = np.concatenate([v for _, v in nodes]).astype(float)
-    M = rows.size
-    yr = finder.y[rows].astype(np.int64)
-    # (floats even for empty nodes: bincount of nothing gives integers)
-    T = np.bincount(node * K + yr, weights=w, minlength=G * K).reshape(G, K).astype(float)
-    N = np.bincount(node, weights=w, minlength=G).astype(float)
-    def own(a: np.ndarray) -> np.ndarray:  # a cached table must not hold the batch's arrays
-        return a.copy() if G > 1 else a
-
-    out = []
-    for g in range(G):
-        t = NodeTable()
-        t.T, t.N = own(T[g]), float(N[g])
-        out.append(t)
-    cols = finder.numeric_idx
-    p = cols.size
-    ncut = np.zeros(G, dtype=np.int64)
-    col, thr, left = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, K))
-    w_left, skip = np.zeros(0), np.zeros(0, dtype=bool)
-    if p and M:
-        col, thr, left, w_left, cg, skip = _cuts(finder, rows, w, seg, node, rank, N)
-        ncut = np.bincount(cg, minlength=G)
-    right = T[np.repeat(np.arange(G), ncut)] - left
-    table = _xlogx_table(finder, float(N.max(initial=0.0)) + 1.0)
-    e_left, e_right = _nimp(left, gini, table), _nimp(right, gini, table)
-    n_gain = _impurity_last(T, gini)[np.repeat(np.arange(G), ncut)] - e_left - e_right
-    bounds = np.r_[0, np.cumsum(ncut)]
-    for g, t in enumerate(out):
-        s = slice(bounds[g], bounds[g + 1])
-        t.col, t.thr, t.left, t.right, t.skip, t.w_left = (
-            own(a[s]) for a in (col, thr, left, right, skip, w_left))
-        t.e_left, t.e_right, t.n_gain = (own(a[s]) for a in (e_left, e_right, n_gain))
-        t.gain_span = float(np.ptp(t.n_gain)) if t.n_gain.size else 0.0
-    q = finder.nominal_idx.size
-    if q:
-        V = max(finder.max_values, 1)
-        codes = finder.X[np.ix_(rows, finder.nominal_idx)].astype(np.int64)
-        cell = (node[:, None] * q + np.arange(q)[None, :]) * V + codes
-        wb = np.broadcast_to(w[:, None], cell.shape)
-        cnt = np.bincount((cell * K + yr[:, None]).ravel(), weights=wb.ravel(),
-                          minlength=G * q * V * K).reshape(G, q, V, K).astype(float)
-        elig = np.bincount(cell.ravel(), weights=wb.ravel(),
-                           minlength=G * q * V).reshape(G, q, V).astype(float)
-        for g, t in enumerate(out):
-            t.cnt, t.elig = own(cnt[g]), own(elig[g])
-    else:
-        for t in out:
-            t.cnt = t.elig = None
-    return out
-
-
-def _cuts(finder, rows, w, seg, node, rank, N):
-    """Every valid cut of every (node, numeric column) of nodes laid end to end, ordered by
-    (node, column, position): its column (local index), threshold, the node's class counts
-    and weight left of it, its node, and whether the Fayyad–Irani rule skips it. Nodes of
-    many rows over columns of few distinct values are tallied per value
-    (:func:`_tallied_cuts`), the others sorted (:func:`_sorted_cuts`): the same arrays."""
-    lens = np.diff(seg)
-    tallied = _tallies_pay(finder, rank, lens, w)
-    if not tallied.any():
-        return _sorted_cuts(finder, rows, w, seg, node, rank, N)
-    parts_ = []
-    for chosen in (np.flatnonzero(tallied), np.flatnonzero(~tallied)):
-        if not chosen.size:
-            continue
-        sub = np.repeat(tallied[chosen[0]] == tallied, lens)  # the entries of those nodes
-        sub_seg = np.r_[0, np.cumsum(lens[chosen])]
-        sub_node = np.repeat(np.arange(chosen.size), lens[chosen])
-        cut = (_tallied_cuts if tallied[chosen[0]] else _sorted_cuts)(
-            finder, rows[sub], w[sub], sub_seg, sub_node, rank, N[chosen])
-        parts_.append((*cut[:4], chosen[cut[4]], cut[5]))
-    ck, thr, left, w_left, cg, skip = (np.concatenate(a) for a in zip(*parts_, strict=True))
-    order = np.argsort(cg * finder.numeric_idx.size + ck, kind="stable")
-    return ck[order], thr[order], left[order], w_left[order], cg[order], skip[order]
-
-
-#: A node is tallied per value (:func:`_tallied_cuts`) when its rows number at least this
-#: share of its (value, class) cells per column (the most distinct values of a column ×
-#: classes): a tally cell costs a few passes, a sorted row a sort and a dozen passes.
-TALLY_ROWS_PER_CELL = 0.5
-
-
-def _tallies_pay(finder, rank, lens: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Per node of ``lens`` rows: whether :func:`_tallied_cuts` builds its cuts. Only with
-    positive weights: a row of weight 0 has a value (a sorted neighbour) but no tally."""
-    if not lens.size or not bool(np.all(w > 0)):
-        return np.zeros(lens.size, dtype=bool)
-    cells = _value_codes(finder, rank)[1].shape[1] * finder.n_classes
-    return lens >= TALLY_ROWS_PER_CELL * cells
-
-
-def _value_codes(finder, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per numeric column of the finder's X: each row's dense code (the position of its
-    value among the column's distinct values) and those values ascending, padded with NaN
-    to the most distinct values of a column: (p, n), (p, D). From the value ranks, without
-    sorting again; kept on the finder (its rows do not change while it searches)."""
-    got = finder.__dict__.get("_value_codes")
-    if got is not None:
-        return got
-    columns = numeric_columns(finder)
-    p, n = columns.shape
-    codes = np.empty((p, n), dtype=np.int64)
-    distinct = []
-    for k in range(p):
-        in_order = np.empty(n)
-        in_order[rank[k]] = columns[k]
-        new = np.r_[True, in_order[1:] != in_order[:-1]]
-        codes[k] = (np.cumsum(new) - 1)[rank[k]]
-        distinct.append(in_order[new])
-    D = max((d.size for d in distinct), default=0)
-    values = np.full((p, D), np.nan)
-    for k, d in enumerate(distinct):
-        values[k, :d.size] = d
-    finder._value_codes = codes, values
-    return finder._value_codes
-
-
-def _tallied_cuts(finder, rows, w, seg, node, rank, N):
-    """:func:`_sorted_cuts` (the same arrays, in the same order) from the nodes' class
-    weights per (column, distinct value) instead of their sorted columns: a column's cuts
-    lie between consecutive values present in the node, and every sum is of integer
-    weights, so exact in any order. Positive weights: a present value has weight."""
-    K, G = finder.n_classes, seg.size - 1
-    codes, values = _value_codes(finder, rank)
-    p, D = values.shape
-    yr = finder.y.take(rows).astype(np.int64)
-    cell = np.empty((p, rows.size), dtype=np.int64)
-    for k in range(p):  # ((node, column, value), class)
-        np.add(((node * p + k) * D + codes[k].take(rows)) * K, yr, out=cell[k])
-    H = np.bincount(cell.ravel(), weights=np.tile(w, p), minlength=G * p * D * K)
-    H = H.reshape(G * p * D, K)
-    at = np.flatnonzero(_lastsum(H) > 0)  # present (node, column, value)s, in that order
-    H = H[at]
-    gk, code = at // D, at % D
-    cg, ck = gk // p, gk % p
-    new = np.r_[True, gk[1:] != gk[:-1]]
-    first = np.flatnonzero(new)
-    cum = np.cumsum(H, axis=0)  # exact: integer weights
-    base = np.repeat(cum[first] - H[first], np.diff(np.r_[first, at.size]), axis=0)
-    left_all = cum - base  # class weights up to and including each value
-    w_left_all = _lastsum(left_all)
-    nxt = np.r_[~new[1:], False]  # a next value in the same (node, column)
-    a = values[ck, code]
-    b = np.r_[a[1:], np.nan]  # the next present value (read only where ``nxt``)
-    ml = _min_branch(finder, N)[cg]
-    with np.errstate(invalid="ignore"):
-        valid = nxt & (w_left_all >= ml) & (N[cg] - w_left_all >= ml)
-        valid &= np.isfinite(a) & np.isfinite(b)
-        t, valid = _thresholds(finder, a, b, valid)
-    # Fayyad & Irani as in :func:`_sorted_cuts`, over blocks of values ending at valid cuts
-    stop = valid | ~nxt
-    blk = np.cumsum(stop) - stop
-    B = int(stop.sum())
-    classes = np.add.reduceat(H > 0, np.flatnonzero(np.r_[True, stop[:-1]]), axis=0) > 0
-    pure = classes.sum(axis=1) == 1
-    cls = np.argmax(classes, axis=1)
-    ends_cut = np.r_[valid[stop], False]
-    fc = np.flatnonzero(valid)
-    b_ = blk[fc]
-    skip = (b_ > 0) & ends_cut[np.maximum(b_ - 1, 0)] & ends_cut[b_ + 1] & pure[b_]
-    skip &= pure[np.minimum(b_ + 1, B - 1)] & (cls[b_] == cls[np.minimum(b_ + 1, B - 1)])
-    return ck[fc], t[fc], left_all[fc], w_left_all[fc], cg[fc], skip
-
-
-def _thresholds(finder, a: np.ndarray, b: np.ndarray, valid: np.ndarray):
-    """The grower's threshold of a cut between eligible neighbours a < b, and ``valid``
-    less the midpoints that round onto b (as the grower's ineligible-cut rule)."""
-    if finder.params.threshold == "lower":
-        return a, valid
-    with np.errstate(invalid="ignore", over="ignore"):
-        t = (a + b) / 2.0
-    return t, valid & (a <= t) & (t < b)
-
-
-def _sorted_cuts(finder, rows, w, seg, node, rank, N):
-    """:func:`_cuts` of nodes whose columns are sorted (by their ranks)."""
-    K, M = finder.n_classes, rows.size
-    cols = finder.numeric_idx
-    p = cols.size
-    S = rank_orders(rank, rows, seg, node)
-    V, Y, W = sorted_values(finder, rows, S, w)
-    Y = Y.astype(np.int64, copy=False)
-    cw = np.cumsum(W, axis=1)  # exact: integer weights
-    start = seg[:-1]
-    before = np.where(start > 0, cw[:, np.maximum(start - 1, 0)], 0.0)  # (p, G)
-    left = cw[:, :-1] - before[:, node[:-1]]  # weight left of cut i (eligible: all of R)
-    a, b = V[:, :-1], V[:, 1:]
-    ml = _min_branch(finder, N)[node[:-1]]
-    cut = (node[:-1] == node[1:]) & (a < b) & (left >= ml) & (N[node[:-1]] - left >= ml)
-    # the ineligible-cut rule of the grower (every node here holds x): thresholds from
-    # finite eligible neighbours only, a midpoint strictly below the upper value
-    cut &= np.isfinite(a) & np.isfinite(b)
-    t, cut = _thresholds(finder, a, b, cut)
-    valid = np.zeros((p, M), dtype=bool)
-    valid[:, :-1] = cut
-    # class counts left of every valid cut: entries summed in blocks ending at the valid
-    # cuts and at node ends, cumulated, less the node's start
-    stop = valid.copy()
-    stop[:, seg[1:] - 1] = True
-    flat = stop.ravel()
-    blk = np.cumsum(flat) - flat
-    B = int(flat.sum())
-    cum = np.cumsum(np.bincount(blk * K + Y.ravel(), weights=W.ravel(), minlength=B * K)
-                    .reshape(B, K), axis=0)
-    cum0 = np.vstack([np.zeros((1, K)), cum])
-    base = cum0[blk.reshape(p, M)[:, np.minimum(start, M - 1)]]  # (p, G, K): before a node
-    fc = np.flatnonzero(valid)
-    ck, ci = fc // M, fc % M
-    cg = node[ci]
-    order = np.argsort(cg * p + ck, kind="stable")  # cuts by (node, column, position)
-    fc, ck, ci, cg = fc[order], ck[order], ci[order], cg[order]
-    # Fayyad & Irani (:func:`_best_cuts`): the rows between a cut's neighbouring valid
-    # cuts (its block and the next) are of one class; block b ends at a valid cut iff
-    # ``ends_cut[b]``, so a cut's neighbours exist iff the blocks around it end at cuts
-    classes = np.bincount(blk * K + Y.ravel(), minlength=B * K).reshape(B, K) > 0
-    pure = classes.sum(axis=1) == 1
-    cls = np.argmax(classes, axis=1)
-    ends_cut = np.r_[valid.ravel()[np.flatnonzero(flat)], False]
-    b = blk[fc]
-    skip = (b > 0) & ends_cut[np.maximum(b - 1, 0)] & ends_cut[b + 1] & pure[b]
-    skip &= pure[np.minimum(b + 1, B - 1)] & (cls[b] == cls[np.minimum(b + 1, B - 1)])
-    return ck, t[ck, ci], cum[b] - base[ck, cg], left[ck, ci], cg, skip
-
-
-def _min_branch(finder, N: np.ndarray) -> np.ndarray:
-    """Per node of R's weight ``N``: the least eligible weight on each side of a numeric
-    cut, as the grower computes it (x's weight is not eligible): ``min_leaf``, or J48's
-    ``clamp(0.1 N / K, min_leaf, 25)`` under gain ratio (its check that N is at least
-    twice that follows from both sides' checks: integer sums are exact)."""
-    params = finder.params
-    ml = float(params.min_leaf)
-    if params.criterion != "gain_ratio":
-        return np.full(N.shape, ml)
-    return np.clip(0.1 * N / finder.n_classes, ml, 25.0)
 
 
 def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
@@ -539,14 +256,14 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
     skip = np.concatenate([t.skip for t in tabs])
     skip &= (xl == np.r_[xl[:1], xl[:-1]]) & (xl == np.r_[xl[1:], xl[-1:]])
     beside = np.r_[skip[1:], False] | np.r_[False, skip[:-1]]  # a skipped neighbour
-    table = _xlogx_table(finder, float(tw.max()))
+    table = xlogx_of(finder, float(tw.max()))
     parent = _impurity_last(Tx, gini)
 
     def gains(pl, pc):  # the grower's gain of cut pc for label-node pl
         left_x = xl[pc]
         xs = np.where(left_x[:, None], left[pc], right[pc])
         xs[np.arange(pc.size), lab[pl]] += 1.0
-        e_x, e_o = _nimp(xs, gini, table), e_other[pc]
+        e_x, e_o = nimp(xs, gini, table), e_other[pc]
         return (parent[pl] - np.where(left_x, e_x, e_o) - np.where(left_x, e_o, e_x)) / tw[pl]
 
     kept = np.flatnonzero(~skip)
@@ -607,7 +324,7 @@ def _near_best(table, lab, pl, pc, key, xl, left, right, w_cut, N_cut, e_left, e
     (label-node, column)s, lie within :data:`_SHORTCUT_SLACK` of their run's best gain.
 
     The exact gain sums x ln x over all K classes of x's side with x added (the grower's
-    order of additions, :func:`_nimp`); but x adds one unit to one class c, so its side's
+    order of additions, :func:`nimp`); but x adds one unit to one class c, so its side's
     N·impurity is R's (``e_left``/``e_right``) plus
     ``(t(n + 1) - t(n) - t(n_c + 1) + t(n_c)) / ln 2`` (t: the x ln x table) — O(1) per
     pair instead of O(K), equal up to rounding. Only the pairs it puts near the best can be

@@ -12,7 +12,7 @@ another x). Where x enters, only through which side of each cut it lies on:
   either side of each are x's own (``label_search`` module docstring), and a cut's gain
   with (x, c) is one of two numbers — x on its left (``x <= threshold``) or on its right —
   computed here once per (cut, label c) with device 4's arithmetic
-  (``label_search._nimp``: the same class counts, operations and order), so bit for bit
+  (``cut_tables.nimp``: the same class counts, operations and order), so bit for bit
   the gain device 4 computes;
 * a column's thresholds increase along its cuts, so x is right of a prefix of them and
   left of the rest: the grower's choice in that column, the first cut of largest gain
@@ -38,7 +38,7 @@ import numpy as np
 
 from treecert.transductive import label_search
 from treecert.transductive.budget import key_bytes
-from treecert.transductive.label_search import _nimp, _xlogx_table
+from treecert.transductive.cut_tables import nimp, xlogx_of
 from treecert.transductive.node_search import row_keys
 from treecert.tree.impurity import _ROUND, _impurity_last
 from treecert.tree.numeric_search import _TABLE_MAX
@@ -65,11 +65,11 @@ class SidedCuts:
     of it and right of it, and the running bests along each column (module docstring)."""
 
     def __init__(self, finder, table) -> None:
-        """From device 4's :class:`~treecert.transductive.label_search.NodeTable` of R."""
+        """From device 4's :class:`~treecert.transductive.cut_tables.NodeTable` of R."""
         K = finder.n_classes
         gini = finder.params.criterion == "gini"
         tw = table.N + 1.0
-        xlogx = _xlogx_table(finder, tw)
+        xlogx = xlogx_of(finder, tw)
         eye = np.eye(K)
         parent = _impurity_last(table.T[None, :] + eye, gini)  # (K,): R ∪ {(x, c)}
         n = table.col.size
@@ -78,7 +78,7 @@ class SidedCuts:
         def with_x(counts):  # N·impurity (n, K) of each cut's side holding (x, c)
             xs = counts[one_side[0]].copy()
             xs[np.arange(n * K), one_side[1]] += 1.0
-            return _nimp(xs, gini, xlogx).reshape(n, K)
+            return nimp(xs, gini, xlogx).reshape(n, K)
 
         self.col, self.thr = table.col, table.thr
         self.left = (parent[None, :] - with_x(table.left) - table.e_right[:, None]) / tw
