@@ -80,6 +80,7 @@ from treecert.transductive.node_scores import NodeScores
 from treecert.transductive.node_search import (
     appended_ranks,
     evaluate_nodes,
+    feature_column,
     node_counts_stops,
     sorted_columns,
 )
@@ -280,7 +281,7 @@ class BatchEngine:
         n, K = self.n, self.K
         J = Xq.shape[0]
         finder, rank = self._augmented(Xq, labels)
-        X_aug, y_aug = finder.X, finder.y
+        y_aug = finder.y
         base = self.base_sub
         jobs = [{"cut": -1, "base_leaf": -1, "hanging": []} for _ in range(J)]
         node = np.zeros(J, dtype=np.int64)
@@ -330,7 +331,7 @@ class BatchEngine:
                     self._end(jobs[job], cnt, rows.size)
                     continue
                 # no missing values: each branch is the rows on its side; x is the last row
-                vals = X_aug[rows, split.feature]
+                vals = feature_column(finder, split.feature).take(rows)
                 if forest is None:  # x's branch alone: one mask, no per-branch passes
                     if split.value_branch is None:
                         above = vals > split.threshold
