@@ -20,7 +20,7 @@ from treecert.tree.grow import (
     segment_stops,
     stops,
 )
-from treecert.tree.segments import _Batch, _class_dtype, _index_dtype
+from treecert.tree.segments import _Batch, _class_dtype, _exact_segments, _index_dtype, _ragged_sums
 from treecert.tree.split_search import _Choice
 
 
@@ -261,15 +261,21 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
     reps = [nodes[i] for i in firsts.tolist()]
     K, R = finder.n_classes, firsts.size
     seg, node = _segments(np.array([r.size - 1 for r, _, _ in reps], dtype=np.int64))
-    train = np.bincount(node * K + finder.y[np.concatenate([r[:-1] for r, _, _ in reps])],
-                        weights=np.concatenate([v[:-1] for _, v, _ in reps]),
+    rows_train = np.concatenate([r[:-1] for r, _, _ in reps])
+    w_train = np.concatenate([v[:-1] for _, v, _ in reps])
+    train = np.bincount(node * K + finder.y[rows_train], weights=w_train,
                         minlength=R * K).reshape(R, K)
     counts = train.astype(float, copy=False)[group]  # bincount of no entries: int zeros
     x_row = np.array([r[-1] for r, _, _ in nodes], dtype=np.int64)
     counts[np.arange(group.size), finder.y[x_row]] += np.array([v[-1] for _, v, _ in nodes])
-    seg, node = _segments(np.array([r.size for r, _, _ in reps], dtype=np.int64))
-    elig_w = segment_eligible_weights(finder, np.concatenate([r for r, _, _ in reps]),
-                                      np.concatenate([v for _, v, _ in reps]), seg, node)
+    exact = _exact_segments(w_train, node, R)
+    if exact.all() and (finder.eligible is None or finder.eligible[rows_train].all()):
+        # exact sums of eligible training rows: x's eligible weight, 0, changes no bit
+        elig_w = _ragged_sums(w_train, seg, exact)
+    else:
+        seg, node = _segments(np.array([r.size for r, _, _ in reps], dtype=np.int64))
+        elig_w = segment_eligible_weights(finder, np.concatenate([r for r, _, _ in reps]),
+                                          np.concatenate([v for _, v, _ in reps]), seg, node)
     return counts, stops(finder.params, counts, elig_w[group], depth)
 
 
