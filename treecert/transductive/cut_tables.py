@@ -37,7 +37,6 @@ class NodeTable:
                    if isinstance(getattr(self, a), np.ndarray))
 
 
-
 def nimp(counts: np.ndarray, gini: bool, table: np.ndarray | None) -> np.ndarray:
     """N·impurity of integer count rows (..., K), as the grower's cut search computes it:
     x ln x from its table (entropy, integer totals) or :func:`_impurity_last`."""

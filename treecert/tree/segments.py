@@ -6,7 +6,7 @@ segment. Every floating-point sum over a segment must equal the one a node-by-no
 takes: segmented (cumulative) sums are exact when the weights are dyadic (integer weights:
 always) and are then taken in one pass over all segments; the others are re-done node by
 node. Where sums are exact, ties in a column may be sorted in any order
-(:func:`_exact_any_order`).
+(:func:`_exact_any_order`). Also here, as the other array helpers: :func:`unique_rows`.
 """
 
 from __future__ import annotations
