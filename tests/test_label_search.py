@@ -158,6 +158,62 @@ def test_tallied_cuts_equal_the_sorted_ones(seed, K, p, distinct, n_nodes, crite
         np.testing.assert_array_equal(a, b)
 
 
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    data=st.one_of(random_datasets(min_rows=6, max_rows=50, max_classes=5, missing=False),
+                   random_datasets(min_rows=22, max_rows=80, max_classes=19, missing=False)),
+    criterion=st.sampled_from(["info_gain", "gini", "gain_ratio"]),
+    min_leaf=st.sampled_from([0.0, 1.0, 2.0, 3.0]),
+    binary=st.booleans(),
+    rule=st.sampled_from(["midpoint", "lower"]),
+    min_gain=st.sampled_from([0.0, 0.05]),
+    seed=st.integers(0, 2**32 - 1),
+    runs=st.booleans(),
+    share=st.sampled_from([0.0, 0.5]),
+    infinite=st.booleans(),
+)
+def test_search_alone_equals_the_growers(data, criterion, min_leaf, binary, rule, min_gain,
+                                         seed, runs, share, infinite):
+    """Nodes of training rows alone (no x: the hanging subtrees), the tallied ones chosen
+    from their tables of R: the grower's splits, bit for bit — ties, runs of one class,
+    adjacent floats (a midpoint that rounds onto the upper value becomes the lower one),
+    infinite values (``infinite``), every node tallied (``share`` 0) or the usual share."""
+    rng = np.random.default_rng(seed)
+    data = _with_ties(data, rng, runs, positive=True)
+    num = [j for j, a in enumerate(data.schema.attributes) if not a.is_nominal]
+    X = data.X.copy()
+    if num:
+        odd = np.nextafter(1.0, 2.0)  # an odd last bit: the midpoint to the next float
+        X[rng.random(X.shape[0]) < 0.2, num[0]] = odd  # rounds (to even) onto that one
+        X[rng.random(X.shape[0]) < 0.2, num[0]] = np.nextafter(odd, 2.0)
+        if infinite:
+            X[rng.random(X.shape[0]) < 0.1, num[-1]] = np.inf
+            X[rng.random(X.shape[0]) < 0.1, num[-1]] = -np.inf
+    data = Dataset(data.schema, X, data.y, data.weights, source=data.source)
+    learner = DecisionTree(criterion=criterion, min_leaf=min_leaf, binary_splits=binary,
+                           threshold=rule, min_gain=min_gain)
+    n = data.n_samples
+    finder = learner.make_finder(data, eligible=np.ones(n, dtype=bool))
+    rank = value_ranks(finder)
+    nodes = [(R, data.weights[R]) for R in  # nodes hold rows (the grower's search's
+             (np.flatnonzero(rng.random(n) < rng.uniform(0.3, 1.0)) for _ in range(5))
+             if R.size]  # batches of nodes do not take empty ones)
+    want = evaluate_nodes(finder, nodes, rank)
+    with mock.patch.object(cut_tables, "TALLY_ROWS_PER_CELL", share):
+        tallied = cut_tables.tallies_pay(finder, rank, np.array([r.size for r, _ in nodes]),
+                                         np.concatenate([w for _, w in nodes]))
+        got = label_search.search_alone(finder, nodes, rank)
+    assert share > 0 or not num or tallied.all()
+    for a, b in zip(got, want, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert (a.feature, a.n_branches, a.score) == (b.feature, b.n_branches, b.score)
+            np.testing.assert_array_equal(a.threshold, b.threshold)
+            assert (a.value_branch is None) == (b.value_branch is None)
+            if a.value_branch is not None:
+                np.testing.assert_array_equal(a.value_branch, b.value_branch)
+
+
 def test_value_codes_number_the_distinct_values_in_order():
     schema = Schema((Attribute("a", "numeric"), Attribute("b", "numeric")),
                     Attribute("class", "nominal", ("p", "q")))

@@ -312,7 +312,7 @@ class BatchEngine:
                 break
             splits = self._search(finder, items, rank, Xq, labels)
             if forest is not None:
-                forest.advance(evaluate_nodes(finder, hanging, rank))
+                forest.advance(label_search.search_alone(finder, hanging, rank))
             for (job, u, rows, w, depth, key), split in zip(items, splits, strict=True):
                 if u >= 0:  # a node of the base tree
                     leaf = bool(base.tree.is_leaf[u])

@@ -55,8 +55,9 @@ def xlogx_of(finder, total: float):
     return finder._xlogx_table(int(total))
 
 
-def node_tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
-    """:class:`NodeTable` of every node ``(rows, w)``, laid end to end and built together."""
+def node_tables(finder, nodes: list, rank: np.ndarray, with_x: bool = True) -> list[NodeTable]:
+    """:class:`NodeTable` of every node ``(rows, w)``, laid end to end and built together:
+    of R for nodes R ∪ {x} (x ineligible, ``with_x``), or of nodes of R alone."""
     params = finder.params
     gini = params.criterion == "gini"
     K, G = finder.n_classes, len(nodes)
@@ -85,7 +86,8 @@ def node_tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
     col, thr, left = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, K))
     w_left, skip = np.zeros(0), np.zeros(0, dtype=bool)
     if p and M:
-        col, thr, left, w_left, cg, skip = valid_cuts(finder, rows, w, seg, node, rank, N)
+        col, thr, left, w_left, cg, skip = valid_cuts(finder, rows, w, seg, node, rank, N,
+                                                      with_x)
         ncut = np.bincount(cg, minlength=G)
     right = T[np.repeat(np.arange(G), ncut)] - left
     table = xlogx_of(finder, float(N.max(initial=0.0)) + 1.0)
@@ -116,25 +118,26 @@ def node_tables(finder, nodes: list, rank: np.ndarray) -> list[NodeTable]:
     return out
 
 
-def valid_cuts(finder, rows, w, seg, node, rank, N):
+def valid_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     """Every valid cut of every (node, numeric column) of nodes laid end to end, ordered by
     (node, column, position): its column (local index), threshold, the node's class counts
     and weight left of it, its node, and whether the Fayyad–Irani rule skips it. Nodes of
     many rows over columns of few distinct values are tallied per value
-    (:func:`tallied_cuts`), the others sorted (:func:`sorted_cuts`): the same arrays."""
+    (:func:`tallied_cuts`), the others sorted (:func:`sorted_cuts`): the same arrays.
+    ``with_x``: the cuts of R ∪ {x}, x ineligible (:func:`_thresholds`), else of R alone."""
     lens = np.diff(seg)
     tallied = tallies_pay(finder, rank, lens, w)
     if not tallied.any():
-        return sorted_cuts(finder, rows, w, seg, node, rank, N)
+        return sorted_cuts(finder, rows, w, seg, node, rank, N, with_x)
     pieces = []
     for chosen in (np.flatnonzero(tallied), np.flatnonzero(~tallied)):
-        if not chosen.size:
+        if not lens[chosen].sum():  # no rows (or no nodes): no cuts
             continue
         sub = np.repeat(tallied[chosen[0]] == tallied, lens)  # the entries of those nodes
         sub_seg = np.r_[0, np.cumsum(lens[chosen])]
         sub_node = np.repeat(np.arange(chosen.size), lens[chosen])
         cut = (tallied_cuts if tallied[chosen[0]] else sorted_cuts)(
-            finder, rows[sub], w[sub], sub_seg, sub_node, rank, N[chosen])
+            finder, rows[sub], w[sub], sub_seg, sub_node, rank, N[chosen], with_x)
         pieces.append((*cut[:4], chosen[cut[4]], cut[5]))
     ck, thr, left, w_left, cg, skip = (np.concatenate(a) for a in zip(*pieces, strict=True))
     order = np.argsort(cg * finder.numeric_idx.size + ck, kind="stable")
@@ -184,7 +187,7 @@ def value_codes(finder, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return finder._value_codes
 
 
-def tallied_cuts(finder, rows, w, seg, node, rank, N):
+def tallied_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     """:func:`sorted_cuts` (the same arrays, in the same order) from the nodes' class
     weights per (column, distinct value) instead of their sorted columns: a column's cuts
     lie between consecutive values present in the node, and every sum is of integer
@@ -214,8 +217,7 @@ def tallied_cuts(finder, rows, w, seg, node, rank, N):
     ml = min_branch(finder, N)[cg]
     with np.errstate(invalid="ignore"):
         valid = nxt & (w_left_all >= ml) & (N[cg] - w_left_all >= ml)
-        valid &= np.isfinite(a) & np.isfinite(b)
-        t, valid = _thresholds(finder, a, b, valid)
+        t, valid = _thresholds(finder, a, b, valid, with_x)
     # Fayyad & Irani as in :func:`sorted_cuts`, over blocks of values ending at valid cuts
     stop = valid | ~nxt
     blk = np.cumsum(stop) - stop
@@ -231,17 +233,23 @@ def tallied_cuts(finder, rows, w, seg, node, rank, N):
     return ck[fc], t[fc], left_all[fc], w_left_all[fc], cg[fc], skip
 
 
-def _thresholds(finder, a: np.ndarray, b: np.ndarray, valid: np.ndarray):
-    """The grower's threshold of a cut between eligible neighbours a < b, and ``valid``
-    less the midpoints that round onto b (as the grower's ineligible-cut rule)."""
+def _thresholds(finder, a: np.ndarray, b: np.ndarray, valid: np.ndarray, with_x: bool):
+    """The grower's threshold of a cut between neighbours a < b, and ``valid`` less the cuts
+    it does not offer. With an ineligible x in the node (``with_x``) its ineligible-cut
+    rule: thresholds from finite neighbours only, and a midpoint that rounds onto b is no
+    cut. Without: any neighbours, and such a midpoint becomes a."""
+    if with_x:
+        valid = valid & np.isfinite(a) & np.isfinite(b)
     if finder.params.threshold == "lower":
         return a, valid
     with np.errstate(invalid="ignore", over="ignore"):
         t = (a + b) / 2.0
-    return t, valid & (a <= t) & (t < b)
+    if with_x:
+        return t, valid & (a <= t) & (t < b)
+    return np.where(t < b, t, a), valid
 
 
-def sorted_cuts(finder, rows, w, seg, node, rank, N):
+def sorted_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     """:func:`valid_cuts` of nodes whose columns are sorted (by their ranks)."""
     K, M = finder.n_classes, rows.size
     cols = finder.numeric_idx
@@ -256,10 +264,7 @@ def sorted_cuts(finder, rows, w, seg, node, rank, N):
     a, b = V[:, :-1], V[:, 1:]
     ml = min_branch(finder, N)[node[:-1]]
     cut = (node[:-1] == node[1:]) & (a < b) & (left >= ml) & (N[node[:-1]] - left >= ml)
-    # the ineligible-cut rule of the grower (every node here holds x): thresholds from
-    # finite eligible neighbours only, a midpoint strictly below the upper value
-    cut &= np.isfinite(a) & np.isfinite(b)
-    t, cut = _thresholds(finder, a, b, cut)
+    t, cut = _thresholds(finder, a, b, cut, with_x)  # with x: its ineligible-cut rule
     valid = np.zeros((p, M), dtype=bool)
     valid[:, :-1] = cut
     # class counts left of every valid cut: entries summed in blocks ending at the valid

@@ -61,7 +61,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.budget import key_bytes
-from treecert.transductive.cut_tables import NodeTable, nimp, node_tables, xlogx_of
+from treecert.transductive.cut_tables import NodeTable, nimp, node_tables, tallies_pay, xlogx_of
 from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts, row_keys
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info, unit_rise
 from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
@@ -170,6 +170,71 @@ def search_groups(finder, groups: list, rank: np.ndarray, cache=None,
         out += _choose(finder, tabs[start:stop], groups[start:stop])
     return out
 
+
+
+def search_alone(finder, nodes: list, rank: np.ndarray) -> list:
+    """The grower's split (or None) of every node ``(rows, w)`` of training rows alone (the
+    subtrees hanging off x's path; no missing values). Where their weights are covered
+    (:func:`covers`), a node the value tallies serve (``cut_tables.tallies_pay``) is
+    chosen from its table of R (:func:`_choose_alone`), which needs no sort; the others
+    by the grower's batched search (``node_search.evaluate_nodes``)."""
+    out: list = [None] * len(nodes)
+    tallied = np.zeros(len(nodes), dtype=bool)
+    if nodes and finder.numeric_idx.size:
+        w = np.concatenate([w for _, w in nodes])
+        if covers(finder, w):
+            lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
+            tallied = tallies_pay(finder, rank, lens, w)
+    rest = np.flatnonzero(~tallied)
+    for i, split in zip(rest, evaluate_nodes(finder, [nodes[i] for i in rest], rank),
+                        strict=True):
+        out[i] = split
+    chosen = np.flatnonzero(tallied)
+    cells = np.cumsum([nodes[i][0].size for i in chosen]) * max(1, finder.X.shape[1])
+    for start, stop in parts(cells, SEARCH_CELLS):
+        idx = chosen[start:stop]
+        tabs = node_tables(finder, [nodes[i] for i in idx], rank, with_x=False)
+        for i, split in zip(idx, _choose_alone(finder, tabs), strict=True):
+            out[i] = split
+    return out
+
+
+def _choose_alone(finder, tabs: list[NodeTable]) -> list:
+    """The grower's split of every node of R alone from its table (cuts of R alone,
+    ``node_tables(with_x=False)``): per numeric column the first cut of largest gain
+    rounded to 10 decimals over all its cuts (what the grower's pruned search finds), the
+    gain the grower's (N·impurities of the same integer counts in the same order, over N),
+    J48's correction and ratio under gain ratio (:func:`_ratio_cuts`, nothing unknown),
+    the nominal tests and the choice among columns the grower's own."""
+    G = len(tabs)
+    p, q = finder.numeric_idx.size, finder.nominal_idx.size
+    N = np.array([t.N for t in tabs])
+    ok = np.zeros((G, p + q), dtype=bool)
+    gain = np.zeros((G, p + q))
+    score = np.zeros((G, p + q))
+    thr = np.full((G, p), np.nan)
+    vb = np.full((G, q), -1, dtype=np.int64)
+    ncut = np.array([t.col.size for t in tabs], dtype=np.int64)
+    if p and ncut.any():
+        cut_group = np.repeat(np.arange(G), ncut)
+        col = np.concatenate([t.col for t in tabs])
+        g = np.concatenate([t.n_gain for t in tabs]) / N[cut_group]
+        kb, _ = _first_best(g, cut_group * p + col)
+        li, kj = cut_group[kb], col[kb]
+        ok[li, kj] = True
+        gain[li, kj] = g[kb]
+        thr[li, kj] = np.concatenate([t.thr for t in tabs])[kb]
+        if finder.params.criterion == "gain_ratio":
+            T = np.array([t.T for t in tabs]).reshape(G, -1)
+            _ratio_cuts(tabs, np.arange(G), T, N, ok, gain, score, li, kj,
+                        np.concatenate([t.w_left for t in tabs])[kb], p)
+        else:
+            score[:, :p] = gain[:, :p]
+    if q:
+        ok[:, p:], gain[:, p:], score[:, p:], vb[:] = finder._nominal_scores(
+            np.array([t.cnt for t in tabs]), np.array([t.elig for t in tabs]), N)
+    choice = finder._choose(ok, gain, score, thr, vb)
+    return [choice.split(i) for i in range(G)]
 
 
 def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
