@@ -33,13 +33,13 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
    (:func:`~treecert.transductive.node_search.evaluate_nodes`, in parts of at most
    :data:`~treecert.transductive.node_search.SEARCH_CELLS` rows × attributes, to bound
    memory); the Venn machine's subtrees without x hanging off the paths
-   (:class:`~treecert.transductive.leaf_forest.LeafForest`) grow in the same calls.
+   (:class:`~treecert.transductive.leaf_forest.LeafForest`) grow in the same rounds.
 4. **Searches shared by the labels of one x.** The nodes x's jobs search hold the same
    training rows R for every label that reaches them; R's cut tables are built once,
    kept per R (many x change a test to the same competitor), and only the side holding
    x is rescored per label, with the grower's arithmetic and choice
    (:mod:`treecert.transductive.label_search`; any criterion, J48's gain-ratio
-   selection included, integer weights; elsewhere device 3).
+   selection included, integer weights; elsewhere device 3; large hanging nodes too).
 
 Devices 1–4 live in :mod:`~treecert.transductive.certificates`,
 :mod:`~treecert.transductive.node_scores`, :mod:`~treecert.transductive.node_search` and

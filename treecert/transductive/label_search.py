@@ -54,6 +54,11 @@ table, class sums in numpy's order), so the chosen tests are the grower's bit fo
 arguments need (:func:`covers`): complete data, integer weights, every training row
 eligible, any criterion; elsewhere, and for two classes on nodes where a table does not
 pay (:func:`shares`), the engine searches job by job (``node_search.evaluate_nodes``).
+
+The same tables of R built without x (``node_tables(with_x=False)``: the grower's
+thresholds for a node with no ineligible row) choose the splits of large nodes of the
+subtrees hanging off x's paths, where the value tallies serve them (:func:`search_alone`):
+per column the first cut of largest rounded gain, the grower's own choice among columns.
 """
 
 from __future__ import annotations
