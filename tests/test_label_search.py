@@ -48,19 +48,35 @@ def _with_ties(data: Dataset, rng, runs: bool, positive: bool = False) -> Datase
                    source=data.source)
 
 
+#: The searches drawn: data, the learner's settings, a seed for nodes, weights and ties.
+_SEARCHES = {
+    "data": st.one_of(
+        random_datasets(min_rows=6, max_rows=50, max_classes=5, missing=False),
+        random_datasets(min_rows=22, max_rows=80, max_classes=19, missing=False)),
+    "criterion": st.sampled_from(["info_gain", "gini", "gain_ratio"]),
+    "min_leaf": st.sampled_from([0.0, 1.0, 2.0, 3.0]),
+    "binary": st.booleans(),
+    "rule": st.sampled_from(["midpoint", "lower"]),
+    "min_gain": st.sampled_from([0.0, 0.05]),
+    "seed": st.integers(0, 2**32 - 1),
+    "runs": st.booleans(),
+}
+
+
+def _assert_same_splits(got: list, want: list) -> None:
+    """The grower's splits, bit for bit: feature, branches, score, threshold, value map."""
+    for a, b in zip(got, want, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert (a.feature, a.n_branches, a.score) == (b.feature, b.n_branches, b.score)
+            np.testing.assert_array_equal(a.threshold, b.threshold)
+            assert (a.value_branch is None) == (b.value_branch is None)
+            if a.value_branch is not None:
+                np.testing.assert_array_equal(a.value_branch, b.value_branch)
+
+
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(
-    data=st.one_of(random_datasets(min_rows=6, max_rows=50, max_classes=5, missing=False),
-                   random_datasets(min_rows=22, max_rows=80, max_classes=19, missing=False)),
-    criterion=st.sampled_from(["info_gain", "gini", "gain_ratio"]),
-    min_leaf=st.sampled_from([0.0, 1.0, 2.0, 3.0]),
-    binary=st.booleans(),
-    rule=st.sampled_from(["midpoint", "lower"]),
-    min_gain=st.sampled_from([0.0, 0.05]),
-    seed=st.integers(0, 2**32 - 1),
-    runs=st.booleans(),
-    tallied=st.booleans(),
-)
+@given(**_SEARCHES, tallied=st.booleans())
 def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rule, min_gain,
                                           seed, runs, tallied):
     """``tallied``: every node's cuts from its value tallies (positive weights), else from
@@ -100,14 +116,7 @@ def test_shared_search_equals_the_growers(data, criterion, min_leaf, binary, rul
                        for s in found]
         finally:
             label_search.SEARCH_CELLS, label_search.PAIR_CELLS = cells
-        for a, b in zip(got, want, strict=True):
-            assert (a is None) == (b is None)
-            if a is not None:
-                assert (a.feature, a.n_branches, a.score) == (b.feature, b.n_branches, b.score)
-                np.testing.assert_array_equal(a.threshold, b.threshold)
-                assert (a.value_branch is None) == (b.value_branch is None)
-                if a.value_branch is not None:
-                    np.testing.assert_array_equal(a.value_branch, b.value_branch)
+        _assert_same_splits(got, want)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
@@ -159,19 +168,7 @@ def test_tallied_cuts_equal_the_sorted_ones(seed, K, p, distinct, n_nodes, crite
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(
-    data=st.one_of(random_datasets(min_rows=6, max_rows=50, max_classes=5, missing=False),
-                   random_datasets(min_rows=22, max_rows=80, max_classes=19, missing=False)),
-    criterion=st.sampled_from(["info_gain", "gini", "gain_ratio"]),
-    min_leaf=st.sampled_from([0.0, 1.0, 2.0, 3.0]),
-    binary=st.booleans(),
-    rule=st.sampled_from(["midpoint", "lower"]),
-    min_gain=st.sampled_from([0.0, 0.05]),
-    seed=st.integers(0, 2**32 - 1),
-    runs=st.booleans(),
-    share=st.sampled_from([0.0, 0.5]),
-    infinite=st.booleans(),
-)
+@given(**_SEARCHES, share=st.sampled_from([0.0, 0.5]), infinite=st.booleans())
 def test_search_alone_equals_the_growers(data, criterion, min_leaf, binary, rule, min_gain,
                                          seed, runs, share, infinite):
     """Nodes of training rows alone (no x: the hanging subtrees), the tallied ones chosen
@@ -204,14 +201,7 @@ def test_search_alone_equals_the_growers(data, criterion, min_leaf, binary, rule
                                          np.concatenate([w for _, w in nodes]))
         got = label_search.search_alone(finder, nodes, rank)
     assert share > 0 or not num or tallied.all()
-    for a, b in zip(got, want, strict=True):
-        assert (a is None) == (b is None)
-        if a is not None:
-            assert (a.feature, a.n_branches, a.score) == (b.feature, b.n_branches, b.score)
-            np.testing.assert_array_equal(a.threshold, b.threshold)
-            assert (a.value_branch is None) == (b.value_branch is None)
-            if a.value_branch is not None:
-                np.testing.assert_array_equal(a.value_branch, b.value_branch)
+    _assert_same_splits(got, want)
 
 
 def test_value_codes_number_the_distinct_values_in_order():
