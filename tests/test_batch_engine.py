@@ -466,12 +466,12 @@ def test_paths_are_the_internal_nodes_rows_pass():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(8, 400), st.integers(1, 4),
+@given(st.integers(0, 2**32 - 1), st.integers(8, 2000), st.integers(1, 4),
        st.sampled_from([0.02, 0.1, 0.3, 1.0]))
 def test_value_order_from_ranks_is_the_stable_sort(seed, n, n_cols, share):
     """Device 2's value order read from D's stable ranks — marked for a node holding much
-    of D, sorted for a small one — is the stable sort of the node's values, ties (few
-    distinct values) by row."""
+    of D (more than ``MARK_ROWS`` rows), sorted for a small one — is the stable sort of the
+    node's values, ties (few distinct values) by row."""
     rng = np.random.default_rng(seed)
     X = rng.integers(0, rng.integers(1, 6), size=(n, n_cols + 1)).astype(float)
     num = sorted(rng.choice(n_cols + 1, n_cols, replace=False).tolist())
@@ -481,5 +481,5 @@ def test_value_order_from_ranks_is_the_stable_sort(seed, n, n_cols, share):
         rank[f][np.argsort(X[:, f], kind="stable")] = np.arange(n)
     rows = np.flatnonzero(rng.random(n) < share)
     vals = X[rows][:, num]
-    np.testing.assert_array_equal(node_scores._value_order(vals, rows, num, rank, n),
+    np.testing.assert_array_equal(node_scores._value_order(vals, rows, num, rank),
                                   np.argsort(vals, axis=0, kind="stable"))

@@ -221,15 +221,9 @@ def tallied_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     # Fayyad & Irani as in :func:`sorted_cuts`, over blocks of values ending at valid cuts
     stop = valid | ~nxt
     blk = np.cumsum(stop) - stop
-    B = int(stop.sum())
     classes = np.add.reduceat(H > 0, np.flatnonzero(np.r_[True, stop[:-1]]), axis=0) > 0
-    pure = classes.sum(axis=1) == 1
-    cls = np.argmax(classes, axis=1)
-    ends_cut = np.r_[valid[stop], False]
     fc = np.flatnonzero(valid)
-    b_ = blk[fc]
-    skip = (b_ > 0) & ends_cut[np.maximum(b_ - 1, 0)] & ends_cut[b_ + 1] & pure[b_]
-    skip &= pure[np.minimum(b_ + 1, B - 1)] & (cls[b_] == cls[np.minimum(b_ + 1, B - 1)])
+    skip = _skipped(classes, np.r_[valid[stop], False], blk[fc])
     return ck[fc], t[fc], left_all[fc], w_left_all[fc], cg[fc], skip
 
 
@@ -283,17 +277,24 @@ def sorted_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     cg = node[ci]
     order = np.argsort(cg * p + ck, kind="stable")  # cuts by (node, column, position)
     fc, ck, ci, cg = fc[order], ck[order], ci[order], cg[order]
-    # Fayyad & Irani (``label_search._best_cuts``): the rows between a cut's neighbouring valid
-    # cuts (its block and the next) are of one class; block b ends at a valid cut iff
-    # ``ends_cut[b]``, so a cut's neighbours exist iff the blocks around it end at cuts
     classes = np.bincount(blk * K + Y.ravel(), minlength=B * K).reshape(B, K) > 0
+    b = blk[fc]
+    skip = _skipped(classes, np.r_[valid.ravel()[np.flatnonzero(flat)], False], b)
+    return ck, t[ck, ci], cum[b] - base[ck, cg], left[ck, ci], cg, skip
+
+
+def _skipped(classes: np.ndarray, ends_cut: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Fayyad & Irani (``label_search._best_cuts``), for the cuts ending blocks ``b`` of a
+    column's entries (blocks end at valid cuts and at node ends; ``classes`` (blocks, K):
+    the classes present in each; ``ends_cut``: whether each block ends at a valid cut,
+    False appended): a cut is skipped where its neighbouring valid cuts exist (the blocks
+    before and after it end at cuts) and the rows between them, its block and the next,
+    are of one class."""
     pure = classes.sum(axis=1) == 1
     cls = np.argmax(classes, axis=1)
-    ends_cut = np.r_[valid.ravel()[np.flatnonzero(flat)], False]
-    b = blk[fc]
+    after = np.minimum(b + 1, classes.shape[0] - 1)
     skip = (b > 0) & ends_cut[np.maximum(b - 1, 0)] & ends_cut[b + 1] & pure[b]
-    skip &= pure[np.minimum(b + 1, B - 1)] & (cls[b] == cls[np.minimum(b + 1, B - 1)])
-    return ck, t[ck, ci], cum[b] - base[ck, cg], left[ck, ci], cg, skip
+    return skip & pure[after] & (cls[b] == cls[after])
 
 
 def min_branch(finder, N: np.ndarray) -> np.ndarray:

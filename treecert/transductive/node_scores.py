@@ -14,6 +14,7 @@ from treecert.transductive.certificates import (
     _nbytes,
     distinct_changes,
 )
+from treecert.transductive.node_search import rank_orders
 from treecert.tree.impurity import _impurity_last, _lastsum
 from treecert.tree.split_search import _EPS
 
@@ -22,30 +23,18 @@ from treecert.tree.split_search import _EPS
 RESCORE_CELLS = 2**21
 
 
-def _value_order(vals: np.ndarray, rows: np.ndarray, num: list, rank: dict,
-                 n: int) -> np.ndarray:
+def _value_order(vals: np.ndarray, rows: np.ndarray, num: list, rank: dict) -> np.ndarray:
     """``np.argsort(vals, axis=0, kind="stable")`` for a node's rows (ascending) in the
     numeric columns ``num``, read from the columns' stable ranks over D (``rank``, column ->
-    ranks, when known): rows ascend, so their (value, row) order is the stable sort's
-    (value, position). A node holding a large part of D marks its ranks in O(n); a smaller
-    one sorts them — distinct integers, so any sort gives that order, and an integer
-    quicksort takes about a third of a stable sort of the values (100k rows, 500-12 000
-    of them in a node)."""
-    m = rows.size
+    ranks, when known) by :func:`~treecert.transductive.node_search.rank_orders`: rows
+    ascend, so their (value, row) order is the stable sort's (value, position), and ranks
+    are distinct integers (a mark in O(n) for a large node, an integer sort for a small
+    one: about a third of a stable sort of the values)."""
     if not all(f in rank for f in num):
         return np.argsort(vals, axis=0, kind="stable")
-    if m * 8 < n:
-        keys = np.empty((len(num), m), dtype=np.int64)
-        for k, f in enumerate(num):
-            keys[k] = rank[f].take(rows)
-        return np.argsort(keys, axis=1).T
-    order = np.empty((m, len(num)), dtype=np.int64)
-    slot = np.empty(n, dtype=np.int64)
-    for k, f in enumerate(num):
-        slot.fill(-1)
-        slot[rank[f][rows]] = np.arange(m)
-        order[:, k] = slot[slot >= 0]
-    return order
+    m = rows.size
+    return rank_orders([rank[f] for f in num], rows, np.array([0, m]),
+                       np.zeros(m, dtype=np.int64)).T
 
 
 class NodeScores:
@@ -84,7 +73,7 @@ class NodeScores:
             vals = X.take(rows, axis=0)
             if len(num) < X.shape[1]:
                 vals = vals[:, num]
-            order = _value_order(vals, rows, num, rank or {}, data.n_samples)
+            order = _value_order(vals, rows, num, rank or {})
             sv = np.take_along_axis(vals, order, axis=0)
             L = np.cumsum(onehot.take(order, axis=0), axis=0)[:-1]  # (m-1, F, K): left of cut i
             Lw = _lastsum(L)

@@ -129,10 +129,12 @@ def feature_column(finder, f: int) -> np.ndarray:
 def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
                 node: np.ndarray) -> np.ndarray:
     """Each node's entries (laid end to end) in the order of every column's ranks (p, M):
-    the grower's stable value order, ranks being unique. A node holding more than 1/16 of
-    the ranked rows and more than :data:`MARK_ROWS` is ordered by marking its ranks in a
-    table of all of them (linear), the others by one sort of (node, rank) keys."""
-    p, n_rank = rank.shape
+    the grower's stable value order, ranks being unique. ``rank``: (p, n) or a sequence of
+    p rank arrays. A node holding more than 1/16 of the ranked rows and more than
+    :data:`MARK_ROWS` is ordered by marking its ranks in a table of all of them (linear),
+    the others by one sort of (node, rank) keys."""
+    p = len(rank)
+    n_rank = len(rank[0]) if p else 0
     S = np.empty((p, rows.size), dtype=np.int64)
     lens = np.diff(seg)
     marked = (lens * 16 > n_rank) & (lens > MARK_ROWS)
