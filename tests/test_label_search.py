@@ -195,13 +195,21 @@ def test_search_alone_equals_the_growers(data, criterion, min_leaf, binary, rule
     nodes = [(R, data.weights[R]) for R in  # nodes hold rows (the grower's search's
              (np.flatnonzero(rng.random(n) < rng.uniform(0.3, 1.0)) for _ in range(5))
              if R.size]  # batches of nodes do not take empty ones)
+    nodes += [(R, 3.0 * w) for R, w in nodes[:1]]  # the same rows, other weights
     want = evaluate_nodes(finder, nodes, rank)
     with mock.patch.object(cut_tables, "TALLY_ROWS_PER_CELL", share):
         tallied = cut_tables.tallies_pay(finder, rank, np.array([r.size for r, _ in nodes]),
                                          np.concatenate([w for _, w in nodes]))
         got = label_search.search_alone(finder, nodes, rank)
+        # through a cache of splits by rows and weights: nodes met twice in one call and
+        # again in the next; a budget of one entry, or room for all
+        cache = ByteLRU(int(rng.choice([1, 1 << 20])))
+        cached = [label_search.search_alone(finder, nodes + nodes[::-1], rank, cache)
+                  for _ in range(2)]
     assert share > 0 or not num or tallied.all()
     _assert_same_splits(got, want)
+    for splits in cached:
+        _assert_same_splits(splits, want + want[::-1])
 
 
 def test_value_codes_number_the_distinct_values_in_order():

@@ -137,6 +137,8 @@ class BatchEngine:
         self._labels_shared: bool | None = None  # device 4 applies (:meth:`_search`)
         #: device 4's tables of searched training rows (:class:`cut_tables.NodeTable`)
         self._tables = budget.ByteLRU(budget.TABLE_BYTES)
+        #: the Venn machine's hanging nodes' splits (:func:`label_search.search_alone`)
+        self._splits = budget.ByteLRU(budget.SPLIT_BYTES)
         # Leave-one-out subtracts row r's weight from base counts: exact for integer weights.
         self.integral = bool(np.all(self.w == np.round(self.w)) and self.w.sum() < 2.0**50)
         self.certified = self.certifies(data, learner)
@@ -312,7 +314,7 @@ class BatchEngine:
                 break
             splits = self._search(finder, items, rank, Xq, labels)
             if forest is not None:
-                forest.advance(label_search.search_alone(finder, hanging, rank))
+                forest.advance(label_search.search_alone(finder, hanging, rank, self._splits))
             for (job, u, rows, w, depth, key), split in zip(items, splits, strict=True):
                 if u >= 0:  # a node of the base tree
                     leaf = bool(base.tree.is_leaf[u])
@@ -320,13 +322,8 @@ class BatchEngine:
                         node[job] = base.children_for(np.array([u]), Xq[job:job + 1])[0]
                         walking[job] = True
                         continue
-                    if split is None and leaf:
-                        jobs[job]["base_leaf"] = u
-                        cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
-                        self._end(jobs[job], cnt, rows.size)
-                        continue
-                    jobs[job]["cut"] = u
-                if split is None:  # explicit leaf, or a base test x made inadmissible
+                    jobs[job]["base_leaf" if split is None and leaf else "cut"] = u
+                if split is None:  # a leaf: the base's, explicit, or a test x made inadmissible
                     cnt = np.bincount(y_aug[rows], weights=w, minlength=K).astype(float)
                     self._end(jobs[job], cnt, rows.size)
                     continue

@@ -2,7 +2,7 @@
 
 Everything the batched engine (:mod:`treecert.transductive.batch_engine`) keeps between
 calls — certificate tables, per-node rescoring tables, the tables of the nodes searched
-below a changed test, the Venn machine's hanging leaves —
+below a changed test, the Venn machine's hanging leaves and their nodes' splits —
 lives in a :class:`ByteLRU` of a fixed budget, and everything it holds during one call is
 sized from the budgets below, so that its memory depends on the training data (rows n,
 attributes p, classes K, tree depth) and never on the number of test rows:
@@ -11,6 +11,7 @@ attributes p, classes K, tree depth) and never on the number of test rows:
                               rescoring table while it is built (p numeric columns)
          + 16·n·depth         the base tree's per-node rows and weights
          + COMPETITOR_BYTES + SCORE_BYTES + TABLE_BYTES + LEAF_BYTES   caches, 4 × 128 MiB
+         + SPLIT_BYTES        the hanging nodes' splits, 32 MiB
          + ~50·PATH_ENTRIES   rows held by the jobs of one part of a batch (~200 MiB)
          + ~150 MiB           one batched split search (node_search.SEARCH_CELLS) and
                               one group of certificate tables (CHUNK_CELLS)
@@ -39,6 +40,10 @@ SCORE_BYTES = 128 * MIB
 TABLE_BYTES = 128 * MIB
 #: Leaves of the subtrees hanging off x's paths (Venn machine), kept between batches.
 LEAF_BYTES = 128 * MIB
+#: Splits of the hanging subtrees' nodes by their rows and weights (Venn machine), kept
+#: between batches (~320 bytes a node: 32 MiB hold ~100 000; on shuttle-shaped data 16 MiB
+#: found nearly every node that 512 MiB did).
+SPLIT_BYTES = 32 * MIB
 #: Training-row entries (rows + weights + search copies) held by the jobs of one batch:
 #: a batch of jobs is cut into parts of at most PATH_ENTRIES // n jobs.
 PATH_ENTRIES = 1 << 22

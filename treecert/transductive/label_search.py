@@ -63,6 +63,8 @@ per column the first cut of largest rounded gain, the grower's own choice among 
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from treecert.transductive.budget import key_bytes
@@ -177,12 +179,45 @@ def search_groups(finder, groups: list, rank: np.ndarray, cache=None,
 
 
 
-def search_alone(finder, nodes: list, rank: np.ndarray) -> list:
+def search_alone(finder, nodes: list, rank: np.ndarray, cache=None) -> list:
     """The grower's split (or None) of every node ``(rows, w)`` of training rows alone (the
     subtrees hanging off x's path; no missing values). Where their weights are covered
     (:func:`covers`), a node the value tallies serve (``cut_tables.tallies_pay``) is
     chosen from its table of R (:func:`_choose_alone`), which needs no sort; the others
-    by the grower's batched search (``node_search.evaluate_nodes``)."""
+    by the grower's batched search (``node_search.evaluate_nodes``).
+
+    ``cache``: a :class:`~treecert.transductive.budget.ByteLRU` of splits by the node's
+    rows and weights, which are all a split depends on: the subtrees of different x's meet
+    the same nodes again (about half of a shuttle-shaped Venn machine's hanging nodes).
+    Its keys are 128-bit BLAKE2 digests of the rows' and weights' bytes, so that a budget
+    holds many nodes (their bytes average 2 KB there); two distinct nodes share a digest
+    with probability about 2^-128 per pair, as the engine registry trusts SHA-256."""
+    if cache is None:
+        return _search_alone(finder, nodes, rank)
+    out: list = [None] * len(nodes)
+    todo: dict = {}  # key -> places of the nodes not in the cache
+    for i, (rows, w) in enumerate(nodes):
+        h = hashlib.blake2b(rows, digest_size=16)
+        h.update(w)
+        key = h.digest()
+        if key in cache:
+            out[i] = cache.get(key)
+        else:
+            todo.setdefault(key, []).append(i)
+    searched = _search_alone(finder, [nodes[places[0]] for places in todo.values()], rank)
+    for (key, places), split in zip(todo.items(), searched, strict=True):
+        for i in places:
+            out[i] = split
+        extra = 0 if split is None or split.value_branch is None else split.value_branch.nbytes
+        cache.put(key, split, _SPLIT_BYTES + extra)
+    return out
+
+
+#: Bytes of one cached split with its key and the cache's entry.
+_SPLIT_BYTES = 320
+
+
+def _search_alone(finder, nodes: list, rank: np.ndarray) -> list:
     out: list = [None] * len(nodes)
     tallied = np.zeros(len(nodes), dtype=bool)
     if nodes and finder.numeric_idx.size:
