@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.node_search import _segments, counts_and_stops
+from treecert.tree.grow import entry_branches
 
 
 class LeafForest:
@@ -28,6 +29,8 @@ class LeafForest:
     def __init__(self, finder) -> None:
         self.finder = finder
         self.K = finder.n_classes
+        self._is_nominal = np.zeros(finder.X.shape[1], dtype=bool)
+        self._is_nominal[finder.nominal_idx] = True
         self._roots: list[tuple[int, np.ndarray, np.ndarray, int]] = []
         self.rows = np.empty(0, np.int64)
         self.w = np.empty(0)
@@ -65,29 +68,29 @@ class LeafForest:
         self._found.append((self.owner[leaf], self.counts[leaf], self.lens[leaf].astype(float)))
 
     def advance(self, splits: list) -> None:
-        """Route the open nodes' rows by their tests (None: the node is a leaf)."""
-        X = self.finder.X
-        split_of = {int(g): sp for g, sp in zip(self._open, splits, strict=True)
-                    if sp is not None}
-        unsplit = np.zeros(self.lens.size, dtype=bool)
+        """Route the open nodes' rows by their tests (None: the node is a leaf), all nodes'
+        entries at once (the grower's :func:`~treecert.tree.grow.entry_branches`)."""
+        G = self.lens.size
+        feature = np.full(G, -1, dtype=np.int64)
+        threshold = np.full(G, np.nan)
+        n_br = np.zeros(G, dtype=np.int64)
+        value_branch: dict[int, np.ndarray] = {}
+        for g, sp in zip(self._open.tolist(), splits, strict=True):
+            if sp is not None:
+                feature[g], threshold[g], n_br[g] = sp.feature, sp.threshold, sp.n_branches
+                if sp.value_branch is not None:
+                    value_branch[g] = sp.value_branch
+        unsplit = np.zeros(G, dtype=bool)
         unsplit[self._open] = True
-        unsplit[list(split_of)] = False
+        unsplit &= feature < 0
         self._keep_leaves(unsplit)
-        if not split_of:
+        parents = np.flatnonzero(feature >= 0)
+        if not parents.size:
             self.rows, self.w = self.rows[:0], self.w[:0]
             self.lens, self.depth, self.owner = self.lens[:0], self.depth[:0], self.owner[:0]
             return
-        parents = np.array(sorted(split_of), dtype=np.int64)
-        seg = self.seg
-        branch = np.full(self.rows.size, -1, dtype=np.int64)
-        n_br = np.zeros(self.lens.size, dtype=np.int64)
-        for g in parents:
-            sp = split_of[int(g)]
-            sl = slice(seg[g], seg[g + 1])
-            vals = X[self.rows[sl], sp.feature]
-            branch[sl] = (vals > sp.threshold if sp.value_branch is None
-                          else sp.value_branch[vals.astype(np.int64)])
-            n_br[g] = sp.n_branches
+        branch = entry_branches(self.finder.X, self._is_nominal, self.rows, self.node, G,
+                                feature, threshold, n_br, value_branch)[0]
         width = int(n_br.max())
         moving = np.flatnonzero(branch >= 0)
         key = self.node[moving] * width + branch[moving]

@@ -339,16 +339,14 @@ def route_entries(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np
     return entry, to, (w * scale).ravel().take(at), branch, to_all
 
 
-def _branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
-              ne: np.ndarray, G: int, feature: np.ndarray, threshold: np.ndarray,
-              n_branches: np.ndarray, value_branch: dict[int, np.ndarray]):
-    """What :func:`route_batch` routes by: each entry's branch (-1: not split or unknown),
-    its value unknown at a split node, the branches (G, width) an unknown value goes to
-    (those of positive known weight, where the node has unknown values) and their known
-    weight fractions; None when no node is split."""
+def entry_branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, ne: np.ndarray,
+                   G: int, feature: np.ndarray, threshold: np.ndarray, n_branches: np.ndarray,
+                   value_branch: dict[int, np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Each entry's branch under its node's test (-1: the node is not split — feature -1 or
+    no branches — or the value is unknown), and whether its value is unknown, or known,
+    at a split node; entries as :func:`route_batch`'s."""
     # (gathers by take: several times faster than indexing with arrays)
-    nbr = np.where(feature >= 0, n_branches, 0)
-    sp_e = nbr.take(ne) > 0
+    sp_e = np.where(feature >= 0, n_branches, 0).take(ne) > 0
     f_e = np.where(sp_e, feature.take(ne), 0)
     vals = (X.reshape(-1).take(rows * X.shape[1] + f_e) if X.flags.c_contiguous
             else X[rows, f_e])
@@ -366,6 +364,19 @@ def _branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.nda
         vb_off[vb_nodes] = np.cumsum([0, *sizes[:-1]])
         vb_flat = np.concatenate([value_branch[g] for g in vb_nodes])
         branch[nom_e] = vb_flat.take(vb_off.take(ne[nom_e]) + vals[nom_e].astype(np.int64))
+    return branch, missing, known
+
+
+def _branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
+              ne: np.ndarray, G: int, feature: np.ndarray, threshold: np.ndarray,
+              n_branches: np.ndarray, value_branch: dict[int, np.ndarray]):
+    """What :func:`route_batch` routes by: each entry's branch (-1: not split or unknown),
+    its value unknown at a split node, the branches (G, width) an unknown value goes to
+    (those of positive known weight, where the node has unknown values) and their known
+    weight fractions; None when no node is split."""
+    nbr = np.where(feature >= 0, n_branches, 0)
+    branch, missing, known = entry_branches(X, is_nominal, rows, ne, G, feature, threshold,
+                                            nbr, value_branch)
     maxnb = int(nbr.max()) if G else 0
     if maxnb == 0:
         return None
