@@ -57,8 +57,8 @@ and edits them (the engine front picks the subclass).
 
 Memory is bounded by the training data, never by the number of test rows
 (:mod:`~treecert.transductive.budget` gives the formula): certificate tables, rescoring
-tables and the Venn machine's hanging leaves are cached within byte budgets (least recently
-used out, between batches) and a batch is grown in parts of at most
+tables and the Venn machine's hanging leaves and splits are cached within byte budgets
+(least recently used out, between batches) and a batch is grown in parts of at most
 :data:`~treecert.transductive.budget.PATH_ENTRIES` rows × jobs; the budgets change no result
 (``tests/test_engine_budget.py``).
 """
