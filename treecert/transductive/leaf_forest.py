@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.node_search import _segments, counts_and_stops
-from treecert.tree.grow import entry_branches
+from treecert.tree.grow import entry_branches, split_arrays
 
 
 class LeafForest:
@@ -71,15 +71,7 @@ class LeafForest:
         """Route the open nodes' rows by their tests (None: the node is a leaf), all nodes'
         entries at once (the grower's :func:`~treecert.tree.grow.entry_branches`)."""
         G = self.lens.size
-        feature = np.full(G, -1, dtype=np.int64)
-        threshold = np.full(G, np.nan)
-        n_br = np.zeros(G, dtype=np.int64)
-        value_branch: dict[int, np.ndarray] = {}
-        for g, sp in zip(self._open.tolist(), splits, strict=True):
-            if sp is not None:
-                feature[g], threshold[g], n_br[g] = sp.feature, sp.threshold, sp.n_branches
-                if sp.value_branch is not None:
-                    value_branch[g] = sp.value_branch
+        feature, threshold, n_br, value_branch = split_arrays(G, self._open.tolist(), splits)
         unsplit = np.zeros(G, dtype=bool)
         unsplit[self._open] = True
         unsplit &= feature < 0

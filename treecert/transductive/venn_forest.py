@@ -45,7 +45,7 @@ from treecert.transductive.node_search import (
 )
 from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.arrays import route_weighted
-from treecert.tree.grow import route_batch
+from treecert.tree.grow import route_batch, split_arrays
 from treecert.tree.leaf_estimates import leaf_proba
 
 
@@ -102,15 +102,7 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         open_g = np.flatnonzero(~stop)
         splits = _tests(search, [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]])
                                  for g in open_g.tolist()], rank)
-        feature = np.full(G, -1, dtype=np.int64)
-        threshold = np.full(G, np.nan)
-        n_br = np.zeros(G, dtype=np.int64)
-        value_branch: dict[int, np.ndarray] = {}
-        for g, sp in zip(open_g.tolist(), splits, strict=True):
-            if sp is not None:
-                feature[g], threshold[g], n_br[g] = sp.feature, sp.threshold, sp.n_branches
-                if sp.value_branch is not None:
-                    value_branch[g] = sp.value_branch
+        feature, threshold, n_br, value_branch = split_arrays(G, open_g.tolist(), splits)
         counts_l.append(counts)
         feature_l.append(feature)
         threshold_l.append(threshold)

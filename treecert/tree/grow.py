@@ -339,6 +339,22 @@ def route_entries(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np
     return entry, to, (w * scale).ravel().take(at), branch, to_all
 
 
+def split_arrays(G: int, nodes, splits: list) -> tuple:
+    """``(feature, threshold, n_branches, value_branch)`` of ``G`` nodes, as
+    :func:`route_batch` and :func:`entry_branches` take them, from the splits (or None) of
+    the nodes numbered ``nodes``; every other node unsplit (feature -1)."""
+    feature = np.full(G, -1, dtype=np.int64)
+    threshold = np.full(G, np.nan)
+    n_branches = np.zeros(G, dtype=np.int64)
+    value_branch: dict[int, np.ndarray] = {}
+    for g, sp in zip(nodes, splits, strict=True):
+        if sp is not None:
+            feature[g], threshold[g], n_branches[g] = sp.feature, sp.threshold, sp.n_branches
+            if sp.value_branch is not None:
+                value_branch[g] = sp.value_branch
+    return feature, threshold, n_branches, value_branch
+
+
 def entry_branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, ne: np.ndarray,
                    G: int, feature: np.ndarray, threshold: np.ndarray, n_branches: np.ndarray,
                    value_branch: dict[int, np.ndarray]) -> tuple[np.ndarray, ...]:
