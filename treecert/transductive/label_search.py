@@ -197,8 +197,8 @@ def search_alone(finder, nodes: list, rank: np.ndarray, cache=None) -> list:
     out: list = [None] * len(nodes)
     todo: dict = {}  # key -> places of the nodes not in the cache
     for i, (rows, w) in enumerate(nodes):
-        h = hashlib.blake2b(rows, digest_size=16)
-        h.update(w)
+        h = hashlib.blake2b(np.ascontiguousarray(rows, dtype=np.int64), digest_size=16)
+        h.update(np.ascontiguousarray(w, dtype=float))
         key = h.digest()
         if key in cache:
             out[i] = cache.get(key)
