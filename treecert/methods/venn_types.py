@@ -124,8 +124,14 @@ def merge_atoms(vid: np.ndarray, counts: np.ndarray | NonZeroCounts, n_inst: np.
         return np.arange(vid.size), cells, n_inst, atom_ptr, x_atom
     owner = np.repeat(np.arange(R), np.diff(atom_ptr))
     span = int(vid.max()) + 1
-    uniq, first, inv = np.unique(owner * span + vid, return_index=True, return_inverse=True)
-    inv = inv.ravel()
+    key = owner * span + vid
+    if R * span <= 8 * key.size + 1024:  # counted, no sort; any atom of a group serves
+        uniq, inv = _counted_groups(key, R * span)  # as its first: they share a forecast
+        first = np.empty(uniq.size, dtype=np.int64)
+        first[inv] = np.arange(key.size)
+    else:
+        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        inv = inv.ravel()
     A = uniq.size
     merged = cells.sum_by(inv, A)
     ptr = np.searchsorted(uniq // span, np.arange(R + 1))
@@ -185,6 +191,14 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray | NonZeroCounts, n_in
     return rows / rows.sum(axis=1, keepdims=True)
 
 
+def _counted_groups(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` of integer keys in [0, ``size``) by counting
+    (no sort; for a ``size`` not much more than the keys): the distinct keys ascending and
+    each key's index among them."""
+    present = np.bincount(key, minlength=size) > 0
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[key]
+
+
 def _value_groups(v: np.ndarray, owner: np.ndarray, R: int, vid: np.ndarray | None):
     """The atoms grouped by (row, value ``v``), groups numbered in that order: each atom's
     group, each group's value, and each row's first group (R + 1,). With ``vid`` the values
@@ -196,12 +210,8 @@ def _value_groups(v: np.ndarray, owner: np.ndarray, R: int, vid: np.ndarray | No
         values, rank = np.unique(v[rep], return_inverse=True)
         U = values.size
         if R * U <= 8 * v.size + 1024:
-            key = owner * U + rank.ravel()[vid]
-            present = np.bincount(key, minlength=R * U) > 0
-            keys = np.flatnonzero(present)
-            number = np.cumsum(present) - 1
-            return (number[key], values[keys % U],
-                    np.searchsorted(keys // U, np.arange(R + 1)))
+            keys, group = _counted_groups(owner * U + rank.ravel()[vid], R * U)
+            return group, values[keys % U], np.searchsorted(keys // U, np.arange(R + 1))
     order = np.lexsort((v, owner))
     vs, os = v[order], owner[order]
     first = np.ones(order.size, dtype=bool)
