@@ -41,8 +41,8 @@ TABLE_BYTES = 128 * MIB
 #: Leaves of the subtrees hanging off x's paths (Venn machine), kept between batches.
 LEAF_BYTES = 128 * MIB
 #: Splits of the hanging subtrees' nodes by their rows and weights (Venn machine), kept
-#: between batches (~320 bytes a node: 32 MiB hold ~100 000; on shuttle-shaped data 16 MiB
-#: found nearly every node that 512 MiB did).
+#: between batches (``label_search._SPLIT_BYTES`` a node: 32 MiB hold ~100 000; on
+#: shuttle-shaped data 16 MiB found nearly every node that 512 MiB did).
 SPLIT_BYTES = 32 * MIB
 #: Training-row entries (rows + weights + search copies) held by the jobs of one batch:
 #: a batch of jobs is cut into parts of at most PATH_ENTRIES // n jobs.
