@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.discretize import _LOG2, _entropy_conditioned, _entropy_rows
-from treecert.tree.segments import _ranges
+from treecert.tree.segments import _ranges, counted_unique
 
 
 # ------------------------------------------------------------------------------ MDL on groups
@@ -126,7 +126,7 @@ def merge_atoms(vid: np.ndarray, counts: np.ndarray | NonZeroCounts, n_inst: np.
     span = int(vid.max()) + 1
     key = owner * span + vid
     if R * span <= 8 * key.size + 1024:  # counted, no sort; any atom of a group serves
-        uniq, inv = _counted_groups(key, R * span)  # as its first: they share a forecast
+        uniq, inv = counted_unique(key, R * span)  # as its first: they share a forecast
         first = np.empty(uniq.size, dtype=np.int64)
         first[inv] = np.arange(key.size)
     else:
@@ -191,14 +191,6 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray | NonZeroCounts, n_in
     return rows / rows.sum(axis=1, keepdims=True)
 
 
-def _counted_groups(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(key, return_inverse=True)`` of integer keys in [0, ``size``) by counting
-    (no sort; for a ``size`` not much more than the keys): the distinct keys ascending and
-    each key's index among them."""
-    present = np.bincount(key, minlength=size) > 0
-    return np.flatnonzero(present), (np.cumsum(present) - 1)[key]
-
-
 def _value_groups(v: np.ndarray, owner: np.ndarray, R: int, vid: np.ndarray | None):
     """The atoms grouped by (row, value ``v``), groups numbered in that order: each atom's
     group, each group's value, and each row's first group (R + 1,). With ``vid`` the values
@@ -210,7 +202,7 @@ def _value_groups(v: np.ndarray, owner: np.ndarray, R: int, vid: np.ndarray | No
         values, rank = np.unique(v[rep], return_inverse=True)
         U = values.size
         if R * U <= 8 * v.size + 1024:
-            keys, group = _counted_groups(owner * U + rank.ravel()[vid], R * U)
+            keys, group = counted_unique(owner * U + rank.ravel()[vid], R * U)
             return group, values[keys % U], np.searchsorted(keys // U, np.arange(R + 1))
     order = np.lexsort((v, owner))
     vs, os = v[order], owner[order]

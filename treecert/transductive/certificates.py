@@ -18,7 +18,7 @@ from treecert.transductive import budget
 from treecert.transductive.node_search import rank_orders
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _LN2, _impurity_last
-from treecert.tree.segments import unique_rows
+from treecert.tree.segments import counted_unique, unique_rows
 
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
 _MARGIN = 1e-9
@@ -127,9 +127,8 @@ def distinct_changes(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if D.shape[0]:
         c = D.argmax(axis=1)
         if np.array_equal(D, np.eye(K)[c]):
-            present = np.bincount(c, minlength=K)[::-1] > 0  # rows ascending: c descending
-            slot = np.cumsum(present) - 1
-            return np.eye(K)[::-1][present], slot[K - 1 - c]
+            keys, group = counted_unique(K - 1 - c, K)  # rows ascending: c descending
+            return np.eye(K)[::-1][keys], group
     return unique_rows(D)
 
 

@@ -358,11 +358,11 @@ def split_arrays(G: int, nodes, splits: list) -> tuple:
 def entry_branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, ne: np.ndarray,
                    G: int, feature: np.ndarray, threshold: np.ndarray, n_branches: np.ndarray,
                    value_branch: dict[int, np.ndarray]) -> tuple[np.ndarray, ...]:
-    """Each entry's branch under its node's test (-1: the node is not split — feature -1 or
-    no branches — or the value is unknown), and whether its value is unknown, or known,
-    at a split node; entries as :func:`route_batch`'s."""
+    """Each entry's branch under its node's test (-1: the node is not split — no branches,
+    ``n_branches`` 0 — or the value is unknown), and whether its value is unknown, or
+    known, at a split node; entries as :func:`route_batch`'s."""
     # (gathers by take: several times faster than indexing with arrays)
-    sp_e = np.where(feature >= 0, n_branches, 0).take(ne) > 0
+    sp_e = n_branches.take(ne) > 0
     f_e = np.where(sp_e, feature.take(ne), 0)
     vals = (X.reshape(-1).take(rows * X.shape[1] + f_e) if X.flags.c_contiguous
             else X[rows, f_e])

@@ -6,7 +6,8 @@ segment. Every floating-point sum over a segment must equal the one a node-by-no
 takes: segmented (cumulative) sums are exact when the weights are dyadic (integer weights:
 always) and are then taken in one pass over all segments; the others are re-done node by
 node. Where sums are exact, ties in a column may be sorted in any order
-(:func:`_exact_any_order`). Also here, as the other array helpers: :func:`unique_rows`.
+(:func:`_exact_any_order`). Also here, as the other array helpers: :func:`unique_rows`
+and :func:`counted_unique`.
 """
 
 from __future__ import annotations
@@ -110,6 +111,14 @@ def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
     return ordered[new], inverse
+
+
+def counted_unique(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` of integer keys in [0, ``size``) by counting
+    instead of sorting (for a ``size`` not much more than the keys): the distinct keys
+    ascending and each key's index among them."""
+    present = np.bincount(key, minlength=size) > 0
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[key]
 
 
 @dataclass(eq=False, slots=True)
