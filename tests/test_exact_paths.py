@@ -110,9 +110,11 @@ def test_x_with_unknown_values_takes_the_exact_paths_on_certified_data():
 @given(lens=st.lists(st.integers(0, 40), min_size=1, max_size=12),
        seed=st.integers(0, 2**32 - 1), dyadic=st.booleans())
 def test_stopping_weight_decided_as_the_grower_sums_it(lens, seed, dyadic):
-    """The eligible-weight stop of every content (one cumsum, the grower's sums only where
-    rounding could matter) is the grower's, also with the limit at a segment's exact sum."""
-    from treecert.transductive.exact_paths import _too_light
+    """The eligible-weight stop of every node (:func:`~treecert.tree.grow.too_light`, which
+    the grower's levels and the exact paths' contents both read: one cumsum, the grower's
+    sums only where rounding could matter) is the node-by-node sum's, also with the limit
+    at a segment's exact sum."""
+    from treecert.tree.grow import too_light
     from treecert.tree.segments import _exact_segments, _ragged_sums
 
     rng = np.random.default_rng(seed)
@@ -124,7 +126,7 @@ def test_stopping_weight_decided_as_the_grower_sums_it(lens, seed, dyadic):
     node = np.repeat(np.arange(lens.size), lens)
     want = _ragged_sums(ew, seg, _exact_segments(w, node, lens.size))
     for limit in (*want[:3], *np.nextafter(want[:3], np.inf), 2.0, 0.0):
-        np.testing.assert_array_equal(_too_light(ew, w, seg, float(limit)), want < limit)
+        np.testing.assert_array_equal(too_light(ew, w, seg, float(limit)), want < limit)
 
 
 def test_identical_test_rows_share_their_contents():

@@ -25,7 +25,8 @@ x are the children's contents. Only the search sees each node's own x, and the n
 of it is tallied once per distinct set of training rows and x added to it
 (:mod:`treecert.transductive.shared_tallies`). The eligible weight only meets the stopping
 rule's ``2 min_leaf``: one cumsum decides every content whose weight is further from it than
-any rounding of the sum, the others are summed the grower's way (:func:`_too_light`).
+any rounding of the sum, the others are summed the grower's way
+(:func:`~treecert.tree.grow.too_light`).
 
 Bit-for-bit equality with growing the whole tree and routing x through it
 (``engine=naive``): each node's rows and weights are the grower's, in the grower's order, so
@@ -50,9 +51,9 @@ from treecert.transductive.node_search import (
     choose_tests,
 )
 from treecert.transductive.shared_tallies import SharedTallies
-from treecert.tree.grow import route_entries, stops
+from treecert.tree.grow import route_entries, stops, too_light
 from treecert.tree.impurity import _lastsum
-from treecert.tree.segments import _exact_segments, _ragged_sums, _ranges
+from treecert.tree.segments import _ranges
 from treecert.tree.split_search import Split
 
 
@@ -220,7 +221,8 @@ def _shape_counts(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray, ne: 
     """Per content (S of them, laid end to end): the class counts of its training rows (x,
     its last row when ``has_x``, left out: each node adds its own) and whether its eligible
     weight — x's is 0, so it is that of every node of the content — is below
-    ``2 min_leaf``, the stopping rule that reads it (:func:`_too_light`)."""
+    ``2 min_leaf``, the stopping rule that reads it
+    (:func:`~treecert.tree.grow.too_light`)."""
     S, K = seg.size - 1, finder.n_classes
     tw = w
     if has_x:  # x's weight 0 in its own cell: fl(sum + 0.0) is the sum (weights >= 0)
@@ -229,28 +231,7 @@ def _shape_counts(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray, ne: 
     counts = np.bincount(ne * K + finder.y.take(rows), weights=tw,
                          minlength=S * K).reshape(S, K).astype(float, copy=False)  # none: int
     ew = w if finder.eligible is None else w * finder.eligible.take(rows)
-    return counts, _too_light(ew, w, seg, 2 * finder.params.min_leaf)
-
-
-def _too_light(ew: np.ndarray, w: np.ndarray, seg: np.ndarray, limit: float) -> np.ndarray:
-    """Per segment: the sum of its eligible weights ``ew``, as
-    :func:`~treecert.tree.grow.segment_stops` takes it (exact where the weights ``w`` are),
-    is below ``limit``. One cumsum decides every segment whose sum is further from the
-    limit than both sums' rounding errors (each within n·eps·Σ|w| of the true sum, n the
-    number of terms); only the others are summed the grower's way."""
-    cs = np.zeros(ew.size + 1)
-    np.cumsum(ew, out=cs[1:])
-    approx = cs[seg[1:]] - cs[seg[:-1]]
-    error = 4.0 * (ew.size + 1) * np.finfo(float).eps * float(np.abs(ew).sum())
-    close = np.flatnonzero(np.abs(approx - limit) <= error)
-    if close.size:  # the grower's sums of these segments (exact ones in any order)
-        lens = seg[close + 1] - seg[close]
-        sub = np.zeros(close.size + 1, dtype=np.int64)
-        np.cumsum(lens, out=sub[1:])
-        take = _ranges(seg[close], lens)
-        node = np.repeat(np.arange(close.size), lens)
-        approx[close] = _ragged_sums(ew[take], sub, _exact_segments(w[take], node, close.size))
-    return approx < limit
+    return counts, too_light(ew, w, seg, 2 * finder.params.min_leaf)
 
 
 def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | None,

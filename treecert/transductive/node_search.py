@@ -16,9 +16,9 @@ import numpy as np
 from treecert.transductive.budget import rows_key
 from treecert.tree.grow import (
     eligible_weights,
-    segment_eligible_weights,
     segment_stops,
     stops,
+    too_light,
 )
 from treecert.tree.segments import _Batch, _class_dtype, _exact_segments, _index_dtype, _ragged_sums
 from treecert.tree.split_search import _Choice
@@ -233,7 +233,7 @@ def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,
     rows are consecutive in ``rows``/``w`` (:func:`_segments`)."""
     K, G = finder.n_classes, seg.size - 1
     counts = np.bincount(node * K + finder.y[rows], weights=w, minlength=G * K).reshape(G, K)
-    return counts, segment_stops(finder, rows, w, seg, node, counts, depth)
+    return counts, segment_stops(finder, rows, w, seg, counts, depth)
 
 
 def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
@@ -273,12 +273,13 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
     exact = _exact_segments(w_train, node, R)
     if exact.all() and (finder.eligible is None or finder.eligible[rows_train].all()):
         # exact sums of eligible training rows: x's eligible weight, 0, changes no bit
-        elig_w = _ragged_sums(w_train, seg, exact)
-    else:
-        seg, node = _segments(np.array([r.size for r, _, _ in reps], dtype=np.int64))
-        elig_w = segment_eligible_weights(finder, np.concatenate([r for r, _, _ in reps]),
-                                          np.concatenate([v for _, v, _ in reps]), seg, node)
-    return counts, stops(finder.params, counts, elig_w[group], depth)
+        light = _ragged_sums(w_train, seg, exact) < 2 * finder.params.min_leaf
+    else:  # met with the limit as the grower sums each node (too_light)
+        seg, _ = _segments(np.array([r.size for r, _, _ in reps], dtype=np.int64))
+        w_all = np.concatenate([v for _, v, _ in reps])
+        ew = eligible_weights(finder.eligible, np.concatenate([r for r, _, _ in reps]), w_all)
+        light = too_light(w_all if ew is None else ew, w_all, seg, 2 * finder.params.min_leaf)
+    return counts, stops(finder.params, counts, np.where(light[group], -np.inf, np.inf), depth)
 
 
 def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:

@@ -59,21 +59,36 @@ def stops(params: GrowParams, counts: np.ndarray, eligible_weight, depth) -> np.
 
 
 def segment_stops(finder: SplitFinder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,
-                  node: np.ndarray, counts: np.ndarray, depth) -> np.ndarray:
+                  counts: np.ndarray, depth) -> np.ndarray:
     """:func:`node_stops` of many nodes at once — node g holds ``rows[seg[g]:seg[g+1]]``
-    (``node`` names each row's node) — with the eligible weights summed exactly as
-    ``.sum()`` would, node by node."""
-    return stops(finder.params, counts, segment_eligible_weights(finder, rows, w, seg, node),
-                 depth)
-
-
-def segment_eligible_weights(finder: SplitFinder, rows: np.ndarray, w: np.ndarray,
-                             seg: np.ndarray, node: np.ndarray) -> np.ndarray:
-    """The eligible weight of every node of :func:`segment_stops`, summed exactly as
-    ``.sum()`` would, node by node (exact where the weights are; each node's own sum
-    elsewhere)."""
+    — with the eligible weights met with ``2 min_leaf`` as ``.sum()`` would sum them, node
+    by node (:func:`too_light`)."""
     ew = eligible_weights(finder.eligible, rows, w)
-    return _ragged_sums(w if ew is None else ew, seg, _exact_segments(w, node, seg.size - 1))
+    light = too_light(w if ew is None else ew, w, seg, 2 * finder.params.min_leaf)
+    return stops(finder.params, counts, np.where(light, -np.inf, np.inf), depth)
+
+
+def too_light(ew: np.ndarray, w: np.ndarray, seg: np.ndarray, limit: float) -> np.ndarray:
+    """Per segment: the sum of its eligible weights ``ew``, as :func:`stops` reads it
+    (summed as ``.sum()`` sums it: exactly where the weights ``w`` are dyadic, else node by
+    node), is below ``limit``. One cumsum decides every segment whose sum is further from
+    the limit than both sums' rounding errors (each within n·eps·Σ|w| of the true sum, n
+    the number of terms); only the others are summed the grower's way. (The node-by-node
+    sums of fractional nodes were one ``sum`` call each: 12 700 in a 10-fold Venn machine
+    on vote, where every one was far from the limit.)"""
+    cs = np.zeros(ew.size + 1)
+    np.cumsum(ew, out=cs[1:])
+    approx = cs[seg[1:]] - cs[seg[:-1]]
+    error = 4.0 * (ew.size + 1) * np.finfo(float).eps * float(np.abs(ew).sum())
+    close = np.flatnonzero(np.abs(approx - limit) <= error)
+    if close.size:  # the grower's sums of these segments (exact ones in any order)
+        lens = seg[close + 1] - seg[close]
+        sub = np.zeros(close.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=sub[1:])
+        take = _ranges(seg[close], lens)
+        node = np.repeat(np.arange(close.size), lens)
+        approx[close] = _ragged_sums(ew[take], sub, _exact_segments(w[take], node, close.size))
+    return approx < limit
 
 
 def eligible_weights(eligible: np.ndarray | None, rows: np.ndarray,
@@ -213,7 +228,7 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         levels.append(lvl)
         n = lvl.lens.size
         counts = lvl.counts
-        active = ~segment_stops(finder, lvl.rows, lvl.w, lvl.seg, lvl.node, counts,
+        active = ~segment_stops(finder, lvl.rows, lvl.w, lvl.seg, counts,
                                 depth0 + len(levels) - 1)
         if not active.any():
             break
