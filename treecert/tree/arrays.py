@@ -330,8 +330,10 @@ def route_weighted(X: np.ndarray, row_of: np.ndarray, start: np.ndarray,
     node = np.asarray(start, dtype=np.int64)
     weight = np.ones(row.size)
     out_r, out_l, out_w = [], [], []
+    # gathers by flat ``take`` (several times faster than indexing with arrays or masks)
+    X_flat, p = (X.reshape(-1), X.shape[1]) if X.flags.c_contiguous else (None, 0)
     while row.size:
-        f = feature[node]
+        f = feature.take(node)
         leaf = f < 0
         if leaf.any():
             out_r.append(row[leaf])
@@ -341,33 +343,40 @@ def route_weighted(X: np.ndarray, row_of: np.ndarray, start: np.ndarray,
             row, node, weight, f = row[keep], node[keep], weight[keep], f[keep]
         if not row.size:
             break
-        vals = X[row_of[row], f]
+        vals = (X_flat.take(row_of.take(row) * p + f) if X_flat is not None
+                else X[row_of[row], f])
         missing = np.isnan(vals)
-        t = threshold[node]
-        numeric = ~np.isnan(t)
-        branch = np.zeros(row.size, dtype=np.int64)
-        branch[numeric] = vals[numeric] > t[numeric]
-        nom = ~numeric & ~missing
-        if nom.any():
-            branch[nom] = value_branch[value_branch_ptr[node[nom]] + vals[nom].astype(np.int64)]
+        t = threshold.take(node)
+        # numeric tests: value > threshold (False for a nominal test's NaN threshold, whose
+        # entries are set below, and for an unknown value, which takes every branch)
+        branch = (vals > t).astype(np.int64)
+        nom = np.isnan(t)
+        nom &= ~missing
+        if nom.any():  # a nominal test's branch of the value (index 0 elsewhere: unread)
+            codes = np.where(nom, vals, 0.0).astype(np.int64)
+            at = np.where(nom, value_branch_ptr.take(node) + codes, 0)
+            branch = np.where(nom, value_branch.take(at), branch)
+        if not missing.any():  # one move each, every weight as it was (> 0)
+            node = children.take(children_ptr.take(node) + branch)
+            continue
         known = ~missing
         nxt_row = [row[known]]
         nxt_node = [children[children_ptr[node[known]] + branch[known]]]
         nxt_w = [weight[known]]
-        if missing.any():
-            m_node = node[missing]
-            n_kids = children_ptr[m_node + 1] - children_ptr[m_node]
-            first = np.repeat(children_ptr[m_node], n_kids)
-            edge = first + np.arange(n_kids.sum()) - np.repeat(np.cumsum(n_kids) - n_kids,
-                                                                n_kids)
-            nxt_row.append(np.repeat(row[missing], n_kids))
-            nxt_node.append(children[edge])
-            nxt_w.append(np.repeat(weight[missing], n_kids) * edge_frac[edge])
+        m_node = node[missing]
+        n_kids = children_ptr[m_node + 1] - children_ptr[m_node]
+        first = np.repeat(children_ptr[m_node], n_kids)
+        edge = first + np.arange(n_kids.sum()) - np.repeat(np.cumsum(n_kids) - n_kids,
+                                                            n_kids)
+        nxt_row.append(np.repeat(row[missing], n_kids))
+        nxt_node.append(children[edge])
+        nxt_w.append(np.repeat(weight[missing], n_kids) * edge_frac[edge])
         row = np.concatenate(nxt_row)
         node = np.concatenate(nxt_node)
         weight = np.concatenate(nxt_w)
         w_pos = weight > 0
-        row, node, weight = row[w_pos], node[w_pos], weight[w_pos]
+        if not w_pos.all():
+            row, node, weight = row[w_pos], node[w_pos], weight[w_pos]
     if not out_r:
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
     return np.concatenate(out_r), np.concatenate(out_l), np.concatenate(out_w)
