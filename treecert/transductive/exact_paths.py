@@ -51,7 +51,7 @@ from treecert.transductive.node_search import (
     choose_tests,
 )
 from treecert.transductive.shared_tallies import SharedTallies
-from treecert.tree.grow import route_entries, stops, too_light
+from treecert.tree.grow import light_stops, route_entries, too_light
 from treecert.tree.impurity import _lastsum
 from treecert.tree.segments import _ranges
 from treecert.tree.split_search import Split
@@ -121,7 +121,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         x_w = w[seg[1:] - 1].take(shape) if has_x else None
         if has_x:  # x, last in every cell it enters (bincount's order)
             counts[np.arange(G), finder.y[x_row]] += x_w
-        stop = stops(finder.params, counts, np.where(light[shape], -np.inf, np.inf), depth)
+        stop = light_stops(finder.params, counts, light[shape], depth)
         if parent is not None and xmiss.any():  # x's share: branch_fraction's product
             frac = np.ones(xmiss.size)
             frac[xmiss] = branch_fractions(parent[xmiss], branch[xmiss],

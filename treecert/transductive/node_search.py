@@ -16,8 +16,8 @@ import numpy as np
 from treecert.transductive.budget import rows_key
 from treecert.tree.grow import (
     eligible_weights,
+    light_stops,
     segment_stops,
-    stops,
     too_light,
 )
 from treecert.tree.segments import _Batch, _class_dtype, _exact_segments, _index_dtype, _ragged_sums
@@ -279,7 +279,7 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
         w_all = np.concatenate([v for _, v, _ in reps])
         ew = eligible_weights(finder.eligible, np.concatenate([r for r, _, _ in reps]), w_all)
         light = too_light(w_all if ew is None else ew, w_all, seg, 2 * finder.params.min_leaf)
-    return counts, stops(finder.params, counts, np.where(light[group], -np.inf, np.inf), depth)
+    return counts, light_stops(finder.params, counts, light[group], depth)
 
 
 def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:

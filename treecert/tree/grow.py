@@ -50,8 +50,15 @@ def stops(params: GrowParams, counts: np.ndarray, eligible_weight, depth) -> np.
     """The grower's stopping rules for count rows (..., K), vectorised: no weight, too
     little eligible weight for two branches of ``min_leaf``, one class only, or
     ``max_depth`` reached. The one definition every builder and engine uses."""
+    return light_stops(params, counts, np.asarray(eligible_weight) < 2 * params.min_leaf,
+                       depth)
+
+
+def light_stops(params: GrowParams, counts: np.ndarray, light, depth) -> np.ndarray:
+    """:func:`stops` given, per row, whether its eligible weight is below ``2 min_leaf``
+    (``light``: :func:`too_light`, which decides it without every node's own sum)."""
     total = _lastsum(counts)
-    out = ~(total > 0) | (np.asarray(eligible_weight) < 2 * params.min_leaf)
+    out = ~(total > 0) | np.asarray(light)
     out |= counts.max(axis=-1) >= total - 1e-9 * np.maximum(total, 1.0)
     if params.max_depth is not None:
         out |= np.asarray(depth) >= params.max_depth
@@ -65,7 +72,7 @@ def segment_stops(finder: SplitFinder, rows: np.ndarray, w: np.ndarray, seg: np.
     by node (:func:`too_light`)."""
     ew = eligible_weights(finder.eligible, rows, w)
     light = too_light(w if ew is None else ew, w, seg, 2 * finder.params.min_leaf)
-    return stops(finder.params, counts, np.where(light, -np.inf, np.inf), depth)
+    return light_stops(finder.params, counts, light, depth)
 
 
 def too_light(ew: np.ndarray, w: np.ndarray, seg: np.ndarray, limit: float) -> np.ndarray:
@@ -73,13 +80,14 @@ def too_light(ew: np.ndarray, w: np.ndarray, seg: np.ndarray, limit: float) -> n
     (summed as ``.sum()`` sums it: exactly where the weights ``w`` are dyadic, else node by
     node), is below ``limit``. One cumsum decides every segment whose sum is further from
     the limit than both sums' rounding errors (each within n·eps·Σ|w| of the true sum, n
-    the number of terms); only the others are summed the grower's way. (The node-by-node
-    sums of fractional nodes were one ``sum`` call each: 12 730 in a 10-fold Venn machine
-    on vote, of which one lies within rounding of the limit.)"""
+    the number of terms; weights are never negative, so Σ|w| is the cumsum's last, to within
+    its own rounding, which the factor 4 covers); only the others are summed the grower's
+    way. (The node-by-node sums of fractional nodes were one ``sum`` call each: 12 730 in
+    a 10-fold Venn machine on vote, of which one lies within rounding of the limit.)"""
     cs = np.zeros(ew.size + 1)
     np.cumsum(ew, out=cs[1:])
     approx = cs[seg[1:]] - cs[seg[:-1]]
-    error = 4.0 * (ew.size + 1) * np.finfo(float).eps * float(np.abs(ew).sum())
+    error = 4.0 * (ew.size + 1) * np.finfo(float).eps * float(cs[-1])
     close = np.flatnonzero(np.abs(approx - limit) <= error)
     if close.size:  # the grower's sums of these segments (exact ones in any order)
         lens = seg[close + 1] - seg[close]
