@@ -30,6 +30,7 @@ from treecert.transductive.engine import (
     check_engine,
     check_engine_covers,
 )
+from treecert.tree.segments import flat_nonzero
 
 
 def symmetric_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -87,7 +88,7 @@ class KukarKononenkoMethod(Method):
         them, the engine's ValueError (or first a fold's inductive fit's own error)."""
         data = self.engine_.data
         row_fold, rows, x_fold = held_out_folds.assignment(data.n_samples, folds)
-        trees = [self.new_tree(leaf="laplace").fit(data.subset(np.flatnonzero(row_fold != f)))
+        trees = [self.new_tree(leaf="laplace").fit(data.subset(flat_nonzero(row_fold != f)))
                  for f in range(len(folds))]
         P = np.concatenate([t.predict_proba(data.X[f_rows]) for t, f_rows in
                             zip(trees, folds, strict=True)]) if folds else np.zeros((0, 0))

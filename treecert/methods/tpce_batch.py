@@ -15,6 +15,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction
+from treecert.tree.segments import flat_nonzero
 
 
 class TpceBatchMethod(Method):
@@ -26,7 +27,7 @@ class TpceBatchMethod(Method):
     randomised = True
 
     def fit(self, data: Dataset) -> TpceBatchMethod:
-        self.train_ = data.subset(np.flatnonzero(data.y >= 0))
+        self.train_ = data.subset(flat_nonzero(data.y >= 0))
         return self
 
     def predict(self, data: Dataset) -> Prediction:

@@ -82,6 +82,7 @@ from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.edited_trees import has_edits
 from treecert.transductive.engine import check_engine
 from treecert.transductive.engine_registry import HoldsSharedEngine
+from treecert.tree.segments import flat_nonzero
 
 TREE_BASES = ("frequency", "laplace", "m_estimate")
 
@@ -158,8 +159,8 @@ class _NBVenn:
         self.X, self.y, self.w = data.X, data.y.astype(np.int64), data.weights.astype(float)
         schema = data.schema
         nominal = schema.nominal_mask()
-        self.nominal_idx = np.flatnonzero(nominal)
-        self.numeric_idx = np.flatnonzero(~nominal)
+        self.nominal_idx = flat_nonzero(nominal)
+        self.numeric_idx = flat_nonzero(~nominal)
         self.n_values = [int(v) for v in schema.n_values()]
         # Counts of D alone; x's contribution is added per label.
         self.base = nb_stats(self.X, self.y, self.w, self.n_values, self.K, self.nominal_idx,
@@ -249,7 +250,7 @@ class VennMethod(HoldsSharedEngine, Method):
         from treecert.transductive.engine import TransductiveEngine
 
         self._check()
-        data = data.subset(np.flatnonzero(data.y >= 0))
+        data = data.subset(flat_nonzero(data.y >= 0))
         self.inductive_ = None
         self.data_ = data
         self.__dict__.pop("_batch", None)  # a refit: the machine of the old data
@@ -336,7 +337,7 @@ class VennMethod(HoldsSharedEngine, Method):
         if fast.any():
             out[fast] = batch.venn_matrices(X[fast], self.opts["taxonomy"], kw["kind"],
                                             kw["alpha"], kw["m"], type_columns(K))
-        rest = np.flatnonzero(~fast)
+        rest = flat_nonzero(~fast)
         if rest.size:  # x's leaves' frequencies mixed by x's shares: estimates with α = 0
             rows = self.engine_.estimates(np.repeat(X[rest], K, axis=0),
                                           np.tile(np.arange(K), rest.size), alpha=0.0)

@@ -38,7 +38,7 @@ from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.edited_trees import batch_forest, has_edits
 from treecert.transductive.venn_forest import Forecasts, grow_forest, n_leaves
 from treecert.tree.leaf_estimates import leaf_proba
-from treecert.tree.segments import unique_rows
+from treecert.tree.segments import flat_nonzero, unique_rows
 
 #: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
 #: atoms' count and forecast arrays (~32 MB each) whatever the number of test rows.
@@ -208,7 +208,7 @@ class TreeVennBatch(BatchEngine):
                     keep = ~gone[base.leaves]
                 elif job["base_leaf"] >= 0:
                     keep = base.leaves != job["base_leaf"]
-                kept[key] = np.flatnonzero(keep)
+                kept[key] = flat_nonzero(keep)
             own = [kept[key]]
             for s in job["hanging"]:
                 if s not in where:

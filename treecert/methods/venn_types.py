@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.discretize import _LOG2, _entropy_conditioned, _entropy_rows
-from treecert.tree.segments import _ranges, counted_unique
+from treecert.tree.segments import _ranges, counted_unique, flat_nonzero
 
 
 # ------------------------------------------------------------------------------ MDL on groups
@@ -57,7 +57,7 @@ def mdl_cuts_segments(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray
             groups = [np.arange(a.size)]
         else:
             bucket = np.ceil(np.log2(length) / 2.0)
-            groups = [np.flatnonzero(bucket == u) for u in np.unique(bucket)]
+            groups = [flat_nonzero(bucket == u) for u in np.unique(bucket)]
         accept = np.zeros(a.size, dtype=bool)
         k = np.zeros(a.size, dtype=np.int64)
         for g in groups:

@@ -88,6 +88,7 @@ from treecert.transductive.ratio_scores import RatioScores
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow, stops
 from treecert.tree.impurity import _impurity_last
+from treecert.tree.segments import flat_nonzero
 from treecert.tree.split_search import _EPS
 
 
@@ -229,7 +230,7 @@ class BatchEngine:
             nn = t.n_nodes
             lo, hi = np.full(nn, np.nan), np.full(nn, np.nan)
             n_lo, n_hi = np.zeros(nn), np.zeros(nn)
-            for v in np.flatnonzero(~t.is_leaf & ~np.isnan(t.threshold)):
+            for v in flat_nonzero(~t.is_leaf & ~np.isnan(t.threshold)):
                 vals = self.data.X[base.rows[v], t.feature[v]]
                 below, above = vals[vals <= t.threshold[v]], vals[vals > t.threshold[v]]
                 if below.size and above.size:
@@ -328,7 +329,7 @@ class BatchEngine:
                     self._end(jobs[job], cnt, rows.size)
                     continue
                 # no missing values: each branch is the rows on its side; x is the last row
-                vals = feature_column(finder, split.feature).take(rows)
+                vals = feature_column(finder, split.feature)[rows]
                 if forest is None:  # x's branch alone: one mask, no per-branch passes
                     if split.value_branch is None:
                         above = vals > split.threshold
@@ -338,7 +339,7 @@ class BatchEngine:
                         branch = split.value_branch[vals.astype(np.int64)]
                         sel = branch == branch[-1]
                         b = int(branch[-1])
-                    at = np.flatnonzero(sel)
+                    at = flat_nonzero(sel)
                     explicit[job] = (rows[at], w[at], depth + 1,
                                      self._child_key(key, split, b))
                     continue
@@ -394,7 +395,7 @@ class BatchEngine:
             held_out_folds.check(self, drop, held_out)
         walk = (np.zeros(J, dtype=bool) if not self.certified
                 else ~np.isnan(Xq).any(axis=1))
-        idx = np.flatnonzero(walk)
+        idx = flat_nonzero(walk)
         # each exact path's root holds every training row: calls of CALL_ENTRIES at most
         sizes = (budget.WALK_JOBS, max(1, budget.CALL_ENTRIES // (self.n + 1)))
         walk_size, per = sizes if batch is None else (batch, min(batch, sizes[1]))
@@ -408,7 +409,7 @@ class BatchEngine:
                 np.array([job["x_inst"] for job in jobs], dtype=float))
             out[part] = mix_laplace(reached, labels[part], part.size, K, count_x=count_x,
                                     alpha=alpha)
-        idx = np.flatnonzero(~walk)
+        idx = flat_nonzero(~walk)
         for lo in range(0, idx.size, per):
             part = idx[lo:lo + per]
             finder, rank = self._augmented(Xq[part], labels[part])
@@ -493,11 +494,11 @@ class BatchEngine:
         # change of class weights at every node on the path: +x, -row r
         change = np.eye(self.K)[labels] - w_drop[:, None] * np.eye(self.K)[y_drop]
         if comp is not None:  # every node the walk can reach, tabled at once
-            act = np.flatnonzero(walking)
+            act = flat_nonzero(walking)
             comp.table_paths(change[act], node[act], Xq[act])
         pending = []
         while walking.any():
-            act = np.flatnonzero(walking)
+            act = flat_nonzero(walking)
             v, j, r, dr = node[act], labels[act], drop[act], dropped[act]
             yr, wr, delta = y_drop[act], w_drop[act], change[act]
             leaf = tree.is_leaf[v]
@@ -523,7 +524,7 @@ class BatchEngine:
             child = base.children_for(v, Xq[act])
             if self.ratio:  # J48's rule: every candidate rescored (no drops, no table)
                 ok = np.zeros(act.size, dtype=bool)
-                again = np.flatnonzero(~dr & (N[v] >= self.rescore_min_rows))
+                again = flat_nonzero(~dr & (N[v] >= self.rescore_min_rows))
                 if again.size and self.n >= self.cert_min_rows:
                     ok[again] = self._rescore(v[again], Xq[act[again]], delta[again])
                 node[act[ok]] = child[ok]
@@ -546,7 +547,7 @@ class BatchEngine:
             if dr.any():
                 safe[dr] = self._drop_safe(v[dr], r[dr], child[dr], cp[dr] + delta[dr])
             ok &= safe
-            again = np.flatnonzero(~ok & safe & (N[v] >= self.rescore_min_rows))
+            again = flat_nonzero(~ok & safe & (N[v] >= self.rescore_min_rows))
             if again.size and comp is not None:
                 ok[again] = self._rescore(v[again], Xq[act[again]], delta[again])
             node[act[ok]] = child[ok]
@@ -559,7 +560,7 @@ class BatchEngine:
         if self._gains is None:
             tree = self.base_sub.tree
             e_all = _impurity_last(tree.counts, self.gini)
-            nonroot = np.flatnonzero(tree.parent >= 0)
+            nonroot = flat_nonzero(tree.parent >= 0)
             child_e = np.bincount(tree.parent[nonroot], weights=e_all[nonroot],
                                   minlength=tree.n_nodes)
             self._gains = (tree.counts.sum(axis=1), e_all - child_e)
@@ -587,7 +588,7 @@ class BatchEngine:
         out = np.zeros(v.size, dtype=bool)
         min_gain = float(self.params.min_gain)
         order = np.argsort(v, kind="stable")
-        bounds = np.flatnonzero(np.r_[True, v[order][1:] != v[order][:-1], True])
+        bounds = flat_nonzero(np.r_[True, v[order][1:] != v[order][:-1], True])
         for a, b in itertools.pairwise(bounds):
             idx = order[a:b]
             u = int(v[idx[0]])

@@ -18,7 +18,7 @@ from treecert.transductive import budget
 from treecert.transductive.node_search import rank_orders
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _LN2, _impurity_last
-from treecert.tree.segments import counted_unique, unique_rows
+from treecert.tree.segments import counted_unique, flat_nonzero, run_starts, unique_rows
 
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
 _MARGIN = 1e-9
@@ -59,7 +59,7 @@ class CountRows:
     def plus(self, d: np.ndarray) -> np.ndarray:
         """N·impurity of ``counts + d`` (entries pushed below zero count as zero)."""
         total = self.total + d.sum()
-        nz = np.flatnonzero(d)
+        nz = flat_nonzero(d)
         if self.gini:
             sq = self.squares
             for k in nz:
@@ -67,7 +67,7 @@ class CountRows:
                 sq = sq + (2.0 * c * d[k] + d[k] * d[k])
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(total > 0, total - sq / total, 0.0)
-        whole = bool(np.all(d == np.round(d)))
+        whole = bool(np.all(d == d.round()))
         if whole and self.table is not None:  # the table at the same integers, cast once
             it, lnf_t, ic = self._int
             t = self.table
@@ -93,10 +93,10 @@ class CountRows:
         nz = D != 0
         one = nz.sum(axis=1) == 1
         if not self.gini:  # the table path needs whole changes (as in plus)
-            one &= np.all(D == np.round(D), axis=1) & (self.table is not None)
-        for i in np.flatnonzero(~one):
+            one &= np.all(D == D.round(), axis=1) & (self.table is not None)
+        for i in flat_nonzero(~one):
             out[i] = self.plus(D[i])
-        idx = np.flatnonzero(one)
+        idx = flat_nonzero(one)
         if idx.size:
             k = nz[idx].argmax(axis=1)
             s = D[idx, k].reshape((-1,) + (1,) * self.total.ndim)  # = d.sum() exactly
@@ -109,9 +109,9 @@ class CountRows:
             else:
                 it, lnf_t, ic = self._int
                 t, si = self.table, s.astype(np.int64)
-                nats = self.nats + (t.take(np.maximum(it + si, 0)) - lnf_t)
+                nats = self.nats + (t[np.maximum(it + si, 0)] - lnf_t)
                 c = np.moveaxis(ic[..., k], -1, 0)
-                nats = nats - (t.take(np.maximum(c + si, 0)) - t.take(c))
+                nats = nats - (t[np.maximum(c + si, 0)] - t.take(c))
                 out[idx] = nats / _LN2
         return out
 
@@ -155,9 +155,9 @@ class Sub:
         self.depth = g.depth
         self.n_inst = np.diff(g.rows_ptr).astype(float)
         self.leaf_of_row = np.full(n, -1, dtype=np.int64)
-        for v in np.flatnonzero(self.tree.is_leaf):
+        for v in flat_nonzero(self.tree.is_leaf):
             self.leaf_of_row[self.rows[v]] = v
-        self.leaves = np.flatnonzero(self.tree.is_leaf & (self.n_inst > 0))
+        self.leaves = flat_nonzero(self.tree.is_leaf & (self.n_inst > 0))
 
     def children_for(self, v: np.ndarray, X: np.ndarray) -> np.ndarray:
         """The child of internal node v[i] that row X[i] (no missing values) enters."""
@@ -168,7 +168,7 @@ class Sub:
         num = ~np.isnan(thr)
         b = np.zeros(v.size, dtype=np.int64)
         b[num] = vals[num] > thr[num]
-        nom = np.flatnonzero(~num)
+        nom = flat_nonzero(~num)
         if nom.size:
             b[nom] = t.value_branch[t.value_branch_ptr[v[nom]] + vals[nom].astype(np.int64)]
         return t.children[t.children_ptr[v] + b]
@@ -219,7 +219,7 @@ class Competitors:
         self.y = data.y.astype(np.int64)
         self.K = data.schema.n_classes
         self.n_nodes = tree.n_nodes
-        self.internal = internal = np.flatnonzero(~tree.is_leaf)
+        self.internal = internal = flat_nonzero(~tree.is_leaf)
         self.position = np.full(tree.n_nodes, -1, dtype=np.int64)  # node -> its place in internal
         self.position[internal] = np.arange(internal.size)
         self.N = tree.counts.sum(axis=1)
@@ -308,7 +308,7 @@ class Competitors:
                 # way: the middle cut never beats both neighbours, so the maximum is kept
                 skip = np.zeros_like(ok)
                 skip[1:-1] = ok[:-2] & ok[1:-1] & ok[2:] & (ys[1:-1] == ys[2:])
-                i = np.flatnonzero(ok & ~skip)
+                i = flat_nonzero(ok & ~skip)
                 if i.size:
                     # class counts left of the kept cuts: rows summed in blocks ending at
                     # the kept cuts and at node ends, cumulated, less the node's start
@@ -319,7 +319,7 @@ class Competitors:
                     B = int(stop.sum())
                     cum = np.cumsum(np.bincount(blk * K + ys, weights=ws,
                                                 minlength=B * K).reshape(B, K), axis=0)
-                    at_end = np.flatnonzero(stop)  # block b ends at row at_end[b]
+                    at_end = flat_nonzero(stop)  # block b ends at row at_end[b]
                     first = np.r_[0, np.searchsorted(at_end, ends[:-1]) + 1]  # per node
                     base = np.vstack([np.zeros((1, K)), cum])[first]  # counts before node
                     bi = np.searchsorted(at_end, i)
@@ -335,7 +335,7 @@ class Competitors:
                               ((bw >= ml).sum(axis=1) >= 2) & ~mine))
                 continue
             okv = (bw >= ml) & (pc.sum(axis=1)[:, None] - bw >= ml)
-            for g in np.flatnonzero(mine):
+            for g in flat_nonzero(mine):
                 v = internal[g]
                 vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
                 okv[g, vb == 0] = False
@@ -395,7 +395,7 @@ class Competitors:
         eye = np.eye(K)
         for k in missing:
             d = np.array(k)
-            neg = np.flatnonzero(d < 0)
+            neg = flat_nonzero(d < 0)
             if d.sum() == 1.0 and neg.size == 0:
                 kin = eye
             elif neg.size == 1:
@@ -429,7 +429,7 @@ class Competitors:
             best = np.full((len(keys), places.size), -np.inf)
             cuts, multi, binary = self._table(c)
             # g ascends: a maximum per run of one node's cuts
-            firsts = [np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) for g, _, _ in cuts]
+            firsts = [flat_nonzero(run_starts(g)) for g, _, _ in cuts]
             for at, D, Np, Ep in steps:
                 ep, np_, b = Ep[:, places], Np[:, places], best[at]
                 for (g, left, right), first in zip(cuts, firsts, strict=True):

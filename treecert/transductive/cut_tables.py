@@ -19,6 +19,7 @@ import numpy as np
 from treecert.transductive.node_search import numeric_columns, rank_orders, sorted_values
 from treecert.tree.impurity import _LN2, _impurity_last, _lastsum
 from treecert.tree.numeric_search import _TABLE_MAX
+from treecert.tree.segments import flat_nonzero, run_lengths, run_starts
 
 
 class NodeTable:
@@ -44,7 +45,7 @@ def nimp(counts: np.ndarray, gini: bool, table: np.ndarray | None) -> np.ndarray
         return _impurity_last(counts, gini)
     c = counts.astype(np.intp)
     total = np.einsum("...k->...", c)  # integers: any order (4x numpy's sum of short rows)
-    return (table.take(total) - _lastsum(table.take(c))) / _LN2
+    return (table[total] - _lastsum(table[c])) / _LN2
 
 
 def xlogx_of(finder, total: float):
@@ -130,7 +131,7 @@ def valid_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     if not tallied.any():
         return sorted_cuts(finder, rows, w, seg, node, rank, N, with_x)
     pieces = []
-    for chosen in (np.flatnonzero(tallied), np.flatnonzero(~tallied)):
+    for chosen in (flat_nonzero(tallied), flat_nonzero(~tallied)):
         if not lens[chosen].sum():  # no rows (or no nodes): no cuts
             continue
         sub = np.repeat(tallied[chosen[0]] == tallied, lens)  # the entries of those nodes
@@ -176,8 +177,8 @@ def value_codes(finder, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for k in range(p):
         in_order = np.empty(n)
         in_order[rank[k]] = columns[k]
-        new = np.r_[True, in_order[1:] != in_order[:-1]]
-        codes[k] = (np.cumsum(new) - 1)[rank[k]]
+        new = run_starts(in_order)
+        codes[k] = (new.cumsum() - 1)[rank[k]]
         distinct.append(in_order[new])
     D = max((d.size for d in distinct), default=0)
     values = np.full((p, D), np.nan)
@@ -201,14 +202,14 @@ def tallied_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
         np.add(((node * p + k) * D + codes[k].take(rows)) * K, yr, out=cell[k])
     H = np.bincount(cell.ravel(), weights=np.tile(w, p), minlength=G * p * D * K)
     H = H.reshape(G * p * D, K)
-    at = np.flatnonzero(_lastsum(H) > 0)  # present (node, column, value)s, in that order
+    at = flat_nonzero(_lastsum(H) > 0)  # present (node, column, value)s, in that order
     H = H[at]
     gk, code = at // D, at % D
     cg, ck = gk // p, gk % p
-    new = np.r_[True, gk[1:] != gk[:-1]]
-    first = np.flatnonzero(new)
-    cum = np.cumsum(H, axis=0)  # exact: integer weights
-    base = np.repeat(cum[first] - H[first], np.diff(np.r_[first, at.size]), axis=0)
+    new = run_starts(gk)
+    first = flat_nonzero(new)
+    cum = H.cumsum(axis=0)  # exact: integer weights
+    base = (cum[first] - H[first]).repeat(run_lengths(first, at.size), axis=0)
     left_all = cum - base  # class weights up to and including each value
     w_left_all = _lastsum(left_all)
     nxt = np.r_[~new[1:], False]  # a next value in the same (node, column)
@@ -221,8 +222,8 @@ def tallied_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     # Fayyad & Irani as in :func:`sorted_cuts`, over blocks of values ending at valid cuts
     stop = valid | ~nxt
     blk = np.cumsum(stop) - stop
-    classes = np.add.reduceat(H > 0, np.flatnonzero(np.r_[True, stop[:-1]]), axis=0) > 0
-    fc = np.flatnonzero(valid)
+    classes = np.add.reduceat(H > 0, flat_nonzero(np.r_[True, stop[:-1]]), axis=0) > 0
+    fc = flat_nonzero(valid)
     skip = _skipped(classes, np.r_[valid[stop], False], blk[fc])
     return ck[fc], t[fc], left_all[fc], w_left_all[fc], cg[fc], skip
 
@@ -272,14 +273,14 @@ def sorted_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
                     .reshape(B, K), axis=0)
     cum0 = np.vstack([np.zeros((1, K)), cum])
     base = cum0[blk.reshape(p, M)[:, np.minimum(start, M - 1)]]  # (p, G, K): before a node
-    fc = np.flatnonzero(valid)
+    fc = flat_nonzero(valid)
     ck, ci = fc // M, fc % M
     cg = node[ci]
     order = np.argsort(cg * p + ck, kind="stable")  # cuts by (node, column, position)
     fc, ck, ci, cg = fc[order], ck[order], ci[order], cg[order]
     classes = np.bincount(blk * K + Y.ravel(), minlength=B * K).reshape(B, K) > 0
     b = blk[fc]
-    skip = _skipped(classes, np.r_[valid.ravel()[np.flatnonzero(flat)], False], b)
+    skip = _skipped(classes, np.r_[valid.ravel()[flat_nonzero(flat)], False], b)
     return ck, t[ck, ci], cum[b] - base[ck, cg], left[ck, ci], cg, skip
 
 

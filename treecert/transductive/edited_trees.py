@@ -45,7 +45,7 @@ from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace
 from treecert.transductive.venn_forest import Forest, grow_forest
 from treecert.tree.arrays import route_weighted
 from treecert.tree.classifier import DecisionTree
-from treecert.tree.segments import _ranges
+from treecert.tree.segments import _ranges, flat_nonzero
 
 #: J48's collapse margin and prune_to_cp's tolerance (:mod:`treecert.tree.arrays`).
 _COLLAPSE_MARGIN = 1e-3
@@ -72,7 +72,7 @@ def _edge_groups(parent: np.ndarray, branch: np.ndarray, child: np.ndarray,
     branch first. Within a group every parent appears once."""
     order = np.lexsort((-branch, -child_level))
     key = child_level[order] * (int(branch.max(initial=0)) + 1) + branch[order]
-    cuts = np.flatnonzero(np.diff(key)) + 1
+    cuts = flat_nonzero(np.diff(key)) + 1
     return [(parent[g], child[g]) for g in np.split(order, cuts) if g.size]
 
 
@@ -178,14 +178,14 @@ def prune_cp_all(forest: Forest, parent: np.ndarray, level: np.ndarray, n_roots:
     job = np.empty(N, dtype=np.int64)
     job[:n_roots] = np.arange(n_roots)
     for d in range(1, int(level.max(initial=0)) + 1):  # levels in order: parents first
-        at = np.flatnonzero(level == d)
+        at = flat_nonzero(level == d)
         job[at] = job[parent[at]]
     root = np.ascontiguousarray(counts[:n_roots])
     alpha = cp * (root.sum(axis=1) - root.max(axis=1))
     kids = np.arange(n_roots, N)
     branch = kids - forest.kid_ptr[parent[kids]]
     groups = _edge_groups(parent[kids], branch, kids, level[kids])
-    by_level = [np.flatnonzero(level == d) for d in range(1, int(level.max(initial=0)) + 1)]
+    by_level = [flat_nonzero(level == d) for d in range(1, int(level.max(initial=0)) + 1)]
     leaf = forest.feature < 0
     cut = np.zeros(N, dtype=bool)
     pruning = np.ones(n_roots, dtype=bool)
@@ -286,7 +286,7 @@ class EditedEngine(BatchEngine):
         # bounded memory: each job's root holds every training row (and one part of
         # grow_batch: x of job i is row n + i of the augmented finder)
         per = max(1, budget.PATH_ENTRIES // (n + 1))
-        for group, size in ((np.flatnonzero(walk), per), (np.flatnonzero(~walk),
+        for group, size in ((flat_nonzero(walk), per), (flat_nonzero(~walk),
                                                           min(batch, per))):
             for lo in range(0, group.size, size):
                 part = group[lo:lo + size]

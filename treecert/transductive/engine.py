@@ -40,6 +40,7 @@ from treecert.transductive.exact_paths import reach_leaves
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import branch_known_weights, grow, node_stops, route_rows
+from treecert.tree.segments import flat_nonzero
 
 #: Engines of :meth:`TransductiveEngine.estimates`, fastest first (identical results).
 ENGINES = ("fast", "path", "naive")
@@ -87,7 +88,7 @@ class TransductiveEngine(HoldsSharedEngine):
     """
 
     def __init__(self, data: Dataset, learner: DecisionTree) -> None:
-        labelled = np.flatnonzero(data.y >= 0)
+        labelled = flat_nonzero(data.y >= 0)
         self.data = data.subset(labelled)
         self.learner = learner
         n, p = self.data.X.shape

@@ -53,7 +53,7 @@ from treecert.transductive.node_search import (
 from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.grow import light_stops, route_entries, too_light
 from treecert.tree.impurity import _lastsum
-from treecert.tree.segments import _ranges
+from treecert.tree.segments import _ranges, flat_nonzero
 from treecert.tree.split_search import Split
 
 
@@ -131,7 +131,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
             est = counts if est_up is None else np.where(
                 (counts.sum(axis=1) > 0)[:, None], counts, est_up)
         feature, threshold, n_branches, value_branch = _search(
-            finder, np.flatnonzero(~stop & (share > 0)), shape, x_row if has_x else None,
+            finder, flat_nonzero(~stop & (share > 0)), shape, x_row if has_x else None,
             lens, seg, rows, w, rank, G)
         leaf = (feature < 0) & (share > 0)
         if leaf.any():
@@ -139,7 +139,7 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
                           (counts if probe is None else est)[leaf],
                           share[leaf] if probe is not None else x_w[leaf],
                           lens[shape[leaf]].astype(float)))
-        split_g = np.flatnonzero(feature >= 0)
+        split_g = flat_nonzero(feature >= 0)
         if not split_g.size:
             break
         # nodes of one content that chose the same test route alike: routed once
@@ -182,10 +182,10 @@ def reach_leaves(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         e_order = np.argsort(e_key, kind="stable")  # rows keep their order in a child
         rows = r_rows.take(entry.take(e_order))
         w = weight[keep].take(e_order)
-        s_key = np.flatnonzero(needed.ravel())
+        s_key = flat_nonzero(needed.ravel())
         lens = np.bincount(e_key, minlength=needed.size)[s_key]
         # children in (parent, branch) order
-        p_key = np.flatnonzero(holds_x.ravel())
+        p_key = flat_nonzero(holds_x.ravel())
         parent, branch = p_key // width, p_key % width
         shape = np.searchsorted(s_key, node_rep[parent] * width + branch)
         xmiss = x_missing[parent]
@@ -248,7 +248,7 @@ def _search(finder, open_g: np.ndarray, shape: np.ndarray, x_row: np.ndarray | N
     big = held = None
     if x_row is not None and settled_tests.covers(finder):  # contents that may settle
         held = np.bincount(shape[open_g], minlength=lens.size)
-        big = np.flatnonzero((held > 0) & (lens > settled_tests.SETTLE_ROWS + 1))
+        big = flat_nonzero((held > 0) & (lens > settled_tests.SETTLE_ROWS + 1))
     if big is not None and big.size and held[big].sum() >= settled_tests.SETTLE_NODES:
         # tests no x can change: one search per set of training rows (x is a content's last)
         found: list = [None] * lens.size
@@ -293,7 +293,7 @@ def _same_tests(shape: np.ndarray, feature: np.ndarray, threshold: np.ndarray,
         sizes = np.fromiter((v.size for v in value_branch.values()), dtype=np.int64,
                             count=nodes.size)
         flat = np.concatenate(list(value_branch.values()))
-        zero_at[nodes] = np.flatnonzero(flat == 0) - (np.cumsum(sizes) - sizes)
+        zero_at[nodes] = flat_nonzero(flat == 0) - (np.cumsum(sizes) - sizes)
     keys = (zero_at[split_g], threshold[split_g].view(np.int64), feature[split_g],
             shape[split_g])
     by = np.lexsort(keys)
@@ -314,7 +314,7 @@ def _probe_branches(x_vals: np.ndarray, feature: np.ndarray, threshold: np.ndarr
     known = (feature >= 0) & ~np.isnan(x_vals)
     num = known & ~np.isnan(threshold)
     out[num] = x_vals[num] > threshold[num]
-    for g in np.flatnonzero(known & np.isnan(threshold)):
+    for g in flat_nonzero(known & np.isnan(threshold)):
         out[g] = value_branch[g][int(x_vals[g])]
     return out
 

@@ -14,6 +14,7 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.transductive import budget
 from treecert.tree.classifier import DecisionTree
+from treecert.tree.segments import flat_nonzero
 from treecert.tree.split_search import counted_in_average
 
 
@@ -90,7 +91,7 @@ def roots(w: np.ndarray, held_out: tuple[np.ndarray, np.ndarray], part: np.ndarr
     n, out, kept = w.size, [], {}
     for i, f in enumerate(job_fold.tolist()):
         if f not in kept:
-            rows = np.flatnonzero(row_fold != f)
+            rows = flat_nonzero(row_fold != f)
             kept[f] = (rows, np.concatenate([w[rows], [1.0]]))
         rows, fold_w = kept[f]
         out.append((np.concatenate([rows, [n + i]]), fold_w))

@@ -72,7 +72,7 @@ from treecert.transductive.cut_tables import NodeTable, nimp, node_tables, talli
 from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts, row_keys
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info, unit_rise
 from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
-from treecert.tree.segments import _ranges
+from treecert.tree.segments import _ranges, flat_nonzero, run_lengths, run_starts
 
 #: (cut, label) pairs × classes scored at once: bounds the per-label arrays (~100 MB).
 PAIR_CELLS = 1 << 22
@@ -225,11 +225,11 @@ def _search_alone(finder, nodes: list, rank: np.ndarray) -> list:
         if covers(finder, w):
             lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
             tallied = tallies_pay(finder, rank, lens, w)
-    rest = np.flatnonzero(~tallied)
+    rest = flat_nonzero(~tallied)
     for i, split in zip(rest, evaluate_nodes(finder, [nodes[i] for i in rest], rank),
                         strict=True):
         out[i] = split
-    chosen = np.flatnonzero(tallied)
+    chosen = flat_nonzero(tallied)
     cells = np.cumsum([nodes[i][0].size for i in chosen]) * max(1, finder.X.shape[1])
     for start, stop in parts(cells, SEARCH_CELLS):
         idx = chosen[start:stop]
@@ -310,22 +310,23 @@ def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
 
 def _run_max(values: np.ndarray, first: np.ndarray) -> np.ndarray:
     """The maximum of ``values`` over each run starting at ``first`` (from 0), repeated."""
-    return np.repeat(np.maximum.reduceat(values, first), np.diff(np.r_[first, values.size]))
+    return np.maximum.reduceat(values, first).repeat(run_lengths(first, values.size))
 
 
 def _column_runs(cut_group: np.ndarray, col: np.ndarray) -> np.ndarray:
     """Where each (node, column) run of cuts laid end to end starts (indices)."""
-    return np.flatnonzero(np.r_[True, (cut_group[1:] != cut_group[:-1])
-                                | (col[1:] != col[:-1])])
+    new = run_starts(cut_group)
+    new |= run_starts(col)
+    return flat_nonzero(new)
 
 
 def _first_best(g: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per run of equal ``key`` (consecutive): the index of the first entry of largest
     ``g`` rounded to 10 decimals (the grower's choice of a column's cut), and that
     rounded maximum repeated over the run."""
-    rg = np.round(g, _ROUND)
+    rg = g.round(_ROUND)
     n = key.size
-    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    first = flat_nonzero(run_starts(key))
     gmax = _run_max(rg, first)
     return np.minimum.reduceat(np.where(rg == gmax, np.arange(n), n), first), gmax
 
@@ -371,7 +372,7 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
         e_x, e_o = nimp(xs, gini, table), e_other[pc]
         return (parent[pl] - np.where(left_x, e_x, e_o) - np.where(left_x, e_o, e_x)) / tw[pl]
 
-    kept = np.flatnonzero(~skip)
+    kept = flat_nonzero(~skip)
     cut_group = np.repeat(np.arange(G), ncut)
     runs = _column_runs(cut_group, col)
     # the reach test pays where each table serves several labels (not for two classes)
@@ -390,7 +391,7 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
         pl, pc, key = pl[near_best], pc[near_best], key[near_best]
     g = gains(pl, pc)
     kb, gmax = _first_best(g, key)
-    near = np.flatnonzero((g >= gmax - 2e-10) & beside[pc])
+    near = flat_nonzero((g >= gmax - 2e-10) & beside[pc])
     if near.size:  # score the runs of skipped cuts either side of those, and choose again
         c = pc[near]
         at = np.searchsorted(kept, c)
@@ -443,7 +444,7 @@ def _near_best(table, lab, pl, pc, key, xl, left, right, w_cut, N_cut, e_left, e
     e_x = np.where(left_x, e_left[pc], e_right[pc]) + (
         (table[n + 1] - table[n]) - (table[n_c + 1] - table[n_c])) / _LN2
     approx = (parent[pl] - e_x - e_other[pc]) / tw[pl]
-    best = _run_max(approx, np.flatnonzero(np.r_[True, key[1:] != key[:-1]]))
+    best = _run_max(approx, flat_nonzero(run_starts(key)))
     return approx >= best - _SHORTCUT_SLACK
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from treecert.transductive.node_search import _segments, counts_and_stops
 from treecert.tree.grow import entry_branches, split_arrays
+from treecert.tree.segments import flat_nonzero
 
 
 class LeafForest:
@@ -59,7 +60,7 @@ class LeafForest:
         self.counts, stop = counts_and_stops(self.finder, self.rows, self.w, self.seg,
                                              self.node, self.depth)
         self._keep_leaves(stop)
-        self._open = np.flatnonzero(~stop)
+        self._open = flat_nonzero(~stop)
         seg, rows, w = self.seg, self.rows, self.w
         return [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]]) for g in self._open]
 
@@ -76,7 +77,7 @@ class LeafForest:
         unsplit[self._open] = True
         unsplit &= feature < 0
         self._keep_leaves(unsplit)
-        parents = np.flatnonzero(feature >= 0)
+        parents = flat_nonzero(feature >= 0)
         if not parents.size:
             self.rows, self.w = self.rows[:0], self.w[:0]
             self.lens, self.depth, self.owner = self.lens[:0], self.depth[:0], self.owner[:0]
@@ -84,7 +85,7 @@ class LeafForest:
         branch = entry_branches(self.finder.X, self._is_nominal, self.rows, self.node, G,
                                 feature, threshold, n_br, value_branch)[0]
         width = int(n_br.max())
-        moving = np.flatnonzero(branch >= 0)
+        moving = flat_nonzero(branch >= 0)
         key = self.node[moving] * width + branch[moving]
         order = moving[np.argsort(key, kind="stable")]  # parent-major, rows kept in order
         slots = parents[:, None] * width + np.arange(width)[None, :]

@@ -16,6 +16,7 @@ from treecert.transductive.certificates import (
 )
 from treecert.transductive.node_search import rank_orders
 from treecert.tree.impurity import _impurity_last, _lastsum
+from treecert.tree.segments import flat_nonzero
 from treecert.tree.split_search import _EPS
 
 #: Changes × (cuts + values) × classes rescored in one pass at most (bounded memory: a
@@ -89,7 +90,7 @@ class NodeScores:
             self.L = np.zeros((F, C, K))
             self.cut_ok = np.zeros((F, C), dtype=bool)
             for k in range(F):
-                idx = np.flatnonzero(valid[:, k])
+                idx = flat_nonzero(valid[:, k])
                 self.thr[k, :idx.size] = thr[idx, k]
                 self.L[k, :idx.size] = L[idx, k]
                 self.cut_ok[k, :idx.size] = True
@@ -97,7 +98,7 @@ class NodeScores:
             self.mirror = self.twin
             if f1 in num:
                 k = num.index(f1)
-                hit = np.flatnonzero(self.cut_ok[k] & (self.thr[k] == t1))
+                hit = flat_nonzero(self.cut_ok[k] & (self.thr[k] == t1))
                 if hit.size != 1:
                     self.ok = False
                 else:
@@ -143,7 +144,7 @@ class NodeScores:
         if f1 in nom:
             self.t1_nom = nom.index(f1)
             vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
-            self.t1_value = int(np.flatnonzero(vb == 0)[0]) if self.binary else -1
+            self.t1_value = int(flat_nonzero(vb == 0)[0]) if self.binary else -1
         self._memo: dict[tuple, tuple] = {}
         self._rows = self._bytes = None  # bytes: counted once, then per change added
 
@@ -261,7 +262,7 @@ class NodeScores:
         # positions of x among each numeric column's cuts, and x's nominal values
         pos = np.empty((B, self.num.size), dtype=np.int64)
         for k, f in enumerate(self.num):
-            pos[:, k] = np.searchsorted(self.thr[k], Xq[:, f], side="left")
+            pos[:, k] = self.thr[k].searchsorted(Xq[:, f], side="left")
         u = Xq[:, self.nom].astype(np.int64)
         cols = np.arange(self.nom.size)[None, :]
         floor = max(float(min_gain), _EPS) + _MARGIN

@@ -20,7 +20,14 @@ from treecert.tree.grow import (
     segment_stops,
     too_light,
 )
-from treecert.tree.segments import _Batch, _class_dtype, _exact_segments, _index_dtype, _ragged_sums
+from treecert.tree.segments import (
+    _Batch,
+    _class_dtype,
+    _exact_segments,
+    _index_dtype,
+    _ragged_sums,
+    flat_nonzero,
+)
 from treecert.tree.split_search import _Choice
 
 
@@ -94,10 +101,10 @@ def sorted_values(finder, rows: np.ndarray, S: np.ndarray, w: np.ndarray | None 
     V = np.empty(S.shape)
     Y = np.empty(S.shape, dtype=y.dtype)
     W = None if w is None else np.empty(S.shape)
-    for k in range(S.shape[0]):
+    for k in range(S.shape[0]):  # (gathers by indexing: ``take(out=)`` costs twice as much)
         sorted_rows = rows.take(S[k])
-        columns[k].take(sorted_rows, out=V[k])
-        y.take(sorted_rows, out=Y[k])
+        V[k] = columns[k][sorted_rows]
+        Y[k] = y[sorted_rows]
         if W is not None:
             w.take(S[k], out=W[k])
     return V, Y, W
@@ -120,7 +127,7 @@ def feature_column(finder, f: int) -> np.ndarray:
     kept = finder.__dict__.setdefault("_feature_columns", {})
     column = kept.get(f)
     if column is None:
-        k = np.flatnonzero(finder.numeric_idx == f)
+        k = flat_nonzero(finder.numeric_idx == f)
         column = kept[f] = (numeric_columns(finder)[k[0]] if k.size
                             else np.ascontiguousarray(finder.X[:, f]))
     return column
@@ -136,22 +143,22 @@ def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
     p = len(rank)
     n_rank = len(rank[0]) if p else 0
     S = np.empty((p, rows.size), dtype=np.int64)
-    lens = np.diff(seg)
+    lens = seg[1:] - seg[:-1]
     marked = (lens * 16 > n_rank) & (lens > MARK_ROWS)
-    big = np.flatnonzero(marked)
-    small = np.flatnonzero(np.repeat(~marked, lens))
+    big = flat_nonzero(marked)
+    small = flat_nonzero((~marked).repeat(lens))
     offset = node[small] * n_rank
     present = np.zeros(n_rank, dtype=bool) if big.size else None
     at = np.empty(n_rank, dtype=np.int64) if big.size else None
     for k in range(p):
-        r = rank[k].take(rows)
+        r = rank[k][rows]
         if small.size:  # node-major: the small nodes' segments, in order
-            S[k, small] = small[np.argsort(offset + r[small])]
+            S[k, small] = small[(offset + r[small]).argsort()]
         for g in big.tolist():
             a, e = seg[g], seg[g + 1]
             present[r[a:e]] = True
             at[r[a:e]] = np.arange(a, e)
-            S[k, a:e] = at[np.flatnonzero(present)]
+            S[k, a:e] = at[flat_nonzero(present)]
             present[r[a:e]] = False
     return S
 
@@ -223,8 +230,8 @@ def _evaluate_batch(finder, lens, rows, w, rank, keys=None) -> _Choice:
 def _segments(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CSR bounds (G + 1,) of consecutive nodes of ``lens`` rows, and each row's node."""
     seg = np.zeros(lens.size + 1, dtype=np.int64)
-    np.cumsum(lens, out=seg[1:])
-    return seg, np.repeat(np.arange(lens.size), lens)
+    lens.cumsum(out=seg[1:])
+    return seg, np.arange(lens.size).repeat(lens)
 
 
 def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,
@@ -288,7 +295,7 @@ def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:
     firsts: dict = {}
     group = np.array([firsts.setdefault(k, len(firsts)) for k in keys], dtype=np.int64)
     # groups are numbered as they first appear: a group's first item raises the maximum
-    reps = np.flatnonzero(group > np.maximum.accumulate(np.r_[-1, group[:-1]]))
+    reps = flat_nonzero(group > np.maximum.accumulate(np.r_[-1, group[:-1]]))
     return group, reps
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.tree.impurity import _LN2, _impurity_last
 from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
-from treecert.tree.segments import unique_rows
+from treecert.tree.segments import flat_nonzero, unique_rows
 
 #: Half-width of the interval around every recomputed gain / ratio (float error ≪ this).
 _TOL = 1e-9
@@ -124,10 +124,10 @@ class RatioScores:
         cuts = []
         for f in num:
             vals = X[rows, f]
-            order = np.argsort(vals, kind="stable")
+            order = vals.argsort(kind="stable")
             sv = vals[order]
-            L = np.cumsum(onehot[order], axis=0)[:-1]
-            Lw = np.cumsum(w[order])[:-1]
+            L = onehot[order].cumsum(axis=0)[:-1]
+            Lw = w[order].cumsum()[:-1]
             valid = (sv[:-1] < sv[1:]) & (Lw >= ms) & (N - Lw >= ms) & (N >= 2 * ms)
             if params.threshold == "lower":
                 thr = sv[:-1].copy()
@@ -135,7 +135,7 @@ class RatioScores:
                 thr = (sv[:-1] + sv[1:]) / 2.0
                 if np.any(valid & ~(thr < sv[1:])):
                     self.ok = False  # x's side of such a cut is not its threshold's
-            idx = np.flatnonzero(valid)
+            idx = flat_nonzero(valid)
             cuts.append((thr[idx], L[idx]))
         C = max([t.size for t, _ in cuts] + [1])
         self.thr = np.full((F, C), np.inf)
@@ -146,8 +146,8 @@ class RatioScores:
         self.n_cuts = self.cut_ok.sum(axis=1)
         self.t1_num = self.t1_cut = -1
         if f1 in num:
-            k = int(np.flatnonzero(num == f1)[0])
-            hit = np.flatnonzero(self.cut_ok[k] & (self.thr[k] == t1))
+            k = int(flat_nonzero(num == f1)[0])
+            hit = flat_nonzero(self.cut_ok[k] & (self.thr[k] == t1))
             if hit.size != 1:
                 self.ok = False
             else:
@@ -183,10 +183,10 @@ class RatioScores:
             self.nom_ok = (exists & (bw >= ml)).sum(axis=1) >= 2
         self.t1_nom = self.t1_value = -1
         if f1 in nom:
-            self.t1_nom = int(np.flatnonzero(nom == f1)[0])
+            self.t1_nom = int(flat_nonzero(nom == f1)[0])
             if self.binary:
                 vb = tree.value_branch[tree.value_branch_ptr[v]:tree.value_branch_ptr[v + 1]]
-                self.t1_value = int(np.flatnonzero(vb == 0)[0])
+                self.t1_value = int(flat_nonzero(vb == 0)[0])
         self.t1 = (self.t1_num if self.t1_num >= 0
                    else F + self.t1_nom if self.t1_nom >= 0 else -1)
         if self.t1 < 0:
@@ -248,7 +248,7 @@ class RatioScores:
         counts, total, sum_x = self._sums[table]
         if d is None:
             return (_xlogx(total) - sum_x) / _LN2
-        for k in np.flatnonzero(d):
+        for k in flat_nonzero(d):
             c = counts[..., k]
             sum_x = sum_x + (_xlogx(c + d[k]) - _xlogx(c))
         return (_xlogx(total + float(d.sum())) - sum_x) / _LN2
@@ -263,7 +263,7 @@ class RatioScores:
         group = unique_rows(D)[1]
         step = max(1, (1 << 21) // max(1, self.thr.size))  # bounded (jobs, F, C) arrays
         for g in np.unique(group):
-            idx = np.flatnonzero(group == g)
+            idx = flat_nonzero(group == g)
             arrays = self._arrays(D[idx[0]])
             Np = self.N + float(D[idx[0]].sum())
             for lo in range(0, idx.size, step):
@@ -285,7 +285,7 @@ class RatioScores:
             crowded = (self._numeric_by_prefix(Xq, arrays, Np, *numeric) if _PREFIX
                        else np.ones(B, dtype=bool))
             if crowded.any():  # several near-best cuts in a column: every cut rescored
-                rows = np.flatnonzero(crowded)
+                rows = flat_nonzero(crowded)
                 part = [a[rows] for a in numeric]
                 part[5][:] = True
                 self._numeric_dense(Xq[rows], arrays, Np, *part)
@@ -390,7 +390,7 @@ class RatioScores:
         cols = np.arange(F)[None, :]
         x = Xq[:, self.num]
         # cuts strictly below x: x is right of them
-        split = np.stack([np.searchsorted(self.thr[k], x[:, k], side="left")
+        split = np.stack([self.thr[k].searchsorted(x[:, k], side="left")
                           for k in range(F)], axis=1)
         a_best, a_second = pr_best[cols, split], pr_second[cols, split]
         b_best, b_second = sf_best[cols, split], sf_second[cols, split]

@@ -72,6 +72,7 @@ import numpy as np
 
 from treecert.transductive.node_search import _groups, evaluate_nodes
 from treecert.tree.impurity import _impurity_last, unit_rise
+from treecert.tree.segments import flat_nonzero
 from treecert.tree.split_search import _EPS, Split, SplitFinder, _columns_by_width
 
 #: Slack of the proof, per unit of R's weight (numerators are n·impurity): far above the
@@ -112,7 +113,7 @@ def settled_groups(finder, items: list[tuple[np.ndarray, np.ndarray]], held: np.
         return [None] * len(items)
     group, firsts = _groups([(r.tobytes(), v.tobytes()) for r, v in items])
     found = {}
-    for g in np.flatnonzero(np.bincount(group, weights=held) >= SETTLE_NODES).tolist():
+    for g in flat_nonzero(np.bincount(group, weights=held) >= SETTLE_NODES).tolist():
         r, v = items[int(firsts[g])]
         if r.size > SETTLE_ROWS:
             found[g] = settled_test(finder, r, v, rank)
@@ -191,7 +192,7 @@ def settled_test(finder, rows: np.ndarray, w: np.ndarray,
             return None
         if np.count_nonzero(contender) > 1:
             return Contenders(feature[contender])
-        g = int(np.flatnonzero(contender)[0])
+        g = int(flat_nonzero(contender)[0])
         star = contender
     else:
         g = int(np.argmax(num))
@@ -210,7 +211,7 @@ def settled_test(finder, rows: np.ndarray, w: np.ndarray,
         if split.value_branch is None:
             star = (feature == split.feature) & (threshold == split.threshold)
         else:
-            v = -1 if not finder.params.binary_splits else int(np.flatnonzero(
+            v = -1 if not finder.params.binary_splits else int(flat_nonzero(
                 split.value_branch == 0)[0])
             star = (feature == split.feature) & (value == v)
         if np.count_nonzero(star) != 1 or not _leads(num, up, down, parent, star, slack):
@@ -226,7 +227,7 @@ def _leads(num: np.ndarray, up: np.ndarray, down: np.ndarray, parent: np.ndarray
     above a rival with the same ``parent`` counts, by more than the larger of the two."""
     if not (~star).any():
         return True
-    s = int(np.flatnonzero(star)[0])
+    s = int(flat_nonzero(star)[0])
     fall, rival_up = down[s][None, :], up[~star]  # (1, K), (T-1, K)
     same = np.all(parent[~star] == parent[s], axis=1)[:, None]
     moves = np.where(same, np.maximum(fall, rival_up), fall + rival_up)
@@ -298,7 +299,7 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
     parts = []
     for f in finder.numeric_idx.tolist():
         v = X[rows, f]
-        known = np.flatnonzero(~np.isnan(v))
+        known = flat_nonzero(~np.isnan(v))
         if known.size < 2:
             continue
         known = known[np.argsort(v[known], kind="stable")]
@@ -308,7 +309,7 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
         left = np.cumsum(cnt, axis=0)
         left_e = np.cumsum(ew[known])
         ok = (sv[:-1] < sv[1:]) & (left_e[:-1] >= ml) & (left_e[-1] - left_e[:-1] >= ml)
-        at = np.flatnonzero(ok)
+        at = flat_nonzero(ok)
         if not at.size:
             continue
         a, b = sv[at], sv[at + 1]
@@ -336,7 +337,7 @@ def candidates(finder, rows: np.ndarray, w: np.ndarray):
         e_value = _impurity_last(cnt, gini)
         up = _rises(total[:, None, :], gini)  # (q, K): the known part's rise
         if not params.binary_splits:
-            at = np.flatnonzero(np.count_nonzero(exists & (el >= ml), axis=1) >= 2)
+            at = flat_nonzero(np.count_nonzero(exists & (el >= ml), axis=1) >= 2)
             split_n = split_up = np.full(at.size, np.nan)
             if params.criterion == "gain_ratio":  # only its proof reads them
                 split_n, split_up = _split_parts(cnt[at], exists[at], total[at],

@@ -46,7 +46,7 @@ import numpy as np
 
 from treecert.transductive.node_search import _groups, _segments, sorted_values
 from treecert.tree.impurity import _entropy_of_terms, _impurity_last, _lastsum, _xlogx
-from treecert.tree.segments import _Batch, _ranges
+from treecert.tree.segments import _Batch, _ranges, flat_nonzero
 from treecert.tree.split_search import SplitFinder, sum_over_values
 
 
@@ -102,7 +102,7 @@ class SharedTallies(SplitFinder):
         if not has_x.any():
             S[:] = sorted_entries
             return S
-        gx = np.flatnonzero(has_x)
+        gx = flat_nonzero(has_x)
         sorted_key = np.take(key, order + (np.arange(p) * key.shape[1])[:, None])
         x_key = group[gx] * n_all + rank[:, rows[hi[gx] - 1]]  # (p, #x)
         x_at = np.stack([np.searchsorted(sorted_key[k], x_key[k]) for k in range(p)]) \
@@ -148,7 +148,7 @@ class SharedTallies(SplitFinder):
         elig = (shared_elig.astype(float, copy=False).take(group, axis=0)
                 if self.params.binary_splits else None)
         # x's cells: (node, column, value) where its value is known, its class and weight
-        gx = np.flatnonzero(has_x)
+        gx = flat_nonzero(has_x)
         xg = xj = xv = xy = np.empty(0, np.int64)
         xw = np.empty(0)
         if gx.size:

@@ -42,6 +42,7 @@ from treecert.transductive.cut_tables import nimp, xlogx_of
 from treecert.transductive.node_search import row_keys
 from treecert.tree.impurity import _ROUND, _impurity_last
 from treecert.tree.numeric_search import _TABLE_MAX
+from treecert.tree.segments import flat_nonzero, run_starts
 
 #: Test rows searching the same training rows R from which R's table serves them
 #: (segment-challenge's Venn CV, counted per batch: 2 → 10.0 s, 3 → 9.8, 5 → 9.3,
@@ -99,7 +100,7 @@ class SidedCuts:
     def best(self, finder, x: np.ndarray, labels: np.ndarray, ok, gain, thr) -> None:
         """Each numeric column's best cut for x with every class in ``labels`` into rows of
         ``ok``, ``gain`` and ``thr`` (len(labels), p) (the grower's candidates)."""
-        has = np.flatnonzero(self.start[1:] > self.start[:-1])
+        has = flat_nonzero(self.start[1:] > self.start[:-1])
         if not has.size:
             return
         right_of = self.thr < x[finder.numeric_idx[self.col]]  # x right of a prefix
@@ -128,8 +129,8 @@ def _first_best_so_far(r: np.ndarray, col: np.ndarray, ties_later: bool = False)
     (``rint(r · 1e10)``, as ``np.round`` made them) below 2^39; a column's entries, offset
     by 2^40 × its rank among the columns met so far, all exceed those of earlier columns,
     so one running maximum restarts at each column."""
-    first = np.r_[True, col[1:] != col[:-1]]
-    key = np.rint(r * 1e10).astype(np.int64) + (np.cumsum(first) << 40)[:, None]
+    first = run_starts(col)
+    key = np.rint(r * 1e10).astype(np.int64) + (first.cumsum() << 40)[:, None]
     best = np.maximum.accumulate(key, axis=0)
     before = np.vstack([np.full((1, r.shape[1]), np.iinfo(np.int64).min), best[:-1]])
     new = (key >= before) if ties_later else (key > before)
@@ -201,7 +202,7 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache,
     device_4 = np.ones(len(nodes), dtype=bool)
     for m in served:
         device_4[m] = False
-    _device_4(finder, nodes, keys, np.flatnonzero(device_4), rank, cache, out)
+    _device_4(finder, nodes, keys, flat_nonzero(device_4), rank, cache, out)
     groups = [(nodes[m[0]][0][:-1], nodes[m[0]][1][:-1], nodes[m[0]][2],
                [nodes[i][3] for i in m]) for m in served]
     unserved = []  # R's cut table left the cache meanwhile

@@ -47,6 +47,7 @@ from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.arrays import route_weighted
 from treecert.tree.grow import route_batch, split_arrays
 from treecert.tree.leaf_estimates import leaf_proba
+from treecert.tree.segments import flat_nonzero
 
 
 @dataclass
@@ -99,7 +100,7 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         G = lens.size
         seg, ne = _segments(lens)
         counts, stop = counts_and_stops(finder, rows, w, seg, ne, np.full(G, depth))
-        open_g = np.flatnonzero(~stop)
+        open_g = flat_nonzero(~stop)
         splits = _tests(search, [(rows[seg[g]:seg[g + 1]], w[seg[g]:seg[g + 1]])
                                  for g in open_g.tolist()], rank)
         feature, threshold, n_br, value_branch = split_arrays(G, open_g.tolist(), splits)
@@ -262,7 +263,7 @@ class Forecasts:
         self.leaf = np.full(P, -1, dtype=np.int64)
         self.leaf[pr[one]] = leaf[one]
         mix_e = ~one
-        self.mixed = np.flatnonzero(np.bincount(pr[mix_e], minlength=P) > 0)
+        self.mixed = flat_nonzero(np.bincount(pr[mix_e], minlength=P) > 0)
         where = np.searchsorted(self.mixed, pr[mix_e])
         if kind == "m_estimate":  # the estimates of the (job, leaf) pairs met
             key = pair_job[pr[mix_e]] * forest.counts.shape[0] + leaf[mix_e]
@@ -302,7 +303,7 @@ class Forecasts:
         at = np.searchsorted(self.mixed, pairs[~lone])
         hit = at < self.mixed.size
         hit[hit] = self.mixed[at[hit]] == pairs[~lone][hit]
-        rest = np.flatnonzero(~lone)
+        rest = flat_nonzero(~lone)
         out[rest[hit]] = self.mix[at[hit]]
         return out
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from treecert.transductive.node_search import branch_fractions
 from treecert.transductive.venn_forest import Forest, grow_forest
-from treecert.tree.segments import _ranges
+from treecert.tree.segments import _ranges, flat_nonzero
 
 
 def _child_slots(ptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +50,7 @@ def walked_forest(engine, jobs: list[dict], labels: np.ndarray, drop: np.ndarray
     cut = np.array([job["cut"] for job in jobs], dtype=np.int64)
     end = np.where(cut >= 0, cut, np.array([job["base_leaf"] for job in jobs], np.int64))
     # the subtrees below the cut nodes, grown together
-    cj = np.flatnonzero(cut >= 0)
+    cj = flat_nonzero(cut >= 0)
     sub = (grow_forest(finder, [engine._with_x(int(cut[i]), n + int(i), int(drop[i]))[:2]
                                 for i in cj], rank) if cj.size else _no_trees(K))
     ND = sub.counts.shape[0]
@@ -61,7 +61,7 @@ def walked_forest(engine, jobs: list[dict], labels: np.ndarray, drop: np.ndarray
     anc = np.full((J, int(depth_end.max(initial=0)) + 1), -1, dtype=np.int64)
     cur = end.copy()
     for k in range(anc.shape[1]):
-        at = np.flatnonzero(depth_end >= k)
+        at = flat_nonzero(depth_end >= k)
         anc[at, depth_end[at] - k] = cur[at]
         cur[at] = t.parent[cur[at]]
     n_copies = depth_end + (cut < 0)  # the path above the cut, or down to x's leaf
@@ -76,7 +76,7 @@ def walked_forest(engine, jobs: list[dict], labels: np.ndarray, drop: np.ndarray
     counts = np.vstack([t.counts[c_node] + delta[c_job], t.counts, sub.counts])
     # edges: a copy's children are the base node's, but for x's child (the next copy or
     # the job's cut subtree); then the base tree's and the cut subtrees'
-    inner = np.flatnonzero(t.feature[c_node] >= 0)
+    inner = flat_nonzero(t.feature[c_node] >= 0)
     pos, branch = _child_slots(t.children_ptr, c_node[inner])
     parent = np.repeat(inner, np.diff(t.children_ptr)[c_node[inner]])
     child = t.children[pos]
@@ -100,7 +100,7 @@ def walked_forest(engine, jobs: list[dict], labels: np.ndarray, drop: np.ndarray
     rest = np.ones(N, dtype=bool)
     rest[roots] = False
     new_id = np.empty(N, dtype=np.int64)
-    new_id[np.concatenate([roots, np.flatnonzero(rest)])] = np.arange(N)
+    new_id[np.concatenate([roots, flat_nonzero(rest)])] = np.arange(N)
     old = np.empty(N, dtype=np.int64)
     old[new_id] = np.arange(N)
     e_parent, e_child = new_id[e_parent], new_id[e_child]

@@ -15,6 +15,7 @@ from treecert.errors import ConfigError, DataError
 from treecert.tree.arrays import Tree, collapse, prune_to_cp
 from treecert.tree.grow import grow
 from treecert.tree.leaf_estimates import normalise_leaf_name
+from treecert.tree.segments import flat_nonzero
 from treecert.tree.split_search import GrowParams, SplitFinder
 
 
@@ -102,7 +103,7 @@ class DecisionTree:
         from treecert.data.loading import check_trainable
 
         check_trainable(data)
-        labelled = np.flatnonzero(data.y >= 0)
+        labelled = flat_nonzero(data.y >= 0)
         finder = self.make_finder(data, eligible=eligible)
         grown = grow(finder, labelled, data.weights[labelled].astype(float))
         self.tree_ = self.edited(Tree.from_grown(grown))

@@ -42,6 +42,7 @@ from treecert.tree.segments import (
     _index_dtype,
     _ragged_sums,
     _ranges,
+    flat_nonzero,
 )
 from treecert.tree.split_search import GrowParams, Split, SplitFinder
 
@@ -85,14 +86,14 @@ def too_light(ew: np.ndarray, w: np.ndarray, seg: np.ndarray, limit: float) -> n
     way. (The node-by-node sums of fractional nodes were one ``sum`` call each: 12 730 in
     a 10-fold Venn machine on vote, of which one lies within rounding of the limit.)"""
     cs = np.zeros(ew.size + 1)
-    np.cumsum(ew, out=cs[1:])
+    ew.cumsum(out=cs[1:])
     approx = cs[seg[1:]] - cs[seg[:-1]]
     error = 4.0 * (ew.size + 1) * np.finfo(float).eps * float(cs[-1])
-    close = np.flatnonzero(np.abs(approx - limit) <= error)
+    close = flat_nonzero(np.abs(approx - limit) <= error)
     if close.size:  # the grower's sums of these segments (exact ones in any order)
         lens = seg[close + 1] - seg[close]
         sub = np.zeros(close.size + 1, dtype=np.int64)
-        np.cumsum(lens, out=sub[1:])
+        lens.cumsum(out=sub[1:])
         take = _ranges(seg[close], lens)
         node = np.repeat(np.arange(close.size), lens)
         approx[close] = _ragged_sums(ew[take], sub, _exact_segments(w[take], node, close.size))
@@ -214,7 +215,7 @@ class _Level:
     def __post_init__(self, K: int, y: np.ndarray) -> None:
         n = self.lens.size
         self.seg = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(self.lens, out=self.seg[1:])
+        self.lens.cumsum(out=self.seg[1:])
         self.node = np.repeat(np.arange(n), self.lens)
         self.counts = np.bincount(self.node * K + y[self.rows], weights=self.w,
                                   minlength=n * K).reshape(n, K).astype(float)
@@ -241,11 +242,11 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         if not active.any():
             break
         # ------------------------------------------------ the batch of active nodes
-        act = np.flatnonzero(active)
+        act = flat_nonzero(active)
         keep = active[lvl.node]
         b_rows, b_w = lvl.rows[keep], lvl.w[keep]
         b_seg = np.zeros(act.size + 1, dtype=np.int64)
-        np.cumsum(lvl.lens[act], out=b_seg[1:])
+        lvl.lens[act].cumsum(out=b_seg[1:])
         b_we = eligible_weights(eligible, b_rows, b_w)
         if pending is None:
             # The root: sorted once. Rows with missing values (numeric or nominal) get
@@ -256,7 +257,7 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         else:
             S = V = Y = None
             if p:
-                new_id = np.cumsum(keep) - 1
+                new_id = keep.cumsum() - 1
                 prev_S, prev_V, prev_Y, sent = pending
                 parts_S, parts_V, parts_Y = [], [], []
                 for ent, lo in sent:
@@ -265,7 +266,7 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
                     mark[ent[kept]] = True
                     nid = np.zeros(prev_S.shape[1], dtype=_index_dtype(b_rows.size))
                     nid[ent[kept]] = new_id[lo : lo + ent.size][kept]
-                    sel = np.flatnonzero(mark[prev_S])
+                    sel = flat_nonzero(mark[prev_S])
                     parts_S.append(nid[prev_S.ravel()[sel]].reshape(p, -1))
                     parts_V.append(prev_V.ravel()[sel].reshape(p, -1))
                     parts_Y.append(prev_Y.ravel()[sel].reshape(p, -1))
@@ -280,7 +281,7 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         sp = act[split]
         lvl.feature[sp] = choice.feature[split]
         lvl.threshold[sp] = choice.threshold[split]
-        for g in np.flatnonzero(split):
+        for g in flat_nonzero(split):
             if g in choice.value_branch:
                 value_branch[lvl.base + int(act[g])] = choice.value_branch[g]
         # ------------------------------------------------ route the rows (route_rows)
@@ -325,7 +326,7 @@ def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.n
     out = []
     for b in range(frac.shape[1]):  # an unknown value goes to every branch of positive weight
         sel = (branch == b) | (missing & to_all[ne, b]) if has_missing else branch == b
-        ent = np.flatnonzero(sel)
+        ent = flat_nonzero(sel)
         cw_b = w[ent]
         m = missing[ent]
         if m.any():
@@ -350,10 +351,10 @@ def route_entries(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np
         return None
     branch, missing, to_all, frac = parts
     sent = branch == np.arange(frac.shape[1])[:, None]  # (width, entries)
-    unknown = np.flatnonzero(missing)
+    unknown = flat_nonzero(missing)
     if unknown.size:  # their branch is -1: nothing to keep of the known values' test
         sent[:, unknown] = to_all.take(ne[unknown], axis=0).T
-    at = np.flatnonzero(sent)
+    at = flat_nonzero(sent)
     to, entry = np.divmod(at, ne.size)
     if not unknown.size:
         return entry, to, w.take(entry), branch, to_all
@@ -384,25 +385,26 @@ def entry_branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, ne: 
     """Each entry's branch under its node's test (-1: the node is not split — no branches,
     ``n_branches`` 0 — or the value is unknown), and whether its value is unknown, or
     known, at a split node; entries as :func:`route_batch`'s."""
-    # (gathers by take: several times faster than indexing with arrays)
-    sp_e = n_branches.take(ne) > 0
-    f_e = np.where(sp_e, feature.take(ne), 0)
-    vals = (X.reshape(-1).take(rows * X.shape[1] + f_e) if X.flags.c_contiguous
+    # (gathers index 1-D arrays with integer arrays, X flat: ``take`` costs about twice as
+    # much in numpy 2, 2-D indexing several times)
+    sp_e = n_branches[ne] > 0
+    f_e = np.where(sp_e, feature[ne], 0)
+    vals = (X.reshape(-1)[rows * X.shape[1] + f_e] if X.flags.c_contiguous
             else X[rows, f_e])
     missing = sp_e & np.isnan(vals)
     known = sp_e & ~missing
     branch = np.full(ne.size, -1, dtype=np.int64)
-    nominal_e = is_nominal.take(f_e)
+    nominal_e = is_nominal[f_e]
     nom_e = known & nominal_e
     num_e = known & ~nominal_e
-    branch[num_e] = vals[num_e] > threshold.take(ne[num_e])
+    branch[num_e] = vals[num_e] > threshold[ne[num_e]]
     if nom_e.any():
         vb_nodes = sorted(value_branch)
         vb_off = np.zeros(G, dtype=np.int64)
         sizes = [value_branch[g].size for g in vb_nodes]
         vb_off[vb_nodes] = np.cumsum([0, *sizes[:-1]])
         vb_flat = np.concatenate([value_branch[g] for g in vb_nodes])
-        branch[nom_e] = vb_flat.take(vb_off.take(ne[nom_e]) + vals[nom_e].astype(np.int64))
+        branch[nom_e] = vb_flat[vb_off[ne[nom_e]] + vals[nom_e].astype(np.int64)]
     return branch, missing, known
 
 
@@ -426,7 +428,7 @@ def _branches(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.nda
         known_total = known_total + cw[:, b]
     many = nbr[nbr >= _SEQ_SUM]
     for n in np.unique(many) if many.size else ():  # each node's row summed as numpy does
-        at = np.flatnonzero(nbr == n)
+        at = flat_nonzero(nbr == n)
         known_total[at] = _lastsum(cw[at, :n])
     has_missing = np.bincount(ne[missing], minlength=G) > 0
     to_all = has_missing[:, None] & (known_total > 0)[:, None] & (cw > 0)
@@ -441,7 +443,7 @@ def _assemble(levels: list[_Level], value_branch: dict[int, np.ndarray], depth0:
     parent = np.concatenate([lv.parent for lv in levels])
     branch = np.concatenate([lv.branch for lv in levels])
     T = parent.size
-    has_parent = np.flatnonzero(parent >= 0)
+    has_parent = flat_nonzero(parent >= 0)
     kids = has_parent[np.lexsort((branch[has_parent], parent[has_parent]))]
     n_kids = np.bincount(parent[has_parent], minlength=T)
     kid_ptr = np.zeros(T + 1, dtype=np.int64)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from treecert.tree.segments import flat_nonzero
+
 _LN2 = np.log(2.0)
 # Scores are compared after rounding to this many decimals (ties: see the split search).
 _ROUND = 10
@@ -33,7 +35,7 @@ def _xlogx(a: np.ndarray) -> np.ndarray:
     if a.size >= _SPARSE_SIZE and np.count_nonzero(a) <= _SPARSE_SHARE * a.size:
         a = np.ascontiguousarray(a)  # (a view's a * 0.0 keeps its strides: no flat view)
         out = a * 0.0
-        at = np.flatnonzero(a)
+        at = flat_nonzero(a)
         v = a.reshape(-1).take(at)
         with np.errstate(invalid="ignore"):  # a < 0 (never a count): NaN, as below
             out.reshape(-1)[at] = np.log(v) * v

@@ -39,6 +39,7 @@ from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ModelFileError, describe
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree
+from treecert.tree.segments import flat_nonzero
 
 FORMAT = "treecert-model"
 FORMAT_VERSION = 2
@@ -221,7 +222,7 @@ def _reals(obj: object, where: str, size: int | None = None, *, nulls: bool = Fa
     bad = given & ((~np.isfinite(out) if finite else np.isnan(out))
                    | (nonnegative & (out < 0)))
     if np.any(bad):
-        i = int(np.flatnonzero(bad)[0])
+        i = int(flat_nonzero(bad)[0])
         raise _Invalid(f"{where}[{i}]", f"must be a finite number{' >= 0' * nonnegative}, "
                        f"not {describe(values[i])}", i)
     return out
@@ -389,7 +390,7 @@ def _check_tree(obj: object, schema: Schema) -> Tree:
         raise _Invalid("tree.counts[0]", "is all zero; the root holds the training weight")
     n_children = np.diff(children_ptr)
     parents = np.repeat(np.arange(n), n_children)
-    bad = np.flatnonzero((children <= parents) | (children >= n))
+    bad = flat_nonzero((children <= parents) | (children >= n))
     if bad.size:
         i = int(bad[0])
         raise _Invalid(f"tree.children[{i}]", f"is {children[i]}, not a node after its parent "
@@ -426,7 +427,7 @@ def _suspects(feature: np.ndarray, threshold: np.ndarray, n_children: np.ndarray
         (n_children >= 2) & np.where(
             numeric, ~no_thr & (n_children == 2) & (n_vb == 0),
             nominal & no_thr & (n_vb == n_vals) & ~bad_branch))
-    return np.flatnonzero(~ok)
+    return flat_nonzero(~ok)
 
 
 def _check_node(i: int, f: int, threshold: float, n_children: int, branches: np.ndarray,

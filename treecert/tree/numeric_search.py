@@ -22,7 +22,14 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.tree.impurity import _LN2, _ROUND, _impurity, _split_info, _sum_cols, _xlogx
-from treecert.tree.segments import _Batch, _ranges, _segment_cumsum
+from treecert.tree.segments import (
+    _Batch,
+    _ranges,
+    _segment_cumsum,
+    flat_nonzero,
+    run_lengths,
+    run_starts,
+)
 
 # Score only Fayyad-Irani boundary cuts first (False: every cut; for tests).
 _PRUNE = True
@@ -61,7 +68,7 @@ class NumericSearch:
             return out_ok, out_gain, out_score, out_thr
         exact, node = b.exact, b.node
         starts = seg[:-1]
-        lens = np.diff(seg)
+        lens = seg[1:] - seg[:-1]
         y_e = self.y[b.rows]
         # Class weights cumulated along every sorted column, restarted at each node. With
         # integer weights in integers (exact, half the memory); else in floats, exactly as
@@ -96,7 +103,7 @@ class NumericSearch:
         sums = np.empty((first + n_sums, p, M), dtype=dtype)
         totals = np.empty((first + n_sums, G))
         if positions:  # the eligible weight before each cut is its position
-            CE = (np.arange(M) - np.repeat(starts, lens) + 1).astype(np.int32)
+            CE = (np.arange(M) - starts.repeat(lens) + 1).astype(np.int32)
         elif b.we is None:
             sums[0] = ws
             totals[0] = np.bincount(node, weights=w_e, minlength=G)
@@ -125,7 +132,7 @@ class NumericSearch:
                      else np.broadcast_to(CE, (p, M)).copy())
         # Known values come first in each segment (NaN sorts last).
         if np.isnan(V[:, seg[1:] - 1]).any():  # (p, G): the length less the (few) unknowns
-            unknown = np.flatnonzero(np.isnan(V))
+            unknown = flat_nonzero(np.isnan(V))
             n_known = lens - np.bincount(unknown // M * G + node[unknown % M],
                                          minlength=p * G).reshape(p, G)
         else:
@@ -140,7 +147,7 @@ class NumericSearch:
         pos_node = node[:-1]
 
         def per_cut(a):  # (p, G) -> (p, M - 1): the value of each cut's node
-            return a if G == 1 else np.repeat(a, lens, axis=1)[:, :-1]
+            return a if G == 1 else a.repeat(lens, axis=1)[:, :-1]
 
         valid = V[:, :-1] < V[:, 1:]
         if G > 1:
@@ -171,14 +178,14 @@ class NumericSearch:
         def cut_gain(jj, ii, gi, counts=False):
             """Gain of the cuts (column jj, position ii, node gi) [and their counts]."""
             kt, ft = jj * G + gi, jj * M + ii
-            L = [c.take(ft) for c in Cr]
-            KCt = [c.take(kt) for c in KCr]
+            L = [c[ft] for c in Cr]
+            KCt = [c[kt] for c in KCr]
             if table is not None and not counts:
                 L = [c.astype(np.intp) for c in L]
                 R = [KCt[k] - L[k] for k in range(K)]
-                imp_l = (table.take(_sum_cols(L)) - _sum_cols([table.take(c) for c in L])) / _LN2
-                imp_r = (table.take(_sum_cols(R)) - _sum_cols([table.take(c) for c in R])) / _LN2
-                return (parent.take(kt) - imp_l - imp_r) / total_w.take(gi)
+                imp_l = (table[_sum_cols(L)] - _sum_cols([table[c] for c in L])) / _LN2
+                imp_r = (table[_sum_cols(R)] - _sum_cols([table[c] for c in R])) / _LN2
+                return (parent[kt] - imp_l - imp_r) / total_w[gi]
             R = [KCt[k] - L[k] for k in range(K)]
             if b.integral:
                 L = [c.astype(float) for c in L]
@@ -199,24 +206,24 @@ class NumericSearch:
             skip[:, 1:-1] = valid[:, :-2] & valid[:, 1:-1] & valid[:, 2:]
             skip[:, 1:-1] &= ys[:, 1:-2] == ys[:, 2:-1]
             cand = valid & ~skip
-        fc = np.flatnonzero(cand)
+        fc = flat_nonzero(cand)
         if fc.size == 0:
             return out_ok, out_gain, out_score, out_thr
-        jj = np.repeat(np.arange(p), np.count_nonzero(cand, axis=1))
+        jj = np.arange(p).repeat(np.count_nonzero(cand, axis=1))
         ii = fc - jj * W
         gi = pos_node[ii]
         key = jj * G + gi
         gain = cut_gain(jj, ii, gi)
-        rgain = np.round(gain, _ROUND)
+        rgain = gain.round(_ROUND)
         n = key.size
-        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        sizes = np.diff(np.r_[first, n])
+        new = run_starts(key)
+        first = flat_nonzero(new)
         gmax = np.maximum.reduceat(rgain, first)
-        k = np.minimum.reduceat(np.where(rgain == np.repeat(gmax, sizes), np.arange(n), n),
-                                first)
+        gmax_at = gmax.repeat(run_lengths(first, n))  # each candidate's group's
+        k = np.minimum.reduceat(np.where(rgain == gmax_at, np.arange(n), n), first)
         gj, gg, i_best, g_best = jj[k], gi[k], ii[k], gain[k]
         if prune:
-            ht = np.flatnonzero(gain >= np.repeat(gmax, sizes) - 2e-10)
+            ht = flat_nonzero(gain >= gmax_at - 2e-10)
             hpos = jj[ht] * W + ii[ht]
             flat_skip = skip.ravel()
             right = (ii[ht] < W - 1) & flat_skip[np.minimum(hpos + 1, p * W - 1)]
@@ -228,17 +235,17 @@ class NumericSearch:
                 lo = np.stack([ii[prv] + 1, ii[ht] + 1], axis=1).ravel()
                 ln = np.stack([np.where(left, ii[ht] - ii[prv] - 1, 0),
                                np.where(right, ii[nxt] - ii[ht] - 1, 0)], axis=1).ravel()
-                owner = np.repeat(np.repeat(ht, 2), ln)
+                owner = ht.repeat(2).repeat(ln)
                 ni = _ranges(lo, ln)
                 nj, ng = jj[owner], gi[owner]
                 ngain = cut_gain(nj, ni, ng)
-                nr = np.round(ngain, _ROUND)
-                grp = np.cumsum(np.r_[True, key[1:] != key[:-1]])[owner] - 1
-                nf = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
+                nr = ngain.round(_ROUND)
+                grp = new.cumsum()[owner] - 1
+                nf = flat_nonzero(run_starts(grp))
                 ngrp = grp[nf]
                 nmax = np.maximum.reduceat(nr, nf)
                 nk = np.minimum.reduceat(
-                    np.where(nr == np.repeat(nmax, np.diff(np.r_[nf, ni.size])),
+                    np.where(nr == nmax.repeat(run_lengths(nf, ni.size)),
                              np.arange(ni.size), ni.size), nf)
                 # Merge with the boundary cuts' first maximum, in position order.
                 take = (nmax > gmax[ngrp]) | ((nmax == gmax[ngrp]) & (ni[nk] < i_best[ngrp]))
@@ -284,10 +291,10 @@ class NumericSearch:
         """
         V, seg, node = b.V, b.seg, b.node
         W = V.shape[1] - 1
-        cut = np.flatnonzero(valid & inel_seg[node[:-1]])
+        cut = flat_nonzero(valid & inel_seg[node[:-1]])
         left = cut + cut // W  # the cut's left entry, flat in V (row j: j * M + i)
         bad = ~(el_s & ~np.isnan(V)).ravel()  # ineligible or unknown entries
-        bad_at = np.flatnonzero(bad)
+        bad_at = flat_nonzero(bad)
         prev_bad, nxt_bad = _nearest_eligible_values(V, bad_at, seg, node)
         Vf = V.ravel()
         Vi, Vn = Vf[left], Vf[left + 1]

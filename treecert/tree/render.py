@@ -13,6 +13,7 @@ import numpy as np
 
 from treecert.data.schema import Schema
 from treecert.tree.arrays import Tree
+from treecert.tree.segments import flat_nonzero
 
 
 def _fmt_num(v: float) -> str:
@@ -37,9 +38,9 @@ def branch_labels(tree: Tree, schema: Schema, node: int, sep: str = " ") -> list
         return [test("=", v) for v in attr.values]
     labels = []
     for b in range(n_branches):
-        vals = [attr.values[i] for i in np.flatnonzero(vb == b)]
+        vals = [attr.values[i] for i in flat_nonzero(vb == b)]
         if b == 1 and n_branches == 2 and np.sum(vb == 0) == 1:
-            labels.append(test("!=", attr.values[int(np.flatnonzero(vb == 0)[0])]))
+            labels.append(test("!=", attr.values[int(flat_nonzero(vb == 0)[0])]))
         else:
             joined = ",".join(vals)
             labels.append(test("=", vals[0]) if len(vals) == 1 else test("in", f"{{{joined}}}"))

@@ -6,8 +6,9 @@ segment. Every floating-point sum over a segment must equal the one a node-by-no
 takes: segmented (cumulative) sums are exact when the weights are dyadic (integer weights:
 always) and are then taken in one pass over all segments; the others are re-done node by
 node. Where sums are exact, ties in a column may be sorted in any order
-(:func:`_exact_any_order`). Also here, as the other array helpers: :func:`unique_rows`
-and :func:`counted_unique`.
+(:func:`_exact_any_order`). Also here, as the other array helpers: :func:`unique_rows`,
+:func:`counted_unique`, :func:`flat_nonzero`, :func:`run_starts` and
+:func:`run_lengths`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,33 @@ import numpy as np
 # in any order: segmented sums of such weights can be taken with one global cumsum.
 _DYADIC = 2.0**20
 _EXACT_TOTAL = 2.0**32
+
+
+def flat_nonzero(a: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(a)`` for an array: the same indices without numpy's Python-level
+    dispatch and wrappers (~10 000 instructions a call, several times the work on the small
+    masks of a tree level; ``np.flatnonzero`` runs ~2 400 times in a 10-fold plain tree CV
+    on diabetes)."""
+    return a.ravel().nonzero()[0]
+
+
+def run_starts(key: np.ndarray) -> np.ndarray:
+    """Whether each entry of ``key`` (1-D) starts a run of equal keys: the first entry, and
+    every one that differs from its predecessor (``np.r_[True, key[1:] != key[:-1]]``
+    without ``np.r_``'s Python-level parsing)."""
+    new = np.empty(key.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    return new
+
+
+def run_lengths(first: np.ndarray, n: int) -> np.ndarray:
+    """The lengths of runs that start at the (increasing) positions ``first`` of n entries
+    (``np.diff(np.r_[first, n])``)."""
+    out = np.empty(first.size, dtype=np.int64)
+    np.subtract(first[1:], first[:-1], out=out[:-1])
+    out[-1:] = n - first[-1:]
+    return out
 
 
 def _exact_segments(w: np.ndarray, node: np.ndarray, G: int) -> np.ndarray:
@@ -38,7 +66,7 @@ def _exact_segments(w: np.ndarray, node: np.ndarray, G: int) -> np.ndarray:
 def _segment_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarray:
     """``x[seg[g]:seg[g+1]].sum()`` for every (non-empty) segment g, bit for bit."""
     out = np.add.reduceat(x, seg[:-1]) if x.size else np.zeros(seg.size - 1)
-    for g in np.flatnonzero(~exact):
+    for g in flat_nonzero(~exact):
         out[g] = x[seg[g] : seg[g + 1]].sum()
     return out
 
@@ -57,7 +85,7 @@ def _segment_cumsum(a: np.ndarray, seg: np.ndarray, exact: np.ndarray,
         keep = seg[1:] > seg[:-1]        # where only one total would be taken off
         seg = np.r_[seg[:-1][keep], seg[-1]]
         exact, totals = exact[keep], totals[..., keep]
-    inexact = np.flatnonzero(~exact)
+    inexact = flat_nonzero(~exact)
     if inexact.size == exact.size:  # no exact segment: each summed in place, no global pass
         for s, e in zip(seg[:-1].tolist(), seg[1:].tolist(), strict=True):
             np.cumsum(a[..., s:e], axis=-1, out=a[..., s:e])
@@ -76,11 +104,11 @@ def _segment_cumsum(a: np.ndarray, seg: np.ndarray, exact: np.ndarray,
 
 def _ragged_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarray:
     """``x[seg[g]:seg[g+1]].sum()`` for every segment g (empty ones too), bit for bit."""
-    x0 = np.where(exact[np.repeat(np.arange(seg.size - 1), np.diff(seg))], x, 0.0)
+    x0 = np.where(exact[np.arange(seg.size - 1).repeat(seg[1:] - seg[:-1])], x, 0.0)
     cs = np.zeros(x.size + 1)
-    np.cumsum(x0, out=cs[1:])
+    x0.cumsum(out=cs[1:])
     out = cs[seg[1:]] - cs[seg[:-1]]
-    for g in np.flatnonzero(~exact):
+    for g in flat_nonzero(~exact):
         out[g] = x[seg[g] : seg[g + 1]].sum()
     return out
 
@@ -90,8 +118,8 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     total = int(lens.sum())
     if total == 0:
         return np.empty(0, dtype=np.int64)
-    ends = np.cumsum(lens)
-    return np.repeat(starts - (ends - lens), lens) + np.arange(total)
+    ends = lens.cumsum()
+    return (starts - (ends - lens)).repeat(lens) + np.arange(total)
 
 
 def unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +146,7 @@ def counted_unique(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     instead of sorting (for a ``size`` not much more than the keys): the distinct keys
     ascending and each key's index among them."""
     present = np.bincount(key, minlength=size) > 0
-    return np.flatnonzero(present), (np.cumsum(present) - 1)[key]
+    return flat_nonzero(present), (np.cumsum(present) - 1)[key]
 
 
 @dataclass(eq=False, slots=True)
@@ -149,7 +177,7 @@ class _Batch:
 
     def __post_init__(self) -> None:
         self.G = self.seg.size - 1
-        self.node = np.repeat(np.arange(self.G), np.diff(self.seg))
+        self.node = np.arange(self.G).repeat(self.seg[1:] - self.seg[:-1])
         self.exact = _exact_segments(self.w, self.node, self.G)
         self.total_w = _segment_sums(self.w, self.seg, self.exact)
         self.integral = bool(self.exact.all() and np.all(self.w == np.floor(self.w))

@@ -58,7 +58,13 @@ from treecert.tree.impurity import (
     _xlogx,
 )
 from treecert.tree.numeric_search import NumericSearch
-from treecert.tree.segments import _Batch, _class_dtype, _exact_any_order, _index_dtype
+from treecert.tree.segments import (
+    _Batch,
+    _class_dtype,
+    _exact_any_order,
+    _index_dtype,
+    flat_nonzero,
+)
 
 CRITERIA = ("info_gain", "gain_ratio", "gini")
 THRESHOLD_RULES = ("midpoint", "lower")
@@ -131,7 +137,7 @@ def counted_in_average(is_nominal: np.ndarray, n_values: np.ndarray,
     column of 0.3·N values or more is left out of gain ratio's average gain, unless every
     column is nominal with that many (then all count). Returns (that exception, whether
     each column — numeric ones first, then nominal — counts)."""
-    numeric_idx, nominal_idx = np.flatnonzero(~is_nominal), np.flatnonzero(is_nominal)
+    numeric_idx, nominal_idx = flat_nonzero(~is_nominal), flat_nonzero(is_nominal)
     multi_val = bool(numeric_idx.size == 0 and nominal_idx.size > 0
                      and np.all(n_values[nominal_idx] >= 0.3 * n_total_rows))
     many_rule = 0.3 * n_total_rows
@@ -177,8 +183,8 @@ class SplitFinder(NumericSearch):
         self.n_classes = n_classes
         self.params = params
         self.eligible = eligible
-        self.numeric_idx = np.flatnonzero(~is_nominal)
-        self.nominal_idx = np.flatnonzero(is_nominal)
+        self.numeric_idx = flat_nonzero(~is_nominal)
+        self.nominal_idx = flat_nonzero(is_nominal)
         self.n_values = n_values
         self.max_values = int(n_values[self.nominal_idx].max()) if self.nominal_idx.size else 0
         self.n_total_rows = float(n_total_rows if n_total_rows is not None else X.shape[0])
@@ -220,7 +226,7 @@ class SplitFinder(NumericSearch):
         b.total_w = np.array([float(total_w)])
         ok, gain, score, vb = self._nominal_batch(b)
         out = []
-        for j in np.flatnonzero(ok[0]):
+        for j in flat_nonzero(ok[0]):
             f = int(self.nominal_idx[j])
             out.append((f, float(gain[0, j]), float(score[0, j]), np.nan,
                         self._value_branch(f, int(vb[0, j])), bool(self._in_avg[
@@ -289,11 +295,11 @@ class SplitFinder(NumericSearch):
         same = near & (masked == top[:, None])
         best = np.argmin(np.where(same, self._fid, np.iinfo(np.int64).max), axis=1)
         has = pool.any(axis=1)
-        for g in np.flatnonzero(has & ((near != same).any(axis=1))):
-            cands = np.flatnonzero(pool[g])
+        for g in flat_nonzero(has & ((near != same).any(axis=1))):
+            cands = flat_nonzero(pool[g])
             best[g] = max(cands, key=lambda c, g=g: (round(float(score[g, c]), _ROUND),
                                                      -int(self._fid[c])))
-        rows = np.flatnonzero(has)
+        rows = flat_nonzero(has)
         col = best[rows]
         feature = np.full(G, -1, dtype=np.int64)
         feature[rows] = self._fid[col]
@@ -475,7 +481,7 @@ def _columns_by_width(nvs: np.ndarray) -> list[tuple[int, slice | np.ndarray]]:
     0): a slice where a group's columns are adjacent (a view, no copy), else an array."""
     out: list[tuple[int, slice | np.ndarray]] = []
     for nv in np.unique(nvs[nvs > 0]).tolist():
-        js = np.flatnonzero(nvs == nv)
+        js = flat_nonzero(nvs == nv)
         adjacent = js[-1] - js[0] + 1 == js.size
         out.append((int(nv), slice(int(js[0]), int(js[-1]) + 1) if adjacent else js))
     return out
