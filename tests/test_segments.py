@@ -2,7 +2,9 @@
 segment's own ``np.cumsum`` bit for bit — one array or a stack of them (the numeric search
 cumulates the eligible weight and every class's weight as one stack), exact segments
 (dyadic weights, summed in one global pass) and inexact ones (one by one) mixed. And
-:func:`~treecert.tree.segments.unique_rows` is ``np.unique(..., axis=0)``."""
+:func:`~treecert.tree.segments.unique_rows` is ``np.unique(..., axis=0)``; the helpers that
+replace numpy's Python-level idioms on hot paths (``flat_nonzero``, ``run_starts``,
+``run_lengths``) give the idioms' arrays."""
 
 from __future__ import annotations
 
@@ -12,7 +14,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.tree.segments import _exact_segments, _segment_cumsum, unique_rows
+from treecert.tree.segments import (
+    _exact_segments,
+    _segment_cumsum,
+    flat_nonzero,
+    run_lengths,
+    run_starts,
+    unique_rows,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -71,3 +80,33 @@ def test_unique_rows_is_numpy_s_unique_over_rows(seed, n, k, levels, ints):
     np.testing.assert_array_equal(inverse, want_inverse.ravel())
     assert inverse.shape == (n,)
     np.testing.assert_array_equal(keys[inverse], a)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shape=st.lists(st.integers(0, 7), min_size=1, max_size=3),
+       levels=st.integers(1, 4), transpose=st.booleans())
+def test_flat_nonzero_is_numpy_s_flatnonzero(seed, shape, levels, transpose):
+    a = np.random.default_rng(seed).integers(0, levels, size=shape)
+    a = a.T if transpose else a  # a non-contiguous view too
+    for arr in (a, a > 0, a.astype(float)):
+        got = flat_nonzero(arr)
+        assert got.dtype == np.flatnonzero(arr).dtype
+        assert np.array_equal(got, np.flatnonzero(arr))
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=st.lists(st.integers(0, 3), min_size=1, max_size=40), floats=st.booleans())
+def test_run_starts_and_lengths_are_numpy_s_idioms(key, floats):
+    key = np.array(key, dtype=float if floats else np.int64)
+    starts = run_starts(key)
+    assert np.array_equal(starts, np.r_[True, key[1:] != key[:-1]])
+    first = np.flatnonzero(starts)
+    lengths = run_lengths(first, key.size)
+    assert lengths.dtype == np.int64
+    assert np.array_equal(lengths, np.diff(np.r_[first, key.size]))
+    assert lengths.sum() == key.size
+
+
+def test_run_helpers_of_nothing_are_empty():
+    assert run_starts(np.empty(0)).shape == (0,)
+    assert run_lengths(np.empty(0, dtype=np.int64), 0).shape == (0,)
