@@ -139,7 +139,9 @@ def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
     the grower's stable value order, ranks being unique. ``rank``: (p, n) or a sequence of
     p rank arrays. A node holding more than 1/16 of the ranked rows and more than
     :data:`MARK_ROWS` is ordered by marking its ranks in a table of all of them (linear),
-    the others by one sort of (node, rank) keys."""
+    the others by one sort of (node, rank) keys per column — the p sorts in one
+    ``argsort(axis=1)`` call (one call per column cost diabetes' TPCE CV 1.2 % of its
+    instructions)."""
     p = len(rank)
     n_rank = len(rank[0]) if p else 0
     S = np.empty((p, rows.size), dtype=np.int64)
@@ -150,10 +152,14 @@ def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
     offset = node[small] * n_rank
     present = np.zeros(n_rank, dtype=bool) if big.size else None
     at = np.empty(n_rank, dtype=np.int64) if big.size else None
-    for k in range(p):
+    if small.size:  # node-major: the small nodes' segments, in order
+        keys = np.empty((p, small.size), dtype=np.int64)
+        rows_small = rows[small]
+        for k in range(p):
+            np.add(offset, rank[k][rows_small], out=keys[k])
+        S[:, small] = small[keys.argsort(axis=1)]
+    for k in range(p if big.size else 0):
         r = rank[k][rows]
-        if small.size:  # node-major: the small nodes' segments, in order
-            S[k, small] = small[(offset + r[small]).argsort()]
         for g in big.tolist():
             a, e = seg[g], seg[g + 1]
             present[r[a:e]] = True
