@@ -88,7 +88,7 @@ from treecert.transductive.ratio_scores import RatioScores
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.grow import grow, stops
 from treecert.tree.impurity import _impurity_last
-from treecert.tree.segments import flat_nonzero
+from treecert.tree.segments import flat_nonzero, run_starts
 from treecert.tree.split_search import _EPS
 
 
@@ -587,9 +587,9 @@ class BatchEngine:
         """Device (2) for jobs at base nodes v whose bound failed."""
         out = np.zeros(v.size, dtype=bool)
         min_gain = float(self.params.min_gain)
-        order = np.argsort(v, kind="stable")
-        bounds = flat_nonzero(np.r_[True, v[order][1:] != v[order][:-1], True])
-        for a, b in itertools.pairwise(bounds):
+        order = v.argsort(kind="stable")
+        first = flat_nonzero(run_starts(v[order]))  # each base node's jobs, a run
+        for a, b in itertools.pairwise([*first.tolist(), v.size]):
             idx = order[a:b]
             u = int(v[idx[0]])
             scores = self._node_scores(u)

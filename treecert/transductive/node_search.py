@@ -101,7 +101,9 @@ def sorted_values(finder, rows: np.ndarray, S: np.ndarray, w: np.ndarray | None 
     V = np.empty(S.shape)
     Y = np.empty(S.shape, dtype=y.dtype)
     W = None if w is None else np.empty(S.shape)
-    for k in range(S.shape[0]):  # (gathers by indexing: ``take(out=)`` costs twice as much)
+    for k in range(S.shape[0]):
+        # gathers by int64 indices (the rows) index, by the orders S (int32 at the grower's
+        # levels) take: the faster gather of each on numpy 2 (``take(out=)`` costs twice)
         sorted_rows = rows.take(S[k])
         V[k] = columns[k][sorted_rows]
         Y[k] = y[sorted_rows]
@@ -158,14 +160,15 @@ def rank_orders(rank: np.ndarray, rows: np.ndarray, seg: np.ndarray,
         for k in range(p):
             np.add(offset, rank[k][rows_small], out=keys[k])
         S[:, small] = small[keys.argsort(axis=1)]
-    for k in range(p if big.size else 0):
-        r = rank[k][rows]
-        for g in big.tolist():
-            a, e = seg[g], seg[g + 1]
-            present[r[a:e]] = True
-            at[r[a:e]] = np.arange(a, e)
+    for g in big.tolist():  # each big node's rows alone (the small ones are ordered)
+        a, e = seg[g], seg[g + 1]
+        rows_g = rows[a:e]
+        for k in range(p):
+            r = rank[k][rows_g]
+            present[r] = True
+            at[r] = np.arange(a, e)
             S[k, a:e] = at[flat_nonzero(present)]
-            present[r[a:e]] = False
+            present[r] = False
     return S
 
 
