@@ -4,7 +4,8 @@ cumulates the eligible weight and every class's weight as one stack), exact segm
 (dyadic weights, summed in one global pass) and inexact ones (one by one) mixed. And
 :func:`~treecert.tree.segments.unique_rows` is ``np.unique(..., axis=0)``; the helpers that
 replace numpy's Python-level idioms on hot paths (``flat_nonzero``, ``run_starts``,
-``run_lengths``) give the idioms' arrays."""
+``run_lengths``) give the idioms' arrays, and ``first_max_of_runs`` picks each run's first
+largest entry as a loop over the runs does."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from treecert.tree.segments import (
     _exact_segments,
     _segment_cumsum,
+    first_max_of_runs,
     flat_nonzero,
     run_lengths,
     run_starts,
@@ -110,3 +112,19 @@ def test_run_starts_and_lengths_are_numpy_s_idioms(key, floats):
 def test_run_helpers_of_nothing_are_empty():
     assert run_starts(np.empty(0)).shape == (0,)
     assert run_lengths(np.empty(0, dtype=np.int64), 0).shape == (0,)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lens=st.lists(st.integers(1, 9), min_size=1, max_size=8),
+       seed=st.integers(0, 2**32 - 1), levels=st.integers(1, 4))
+def test_first_max_of_runs_is_each_run_s_first_largest(lens, seed, levels):
+    """Few distinct values, so runs hold ties (the first one counts), -inf and -0.0 too."""
+    pool = np.array([-np.inf, -0.0, 0.0, 0.5, 2.0])[:levels + 1]
+    values = np.random.default_rng(seed).choice(pool, size=sum(lens))
+    first = np.cumsum([0] + lens[:-1])
+    k, run_max, each = first_max_of_runs(values, first)
+    for r, (a, n) in enumerate(zip(first.tolist(), lens, strict=True)):
+        run = values[a:a + n]
+        assert k[r] == a + int(np.argmax(run))  # argmax: the first of the largest
+        assert run_max[r] == run.max()
+        assert np.array_equal(each[a:a + n], np.full(n, run.max()))

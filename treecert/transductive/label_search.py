@@ -72,7 +72,13 @@ from treecert.transductive.cut_tables import NodeTable, nimp, node_tables, talli
 from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts, row_keys
 from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info, unit_rise
 from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
-from treecert.tree.segments import _ranges, flat_nonzero, run_lengths, run_starts
+from treecert.tree.segments import (
+    _ranges,
+    first_max_of_runs,
+    flat_nonzero,
+    run_lengths,
+    run_starts,
+)
 
 #: (cut, label) pairs × classes scored at once: bounds the per-label arrays (~100 MB).
 PAIR_CELLS = 1 << 22
@@ -324,11 +330,8 @@ def _first_best(g: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     """Per run of equal ``key`` (consecutive): the index of the first entry of largest
     ``g`` rounded to 10 decimals (the grower's choice of a column's cut), and that
     rounded maximum repeated over the run."""
-    rg = g.round(_ROUND)
-    n = key.size
-    first = flat_nonzero(run_starts(key))
-    gmax = _run_max(rg, first)
-    return np.minimum.reduceat(np.where(rg == gmax, np.arange(n), n), first), gmax
+    k, _, gmax = first_max_of_runs(g.round(_ROUND), flat_nonzero(run_starts(key)))
+    return k, gmax
 
 
 def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> None:

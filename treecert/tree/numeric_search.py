@@ -26,8 +26,8 @@ from treecert.tree.segments import (
     _Batch,
     _ranges,
     _segment_cumsum,
+    first_max_of_runs,
     flat_nonzero,
-    run_lengths,
     run_starts,
 )
 
@@ -217,10 +217,8 @@ class NumericSearch:
         rgain = gain.round(_ROUND)
         n = key.size
         new = run_starts(key)
-        first = flat_nonzero(new)
-        gmax = np.maximum.reduceat(rgain, first)
-        gmax_at = gmax.repeat(run_lengths(first, n))  # each candidate's group's
-        k = np.minimum.reduceat(np.where(rgain == gmax_at, np.arange(n), n), first)
+        # gmax_at: each candidate's group's
+        k, gmax, gmax_at = first_max_of_runs(rgain, flat_nonzero(new))
         gj, gg, i_best, g_best = jj[k], gi[k], ii[k], gain[k]
         if prune:
             ht = flat_nonzero(gain >= gmax_at - 2e-10)
@@ -243,10 +241,7 @@ class NumericSearch:
                 grp = new.cumsum()[owner] - 1
                 nf = flat_nonzero(run_starts(grp))
                 ngrp = grp[nf]
-                nmax = np.maximum.reduceat(nr, nf)
-                nk = np.minimum.reduceat(
-                    np.where(nr == nmax.repeat(run_lengths(nf, ni.size)),
-                             np.arange(ni.size), ni.size), nf)
+                nk, nmax, _ = first_max_of_runs(nr, nf)
                 # Merge with the boundary cuts' first maximum, in position order.
                 take = (nmax > gmax[ngrp]) | ((nmax == gmax[ngrp]) & (ni[nk] < i_best[ngrp]))
                 tg = ngrp[take]
