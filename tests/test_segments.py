@@ -121,7 +121,7 @@ def test_first_max_of_runs_is_each_run_s_first_largest(lens, seed, levels):
     """Few distinct values, so runs hold ties (the first one counts), -inf and -0.0 too."""
     pool = np.array([-np.inf, -0.0, 0.0, 0.5, 2.0])[:levels + 1]
     values = np.random.default_rng(seed).choice(pool, size=sum(lens))
-    first = np.cumsum([0] + lens[:-1])
+    first = np.cumsum([0, *lens[:-1]])
     k, run_max, each = first_max_of_runs(values, first)
     for r, (a, n) in enumerate(zip(first.tolist(), lens, strict=True)):
         run = values[a:a + n]

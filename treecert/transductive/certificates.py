@@ -295,13 +295,13 @@ class Competitors:
                 order = by_rank(f)
                 sv, sg, ys, ws = vals[order], seg[order], y[rows[order]], w[order]
                 cw = np.cumsum(ws)
-                lw = cw - np.r_[0.0, cw[ends[:-1]]][sg]  # weight left of each cut
+                lw = cw - np.concatenate(([0.0], cw[ends[:-1]]))[sg]  # weight left of each cut
                 ok = np.zeros(rows.size, dtype=bool)
                 ok[:-1] = (sg[:-1] == sg[1:]) & (sv[:-1] < sv[1:])
                 ok &= (lw >= ml) & (tot[sg] - lw >= ml)
                 if mine.any():  # leave out the chosen cut itself
                     t = thr[sg]
-                    nxt = np.r_[sv[1:], np.inf]
+                    nxt = np.concatenate((sv[1:], [np.inf]))
                     ok &= ~(mine[sg] & (sv <= t) & (t < nxt))
                 # Fayyad & Irani: between two candidate cuts, moving one row of the same
                 # class across each, both gains (d left, d right) are convex along the
@@ -320,7 +320,7 @@ class Competitors:
                     cum = np.cumsum(np.bincount(blk * K + ys, weights=ws,
                                                 minlength=B * K).reshape(B, K), axis=0)
                     at_end = flat_nonzero(stop)  # block b ends at row at_end[b]
-                    first = np.r_[0, np.searchsorted(at_end, ends[:-1]) + 1]  # per node
+                    first = np.concatenate(([0], at_end.searchsorted(ends[:-1]) + 1))  # per node
                     base = np.vstack([np.zeros((1, K)), cum])[first]  # counts before node
                     bi = np.searchsorted(at_end, i)
                     left = cum[bi] - base[sg[i]]

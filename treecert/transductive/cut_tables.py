@@ -94,7 +94,7 @@ def node_tables(finder, nodes: list, rank: np.ndarray, with_x: bool = True) -> l
     table = xlogx_of(finder, float(N.max(initial=0.0)) + 1.0)
     e_left, e_right = nimp(left, gini, table), nimp(right, gini, table)
     n_gain = _impurity_last(T, gini)[np.repeat(np.arange(G), ncut)] - e_left - e_right
-    bounds = np.r_[0, np.cumsum(ncut)]
+    bounds = np.concatenate(([0], ncut.cumsum()))
     for g, t in enumerate(out):
         s = slice(bounds[g], bounds[g + 1])
         t.col, t.thr, t.left, t.right, t.skip, t.w_left = (
@@ -135,7 +135,7 @@ def valid_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
         if not lens[chosen].sum():  # no rows (or no nodes): no cuts
             continue
         sub = np.repeat(tallied[chosen[0]] == tallied, lens)  # the entries of those nodes
-        sub_seg = np.r_[0, np.cumsum(lens[chosen])]
+        sub_seg = np.concatenate(([0], lens[chosen].cumsum()))
         sub_node = np.repeat(np.arange(chosen.size), lens[chosen])
         cut = (tallied_cuts if tallied[chosen[0]] else sorted_cuts)(
             finder, rows[sub], w[sub], sub_seg, sub_node, rank, N[chosen], with_x)
@@ -212,9 +212,9 @@ def tallied_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     base = (cum[first] - H[first]).repeat(run_lengths(first, at.size), axis=0)
     left_all = cum - base  # class weights up to and including each value
     w_left_all = _lastsum(left_all)
-    nxt = np.r_[~new[1:], False]  # a next value in the same (node, column)
+    nxt = np.concatenate((~new[1:], [False]))  # a next value in the same (node, column)
     a = values[ck, code]
-    b = np.r_[a[1:], np.nan]  # the next present value (read only where ``nxt``)
+    b = np.concatenate((a[1:], [np.nan]))  # the next present value (read only where ``nxt``)
     ml = min_branch(finder, N)[cg]
     with np.errstate(invalid="ignore"):
         valid = nxt & (w_left_all >= ml) & (N[cg] - w_left_all >= ml)
@@ -222,9 +222,9 @@ def tallied_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     # Fayyad & Irani as in :func:`sorted_cuts`, over blocks of values ending at valid cuts
     stop = valid | ~nxt
     blk = np.cumsum(stop) - stop
-    classes = np.add.reduceat(H > 0, flat_nonzero(np.r_[True, stop[:-1]]), axis=0) > 0
+    classes = np.add.reduceat(H > 0, flat_nonzero(np.concatenate(([True], stop[:-1]))), axis=0) > 0
     fc = flat_nonzero(valid)
-    skip = _skipped(classes, np.r_[valid[stop], False], blk[fc])
+    skip = _skipped(classes, np.concatenate((valid[stop], [False])), blk[fc])
     return ck[fc], t[fc], left_all[fc], w_left_all[fc], cg[fc], skip
 
 
@@ -280,7 +280,7 @@ def sorted_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     fc, ck, ci, cg = fc[order], ck[order], ci[order], cg[order]
     classes = np.bincount(blk * K + Y.ravel(), minlength=B * K).reshape(B, K) > 0
     b = blk[fc]
-    skip = _skipped(classes, np.r_[valid.ravel()[flat_nonzero(flat)], False], b)
+    skip = _skipped(classes, np.concatenate((valid.ravel()[flat_nonzero(flat)], [False])), b)
     return ck, t[ck, ci], cum[b] - base[ck, cg], left[ck, ci], cg, skip
 
 

@@ -310,7 +310,7 @@ def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
             cnt, np.array([t.elig for t in tabs])[gl], tw)
     choice = finder._choose(ok, gain, score, thr, vb)
     splits = [choice.split(i) for i in range(Lg)]
-    bounds = np.r_[0, np.cumsum(m)]
+    bounds = np.concatenate(([0], m.cumsum()))
     return [splits[bounds[g]:bounds[g + 1]] for g in range(G)]
 
 
@@ -363,8 +363,12 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
     right = np.concatenate([t.right for t in tabs])
     # a skipped cut has both neighbours in its (node, column): x on the same side of all
     skip = np.concatenate([t.skip for t in tabs])
-    skip &= (xl == np.r_[xl[:1], xl[:-1]]) & (xl == np.r_[xl[1:], xl[-1:]])
-    beside = np.r_[skip[1:], False] | np.r_[False, skip[:-1]]  # a skipped neighbour
+    same = xl[1:] == xl[:-1]
+    skip[1:] &= same
+    skip[:-1] &= same
+    beside = np.zeros_like(skip)  # a skipped neighbour (there are cuts: ncut.any())
+    beside[:-1] = skip[1:]
+    beside[1:] |= skip[:-1]
     table = xlogx_of(finder, float(tw.max()))
     parent = _impurity_last(Tx, gini)
 
@@ -398,15 +402,15 @@ def _best_cuts(finder, tabs, groups, lab, gl, Tx, tw, ok, gain, score, thr) -> N
     if near.size:  # score the runs of skipped cuts either side of those, and choose again
         c = pc[near]
         at = np.searchsorted(kept, c)
-        lo = np.r_[-1, kept][at] + 1  # first cut after the previous kept cut
-        hi = np.r_[kept, col.size][at + 1]  # the next kept cut
+        lo = np.concatenate(([-1], kept))[at] + 1  # first cut after the previous kept cut
+        hi = np.concatenate((kept, [col.size]))[at + 1]  # the next kept cut
         run = np.zeros(col.size, dtype=np.int64)
         run[runs] = 1
         starts, lens = _rising_runs(gains, np.cumsum(run), w_cut, pl[near], c, lo, hi,
                                     g[near], gmax[near])
-        pl = np.r_[pl, np.repeat(np.repeat(pl[near], 2), lens)]
-        pc = np.r_[pc, _ranges(starts, lens)]
-        g = np.r_[g, gains(pl[g.size:], pc[g.size:])]
+        pl = np.concatenate((pl, pl[near].repeat(2).repeat(lens)))
+        pc = np.concatenate((pc, _ranges(starts, lens)))
+        g = np.concatenate((g, gains(pl[g.size:], pc[g.size:])))
         order = np.lexsort((pc, pl))  # by label-node, then cut: (column, position)
         pl, pc, g = pl[order], pc[order], g[order]
         kb, _ = _first_best(g, pl * p + col[pc])

@@ -304,7 +304,7 @@ def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:
     firsts: dict = {}
     group = np.array([firsts.setdefault(k, len(firsts)) for k in keys], dtype=np.int64)
     # groups are numbered as they first appear: a group's first item raises the maximum
-    reps = flat_nonzero(group > np.maximum.accumulate(np.r_[-1, group[:-1]]))
+    reps = flat_nonzero(group > np.maximum.accumulate(np.concatenate(([-1], group[:-1]))))
     return group, reps
 
 

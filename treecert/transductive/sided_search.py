@@ -163,7 +163,7 @@ def search_groups(finder, groups: list, cache, keys: list | None = None) -> list
     m = np.array([len(groups[i][3]) for i in served], dtype=np.int64)
     L = int(m.sum())
     ok, gain, thr = np.zeros((L, p), dtype=bool), np.zeros((L, p)), np.full((L, p), np.nan)
-    bounds = np.r_[0, np.cumsum(m)]
+    bounds = np.concatenate(([0], m.cumsum()))
     for k, (i, sided) in enumerate(zip(served, tables, strict=True)):
         s = slice(bounds[k], bounds[k + 1])
         sided.best(finder, groups[i][2], groups[i][3], ok[s], gain[s], thr[s])
