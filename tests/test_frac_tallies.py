@@ -163,7 +163,7 @@ def test_counts_and_stops_shared_by_nodes_of_equal_rows(data, min_leaf, seed):
     """The batched engine's nodes (x last, ineligible) that hold the same rows before x and
     the same weights share one pass over them (``x_last``): the counts and stops of each
     node taken alone. Weights integral, dyadic or not, x's of any weight and class, nodes
-    of x alone."""
+    of x alone, nodes whose weight lies about the limit of too light a node."""
     rng = np.random.default_rng(seed)
     n, K = data.n_samples, data.schema.n_classes
     J = 9
@@ -172,9 +172,12 @@ def test_counts_and_stops_shared_by_nodes_of_equal_rows(data, min_leaf, seed):
     elig = np.r_[np.ones(n, bool), np.zeros(J, bool)]
     finder = DecisionTree(min_leaf=min_leaf).make_finder(data, eligible=elig, X=X, y=y)
     sets = []
-    for _ in range(3):
-        rows = np.flatnonzero(rng.random(n) < rng.random())
-        w = data.weights[rows] * rng.choice([1.0, 2.0, 1 / 3, 0.7, 0.5], rows.size)
+    for i in range(4):  # the last a few rows: weights about the stopping limit 2 · min_leaf
+        rows = (np.flatnonzero(rng.random(n) < rng.random()) if i < 3
+                else np.sort(rng.choice(n, size=int(rng.integers(0, 8)), replace=False)))
+        dyadic = rng.random() < 0.6  # every node's sums exact, or some not
+        w = data.weights[rows] * rng.choice([1.0, 2.0, 0.5] if dyadic
+                                            else [1.0, 2.0, 1 / 3, 0.7, 0.5], rows.size)
         sets.append((rows, w))
     nodes = []
     for i in range(J):

@@ -128,3 +128,16 @@ def test_first_max_of_runs_is_each_run_s_first_largest(lens, seed, levels):
         assert k[r] == a + int(np.argmax(run))  # argmax: the first of the largest
         assert run_max[r] == run.max()
         assert np.array_equal(each[a:a + n], np.full(n, run.max()))
+
+
+def test_exact_segments_need_dyadic_weights_and_a_total_below_2_to_the_32():
+    node = np.array([0, 0, 1, 1, 2])
+    assert _exact_segments(np.array([1.0, 0.5, 2.0, 0.25, 3.0]), node, 3).tolist() == [True] * 3
+    # one segment's weights not dyadic: only it is summed node by node
+    w = np.array([1.0, 0.5, 0.1, 1.0, 3.0])
+    assert _exact_segments(w, node, 3).tolist() == [True, False, True]
+    # the exact segments' total reaches 2**32: none is exact any more, dyadic or not
+    for w in (np.array([2.0**31, 2.0**31, 1.0, 1.0, 0.0]),
+              np.array([2.0**31, 2.0**31, 0.1, 1.0, 0.0])):
+        assert not _exact_segments(w, node, 3).any()
+    assert _exact_segments(np.empty(0), np.empty(0, np.int64), 2).tolist() == [True, True]

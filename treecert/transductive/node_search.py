@@ -25,7 +25,6 @@ from treecert.tree.segments import (
     _class_dtype,
     _exact_segments,
     _index_dtype,
-    _ragged_sums,
     flat_nonzero,
 )
 from treecert.tree.split_search import _Choice
@@ -288,8 +287,10 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
     counts[np.arange(group.size), finder.y[x_row]] += np.array([v[-1] for _, v, _ in nodes])
     exact = _exact_segments(w_train, node, R)
     if exact.all() and (finder.eligible is None or finder.eligible[rows_train].all()):
-        # exact sums of eligible training rows: x's eligible weight, 0, changes no bit
-        light = _ragged_sums(w_train, seg, exact) < 2 * finder.params.min_leaf
+        # exact sums of eligible training rows: x's eligible weight, 0, changes no bit; and
+        # each node's weight is its class weights' sum, exact in any order (dyadic weights
+        # below 2^32 in all: every partial sum is a multiple of 2^-20 below 2^32)
+        light = train.sum(axis=1) < 2 * finder.params.min_leaf
     else:  # met with the limit as the grower sums each node (too_light)
         seg, _ = _segments(np.array([r.size for r, _, _ in reps], dtype=np.int64))
         w_all = np.concatenate([v for _, v, _ in reps])

@@ -66,10 +66,9 @@ def _exact_segments(w: np.ndarray, node: np.ndarray, G: int) -> np.ndarray:
     """Per segment: True if its weights are dyadic enough to be summed exactly in any order."""
     scaled = w * _DYADIC
     bad = ~(scaled == np.floor(scaled))
-    if not bad.any():
-        ok = np.ones(G, dtype=bool)
-    else:
-        ok = np.bincount(node[bad], minlength=G) == 0
+    if not bad.any():  # every segment: their weights' sum is w's (no gather of w)
+        return np.full(G, float(w.sum()) < _EXACT_TOTAL)
+    ok = np.bincount(node[bad], minlength=G) == 0
     if ok.any() and float(w[ok[node]].sum()) >= _EXACT_TOTAL:
         ok[:] = False
     return ok
