@@ -217,7 +217,8 @@ class NumericSearch:
         rgain = gain.round(_ROUND)
         n = key.size
         new = run_starts(key)
-        # gmax_at: each candidate's group's
+        # per (column, node) group: its first best cut and rounded maximum; gmax_at: the
+        # maximum of each candidate's group
         k, gmax, gmax_at = first_max_of_runs(rgain, flat_nonzero(new))
         gj, gg, i_best, g_best = jj[k], gi[k], ii[k], gain[k]
         if prune:
