@@ -4,8 +4,8 @@ cumulates the eligible weight and every class's weight as one stack), exact segm
 (dyadic weights, summed in one global pass) and inexact ones (one by one) mixed. And
 :func:`~treecert.tree.segments.unique_rows` is ``np.unique(..., axis=0)``; the helpers that
 replace numpy's Python-level idioms on hot paths (``flat_nonzero``, ``run_starts``,
-``run_lengths``) give the idioms' arrays, and ``first_max_of_runs`` picks each run's first
-largest entry as a loop over the runs does."""
+``run_lengths``, ``offsets``, ``run_max``) give the idioms' arrays, and
+``first_max_of_runs`` picks each run's first largest entry as a loop over the runs does."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from treecert.tree.segments import (
     _segment_cumsum,
     first_max_of_runs,
     flat_nonzero,
+    offsets,
     run_lengths,
+    run_max,
     run_starts,
     unique_rows,
 )
@@ -141,3 +143,24 @@ def test_exact_segments_need_dyadic_weights_and_a_total_below_2_to_the_32():
               np.array([2.0**31, 2.0**31, 0.1, 1.0, 0.0])):
         assert not _exact_segments(w, node, 3).any()
     assert _exact_segments(np.empty(0), np.empty(0, np.int64), 2).tolist() == [True, True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(lens=st.lists(st.integers(0, 9), max_size=12), as_list=st.booleans(),
+       int32=st.booleans())
+def test_offsets_are_zero_then_the_cumulative_lengths(lens, as_list, int32):
+    arg = lens if as_list else np.array(lens, dtype=np.int32 if int32 else np.int64)
+    got = offsets(arg)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, np.r_[0, np.cumsum(np.array(lens, dtype=np.int64))])
+
+
+@settings(max_examples=200, deadline=None)
+@given(lens=st.lists(st.integers(1, 9), min_size=1, max_size=8),
+       seed=st.integers(0, 2**32 - 1))
+def test_run_max_is_each_run_s_maximum_repeated(lens, seed):
+    values = np.random.default_rng(seed).normal(size=sum(lens))
+    first = np.cumsum([0, *lens[:-1]])
+    want = np.concatenate([np.full(n, values[a:a + n].max())
+                           for a, n in zip(first.tolist(), lens, strict=True)])
+    assert np.array_equal(run_max(values, first), want)

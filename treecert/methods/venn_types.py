@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.discretize import _LOG2, _entropy_conditioned, _entropy_rows
-from treecert.tree.segments import _ranges, counted_unique, flat_nonzero
+from treecert.tree.segments import _ranges, counted_unique, flat_nonzero, offsets
 
 
 # ------------------------------------------------------------------------------ MDL on groups
@@ -235,8 +235,7 @@ class NonZeroCounts:
         (atoms in order, classes ascending). Atoms repeat a few pool rows (a base tree's
         leaves, for every job) many times over."""
         row, col = np.nonzero(table)
-        ptr = np.zeros(table.shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(row, minlength=table.shape[0]), out=ptr[1:])
+        ptr = offsets(np.bincount(row, minlength=table.shape[0]))
         lens = np.diff(ptr)[take]
         cell = _ranges(ptr[:-1][take], lens)
         out = cls.__new__(cls)

@@ -19,7 +19,7 @@ import numpy as np
 from treecert.transductive.node_search import numeric_columns, rank_orders, sorted_values
 from treecert.tree.impurity import _LN2, _impurity_last, _lastsum
 from treecert.tree.numeric_search import _TABLE_MAX
-from treecert.tree.segments import flat_nonzero, run_lengths, run_starts
+from treecert.tree.segments import flat_nonzero, offsets, run_lengths, run_starts
 
 
 class NodeTable:
@@ -94,7 +94,7 @@ def node_tables(finder, nodes: list, rank: np.ndarray, with_x: bool = True) -> l
     table = xlogx_of(finder, float(N.max(initial=0.0)) + 1.0)
     e_left, e_right = nimp(left, gini, table), nimp(right, gini, table)
     n_gain = _impurity_last(T, gini)[np.repeat(np.arange(G), ncut)] - e_left - e_right
-    bounds = np.concatenate(([0], ncut.cumsum()))
+    bounds = offsets(ncut)
     for g, t in enumerate(out):
         s = slice(bounds[g], bounds[g + 1])
         t.col, t.thr, t.left, t.right, t.skip, t.w_left = (
@@ -135,7 +135,7 @@ def valid_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
         if not lens[chosen].sum():  # no rows (or no nodes): no cuts
             continue
         sub = np.repeat(tallied[chosen[0]] == tallied, lens)  # the entries of those nodes
-        sub_seg = np.concatenate(([0], lens[chosen].cumsum()))
+        sub_seg = offsets(lens[chosen])
         sub_node = np.repeat(np.arange(chosen.size), lens[chosen])
         cut = (tallied_cuts if tallied[chosen[0]] else sorted_cuts)(
             finder, rows[sub], w[sub], sub_seg, sub_node, rank, N[chosen], with_x)

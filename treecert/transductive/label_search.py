@@ -76,7 +76,8 @@ from treecert.tree.segments import (
     _ranges,
     first_max_of_runs,
     flat_nonzero,
-    run_lengths,
+    offsets,
+    run_max,
     run_starts,
 )
 
@@ -310,13 +311,8 @@ def _choose(finder, tabs: list[NodeTable], groups: list) -> list[list]:
             cnt, np.array([t.elig for t in tabs])[gl], tw)
     choice = finder._choose(ok, gain, score, thr, vb)
     splits = [choice.split(i) for i in range(Lg)]
-    bounds = np.concatenate(([0], m.cumsum()))
+    bounds = offsets(m)
     return [splits[bounds[g]:bounds[g + 1]] for g in range(G)]
-
-
-def _run_max(values: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """The maximum of ``values`` over each run starting at ``first`` (from 0), repeated."""
-    return np.maximum.reduceat(values, first).repeat(run_lengths(first, values.size))
 
 
 def _column_runs(cut_group: np.ndarray, col: np.ndarray) -> np.ndarray:
@@ -451,7 +447,7 @@ def _near_best(table, lab, pl, pc, key, xl, left, right, w_cut, N_cut, e_left, e
     e_x = np.where(left_x, e_left[pc], e_right[pc]) + (
         (table[n + 1] - table[n]) - (table[n_c + 1] - table[n_c])) / _LN2
     approx = (parent[pl] - e_x - e_other[pc]) / tw[pl]
-    best = _run_max(approx, flat_nonzero(run_starts(key)))
+    best = run_max(approx, flat_nonzero(run_starts(key)))
     return approx >= best - _SHORTCUT_SLACK
 
 
@@ -520,7 +516,7 @@ def _within_reach(tabs, col: np.ndarray, cut_group: np.ndarray, gini: bool,
     if all(t.gain_span <= r for t, r in zip(tabs, reach.tolist(), strict=True)):
         return np.ones(col.size, dtype=bool)  # nearly pure nodes: every cut within reach
     ngain = np.concatenate([t.n_gain for t in tabs])
-    best = _run_max(ngain, _column_runs(cut_group, col) if runs is None else runs)
+    best = run_max(ngain, _column_runs(cut_group, col) if runs is None else runs)
     return ngain >= best - reach[cut_group]
 
 

@@ -26,6 +26,7 @@ from treecert.tree.segments import (
     _exact_segments,
     _index_dtype,
     flat_nonzero,
+    offsets,
 )
 from treecert.tree.split_search import _Choice
 
@@ -237,9 +238,7 @@ def _evaluate_batch(finder, lens, rows, w, rank, keys=None) -> _Choice:
 
 def _segments(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CSR bounds (G + 1,) of consecutive nodes of ``lens`` rows, and each row's node."""
-    seg = np.zeros(lens.size + 1, dtype=np.int64)
-    lens.cumsum(out=seg[1:])
-    return seg, np.arange(lens.size).repeat(lens)
+    return offsets(lens), np.arange(lens.size).repeat(lens)
 
 
 def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,

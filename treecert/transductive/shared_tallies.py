@@ -46,7 +46,7 @@ import numpy as np
 
 from treecert.transductive.node_search import _groups, _segments, sorted_values
 from treecert.tree.impurity import _entropy_of_terms, _impurity_last, _lastsum, _xlogx
-from treecert.tree.segments import _Batch, _ranges, flat_nonzero
+from treecert.tree.segments import _Batch, _ranges, flat_nonzero, offsets
 from treecert.tree.split_search import SplitFinder, sum_over_values
 
 
@@ -133,8 +133,7 @@ class SharedTallies(SplitFinder):
                                lambda a, e: (b.rows[a:e].tobytes(), b.w[a:e].tobytes()))
         lens = end[r] - lo[r]
         take = _ranges(lo[r], lens)
-        rseg = np.zeros(r.size + 1, dtype=np.int64)
-        np.cumsum(lens, out=rseg[1:])
+        rseg = offsets(lens)
         # the groups' rows as a batch (what the tally reads of one: no sums, no sorts)
         sub = SimpleNamespace(seg=rseg, rows=b.rows.take(take), w=b.w.take(take),
                               we=None if b.we is None else b.we.take(take),

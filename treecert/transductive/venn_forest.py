@@ -47,7 +47,7 @@ from treecert.transductive.shared_tallies import SharedTallies
 from treecert.tree.arrays import route_weighted
 from treecert.tree.grow import route_batch, split_arrays
 from treecert.tree.leaf_estimates import leaf_proba
-from treecert.tree.segments import flat_nonzero
+from treecert.tree.segments import flat_nonzero, offsets
 
 
 @dataclass
@@ -121,8 +121,7 @@ def grow_forest(finder, roots: list[tuple[np.ndarray, np.ndarray]],
         slot = (np.arange(G)[:, None] * width + np.arange(width)[None, :])[
             np.arange(width)[None, :] < n_br[:, None]]
         c_lens = np.bincount(e_key, minlength=G * width)[slot]
-        c_seg = np.zeros(slot.size + 1, dtype=np.int64)
-        np.cumsum(c_lens, out=c_seg[1:])
+        c_seg = offsets(c_lens)
         # one node per distinct (rows, weights); a child without weight stays its parent's
         # own (its estimate reads the parent's counts)
         weighty = np.bincount(np.repeat(np.arange(slot.size), c_lens), weights=c_w > 0,
@@ -184,8 +183,7 @@ def _assemble(counts_l, feature_l, threshold_l, vb_parts, edge_parent, edge_bran
               edge_child, empty_parent, K) -> Forest:
     counts = np.concatenate(counts_l).reshape(-1, K)
     N = counts.shape[0]
-    vb_ptr = np.zeros(N + 1, dtype=np.int64)
-    np.cumsum([v.size for v in vb_parts], out=vb_ptr[1:])
+    vb_ptr = offsets([v.size for v in vb_parts])
     vb = np.concatenate([*vb_parts, np.empty(0, np.int64)]).astype(np.int64)
     parent = np.concatenate([*edge_parent, np.empty(0, np.int64)])
     branch = np.concatenate([*edge_branch, np.empty(0, np.int64)])

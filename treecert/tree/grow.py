@@ -43,6 +43,7 @@ from treecert.tree.segments import (
     _ragged_sums,
     _ranges,
     flat_nonzero,
+    offsets,
 )
 from treecert.tree.split_search import GrowParams, Split, SplitFinder
 
@@ -92,8 +93,7 @@ def too_light(ew: np.ndarray, w: np.ndarray, seg: np.ndarray, limit: float) -> n
     close = flat_nonzero(np.abs(approx - limit) <= error)
     if close.size:  # the grower's sums of these segments (exact ones in any order)
         lens = seg[close + 1] - seg[close]
-        sub = np.zeros(close.size + 1, dtype=np.int64)
-        lens.cumsum(out=sub[1:])
+        sub = offsets(lens)
         take = _ranges(seg[close], lens)
         node = np.repeat(np.arange(close.size), lens)
         approx[close] = _ragged_sums(ew[take], sub, _exact_segments(w[take], node, close.size))
@@ -214,8 +214,7 @@ class _Level:
 
     def __post_init__(self, K: int, y: np.ndarray) -> None:
         n = self.lens.size
-        self.seg = np.zeros(n + 1, dtype=np.int64)
-        self.lens.cumsum(out=self.seg[1:])
+        self.seg = offsets(self.lens)
         self.node = np.repeat(np.arange(n), self.lens)
         self.counts = np.bincount(self.node * K + y[self.rows], weights=self.w,
                                   minlength=n * K).reshape(n, K).astype(float)
@@ -245,8 +244,7 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         act = flat_nonzero(active)
         keep = active[lvl.node]
         b_rows, b_w = lvl.rows[keep], lvl.w[keep]
-        b_seg = np.zeros(act.size + 1, dtype=np.int64)
-        lvl.lens[act].cumsum(out=b_seg[1:])
+        b_seg = offsets(lvl.lens[act])
         b_we = eligible_weights(eligible, b_rows, b_w)
         if pending is None:
             # The root: sorted once. Rows with missing values (numeric or nominal) get
@@ -446,8 +444,7 @@ def _assemble(levels: list[_Level], value_branch: dict[int, np.ndarray], depth0:
     has_parent = flat_nonzero(parent >= 0)
     kids = has_parent[np.lexsort((branch[has_parent], parent[has_parent]))]
     n_kids = np.bincount(parent[has_parent], minlength=T)
-    kid_ptr = np.zeros(T + 1, dtype=np.int64)
-    np.cumsum(n_kids, out=kid_ptr[1:])
+    kid_ptr = offsets(n_kids)
     # Depth-first numbering: pop a node, number its children, push them in reverse.
     new = [0] * T
     kid_list, ptr_list = kids.tolist(), kid_ptr.tolist()
@@ -466,21 +463,17 @@ def _assemble(levels: list[_Level], value_branch: dict[int, np.ndarray], depth0:
     perm[new_id] = np.arange(T)
     depth = np.concatenate([np.full(lv.lens.size, depth0 + d) for d, lv in enumerate(levels)])
     lens = np.concatenate([lv.lens for lv in levels])
-    ent_ptr = np.zeros(T + 1, dtype=np.int64)
-    np.cumsum(lens, out=ent_ptr[1:])
+    ent_ptr = offsets(lens)
     rows = np.concatenate([lv.rows for lv in levels]).astype(np.int64)
     w = np.concatenate([lv.w for lv in levels]).astype(float)
     take = _ranges(ent_ptr[perm], lens[perm])
-    r_ptr = np.zeros(T + 1, dtype=np.int64)
-    np.cumsum(lens[perm], out=r_ptr[1:])
-    ch_ptr = np.zeros(T + 1, dtype=np.int64)
-    np.cumsum(n_kids[perm], out=ch_ptr[1:])
+    r_ptr = offsets(lens[perm])
+    ch_ptr = offsets(n_kids[perm])
     children = new_id[kids[_ranges(kid_ptr[perm], n_kids[perm])]]
     vb_sizes = np.zeros(T, dtype=np.int64)
     for t, v in value_branch.items():
         vb_sizes[t] = v.size
-    vb_ptr = np.zeros(T + 1, dtype=np.int64)
-    np.cumsum(vb_sizes[perm], out=vb_ptr[1:])
+    vb_ptr = offsets(vb_sizes[perm])
     vb_order = sorted(value_branch, key=lambda t: new[t])
     return GrownNodes(
         feature=np.concatenate([lv.feature for lv in levels])[perm],

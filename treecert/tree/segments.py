@@ -7,8 +7,8 @@ takes: segmented (cumulative) sums are exact when the weights are dyadic (intege
 always) and are then taken in one pass over all segments; the others are re-done node by
 node. Where sums are exact, ties in a column may be sorted in any order
 (:func:`_exact_any_order`). Also here, as the other array helpers: :func:`unique_rows`,
-:func:`counted_unique`, :func:`flat_nonzero`, :func:`run_starts`,
-:func:`run_lengths` and :func:`first_max_of_runs`.
+:func:`counted_unique`, :func:`flat_nonzero`, :func:`offsets`, :func:`run_starts`,
+:func:`run_lengths`, :func:`run_max` and :func:`first_max_of_runs`.
 """
 
 from __future__ import annotations
@@ -50,16 +50,30 @@ def run_lengths(first: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def offsets(lengths) -> np.ndarray:
+    """``[0, l0, l0 + l1, ...]`` (int64): where runs of these integer lengths laid end to
+    end start, and where the last ends — the CSR bounds of a batch's segments."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.zeros(lengths.size + 1, dtype=np.int64)
+    lengths.cumsum(out=out[1:])
+    return out
+
+
+def run_max(values: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The maximum of ``values`` (1-D) over each run starting at the increasing positions
+    ``first`` (from 0), repeated over the run."""
+    return np.maximum.reduceat(values, first).repeat(run_lengths(first, values.size))
+
+
 def first_max_of_runs(values: np.ndarray, first: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per run of ``values`` (1-D) starting at the increasing positions ``first`` (from 0):
     the index of its first largest entry, its maximum, and that maximum repeated over the
     run. The split search's choice of a column's cut — the first of largest rounded gain —
     in the grower and in the engine, so that both choose alike."""
+    each = run_max(values, first)
     n = values.size
-    run_max = np.maximum.reduceat(values, first)
-    each = run_max.repeat(run_lengths(first, n))
-    return np.minimum.reduceat(np.where(values == each, np.arange(n), n), first), run_max, each
+    return np.minimum.reduceat(np.where(values == each, np.arange(n), n), first), each[first], each
 
 
 def _exact_segments(w: np.ndarray, node: np.ndarray, G: int) -> np.ndarray:
