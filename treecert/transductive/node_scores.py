@@ -16,7 +16,7 @@ from treecert.transductive.certificates import (
 )
 from treecert.transductive.node_search import rank_orders
 from treecert.tree.impurity import _impurity_last, _lastsum
-from treecert.tree.segments import flat_nonzero
+from treecert.tree.segments import flat_nonzero, offsets
 from treecert.tree.split_search import _EPS
 
 #: Changes × (cuts + values) × classes rescored in one pass at most (bounded memory: a
@@ -85,15 +85,18 @@ class NodeScores:
                 thr = (sv[:-1] + sv[1:]) / 2.0
             thr = np.where(thr < sv[1:], thr, sv[:-1])
             F = len(num)
-            C = max(int(valid.sum(axis=0).max()), 1)
+            # every column's admissible cuts, compacted to its first places (one gather for
+            # all columns: cuts listed column by column, ascending within each)
+            col, cut = np.divmod(flat_nonzero(valid.T.ravel()), m - 1)
+            per_col = np.bincount(col, minlength=F)
+            C = max(int(per_col.max()), 1)
+            place = np.arange(col.size) - offsets(per_col)[col]  # rank within its column
             self.thr = np.full((F, C), np.inf)
             self.L = np.zeros((F, C, K))
             self.cut_ok = np.zeros((F, C), dtype=bool)
-            for k in range(F):
-                idx = flat_nonzero(valid[:, k])
-                self.thr[k, :idx.size] = thr[idx, k]
-                self.L[k, :idx.size] = L[idx, k]
-                self.cut_ok[k, :idx.size] = True
+            self.thr[col, place] = thr[cut, col]
+            self.L[col, place] = L[cut, col]
+            self.cut_ok[col, place] = True
             self.twin = np.zeros((F, C), dtype=bool)
             self.mirror = self.twin
             if f1 in num:
@@ -109,7 +112,8 @@ class NodeScores:
                     # counts) and lose the tie to T1's lower column, as in the base tree.
                     # Mirror twins (T1's counts, sides swapped) tie too, up to the last
                     # bit: harmless when the gain is far from a rounding boundary.
-                    if np.all(w == np.round(w)):
+                    # (a table exists only for integer weights: no second look at them)
+                    if table is not None or np.all(w == np.round(w)):
                         later = self.cut_ok.copy()
                         later[:k + 1] = False
                         t1_left = self.L[k, self.t1_cut]
