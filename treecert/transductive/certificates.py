@@ -18,7 +18,7 @@ from treecert.transductive import budget
 from treecert.transductive.node_search import rank_orders
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _LN2, _impurity_last
-from treecert.tree.segments import counted_unique, flat_nonzero, run_starts, unique_rows
+from treecert.tree.segments import counted_unique, flat_nonzero, offsets, run_starts, unique_rows
 
 #: Margin of the certificates, in gain units (the grower compares gains rounded to 1e-10).
 _MARGIN = 1e-9
@@ -280,8 +280,7 @@ class Competitors:
         tot = pc.sum(axis=1)
         cuts, multi, binary = [], [], []
 
-        bounds = np.zeros(G + 1, dtype=np.int64)
-        np.cumsum(lens, out=bounds[1:])
+        bounds = offsets(lens)
 
         def by_rank(f: int) -> np.ndarray:
             """Entries sorted by (node, rank of their row in column f)."""

@@ -63,8 +63,7 @@ def node_tables(finder, nodes: list, rank: np.ndarray, with_x: bool = True) -> l
     gini = params.criterion == "gini"
     K, G = finder.n_classes, len(nodes)
     lens = np.array([r.size for r, _ in nodes], dtype=np.int64)
-    seg = np.zeros(G + 1, dtype=np.int64)
-    np.cumsum(lens, out=seg[1:])
+    seg = offsets(lens)
     node = np.repeat(np.arange(G), lens)
     rows = np.concatenate([r for r, _ in nodes]).astype(np.int64)
     w = np.concatenate([v for _, v in nodes]).astype(float)

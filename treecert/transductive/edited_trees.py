@@ -45,7 +45,7 @@ from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace
 from treecert.transductive.venn_forest import Forest, grow_forest
 from treecert.tree.arrays import route_weighted
 from treecert.tree.classifier import DecisionTree
-from treecert.tree.segments import _ranges, flat_nonzero
+from treecert.tree.segments import _ranges, flat_nonzero, offsets
 
 #: J48's collapse margin and prune_to_cp's tolerance (:mod:`treecert.tree.arrays`).
 _COLLAPSE_MARGIN = 1e-3
@@ -159,8 +159,7 @@ def _expand(forest: Forest, n_roots: int) -> tuple[Forest, np.ndarray, np.ndarra
         frac.append(forest.frac[pos])
         nxt += total
     orig, parent, level = (np.concatenate(a) for a in (orig, parent, level))
-    kid_ptr = np.zeros(nxt + 1, dtype=np.int64)
-    np.cumsum(np.bincount(parent[n_roots:], minlength=nxt), out=kid_ptr[1:])
+    kid_ptr = offsets(np.bincount(parent[n_roots:], minlength=nxt))
     tree = Forest(forest.counts[orig], forest.feature[orig], forest.threshold[orig],
                   forest.vb_ptr[orig], forest.vb, kid_ptr, np.arange(n_roots, nxt),
                   np.concatenate([np.empty(0), *frac]), forest.est[orig])

@@ -190,8 +190,7 @@ def _assemble(counts_l, feature_l, threshold_l, vb_parts, edge_parent, edge_bran
     child = np.concatenate([*edge_child, np.empty(0, np.int64)])
     by = np.lexsort((branch, parent))  # already so: levels in order, (parent, branch) within
     parent, branch, child = parent[by], branch[by], child[by]
-    kid_ptr = np.zeros(N + 1, dtype=np.int64)
-    np.cumsum(np.bincount(parent, minlength=N), out=kid_ptr[1:])
+    kid_ptr = offsets(np.bincount(parent, minlength=N))
     # branch_fraction per edge: the child's total over its siblings', summed in branch
     # order from zero (np.add.at over the children's ids, in order)
     totals = counts.sum(axis=1)

@@ -26,7 +26,7 @@ import numpy as np
 
 from treecert.transductive.node_search import branch_fractions
 from treecert.transductive.venn_forest import Forest, grow_forest
-from treecert.tree.segments import _ranges, flat_nonzero
+from treecert.tree.segments import _ranges, flat_nonzero, offsets
 
 
 def _child_slots(ptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -106,8 +106,7 @@ def walked_forest(engine, jobs: list[dict], labels: np.ndarray, drop: np.ndarray
     e_parent, e_child = new_id[e_parent], new_id[e_child]
     by = np.lexsort((e_branch, e_parent))
     e_parent, e_branch, e_child = e_parent[by], e_branch[by], e_child[by]
-    kid_ptr = np.zeros(N + 1, dtype=np.int64)
-    np.cumsum(np.bincount(e_parent, minlength=N), out=kid_ptr[1:])
+    kid_ptr = offsets(np.bincount(e_parent, minlength=N))
     counts = counts[old]
     feature = np.concatenate([t.feature[c_node], t.feature, sub.feature])[old]
     threshold = np.concatenate([t.threshold[c_node], t.threshold, sub.threshold])[old]
