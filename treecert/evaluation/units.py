@@ -24,6 +24,7 @@ import numpy as np
 from treecert.data.fileio import atomic_writer, make_directory, write_text
 from treecert.errors import ConfigError
 from treecert.methods import Prediction
+from treecert.tree.segments import offsets
 
 FORMAT = "treecert-units"
 
@@ -138,7 +139,7 @@ class UnitStore:
         except (OSError, ValueError, KeyError) as exc:
             raise ConfigError(f"{self.path(key)}: unreadable unit result ({exc}).",
                               "Delete it and run again with --resume.") from None
-        edges = np.concatenate([[0], np.cumsum(a["lengths"])])
+        edges = offsets(a["lengths"])
         names = [str(n) for n in a["column_names"]]
         out = []
         for i in range(a["lengths"].size):

@@ -38,7 +38,7 @@ from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.edited_trees import batch_forest, has_edits
 from treecert.transductive.venn_forest import Forecasts, grow_forest, n_leaves
 from treecert.tree.leaf_estimates import leaf_proba
-from treecert.tree.segments import flat_nonzero, unique_rows
+from treecert.tree.segments import flat_nonzero, offsets, unique_rows
 
 #: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
 #: atoms' count and forecast arrays (~32 MB each) whatever the number of test rows.
@@ -225,7 +225,7 @@ class TreeVennBatch(BatchEngine):
         for own, q in zip(parts, x_place, strict=True):
             own.append(q[None])
         lens = np.array([sum(p.size for p in own) for own in parts], dtype=np.int64)
-        atom_ptr = np.concatenate([[0], np.cumsum(lens)])
+        atom_ptr = offsets(lens)
         take = np.concatenate([p for own in parts for p in own])
         return (np.vstack(pool_c), np.concatenate(pool_n)[take], atom_ptr, atom_ptr[1:] - 1,
                 take)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from treecert.tree.leaf_estimates import leaf_proba
-from treecert.tree.segments import flat_nonzero
+from treecert.tree.segments import flat_nonzero, offsets
 
 
 @dataclass
@@ -237,8 +237,8 @@ class Tree(TreeArrays):
             else np.empty(0, np.int64)
             for i in kept
         ]
-        ch_ptr = np.concatenate([[0], np.cumsum([c.size for c in ch_lists])]).astype(np.int64)
-        vb_ptr = np.concatenate([[0], np.cumsum([v.size for v in vb_lists])]).astype(np.int64)
+        ch_ptr = offsets([c.size for c in ch_lists])
+        vb_ptr = offsets([v.size for v in vb_lists])
         return Tree(
             feature=feature[kept],
             threshold=threshold[kept],
