@@ -43,19 +43,12 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.schema import Dataset
-from treecert.tree.impurity import _LN2, _impurity_last
+from treecert.tree.impurity import _LN2, _impurity_last, _xlogx
 from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
 from treecert.tree.segments import flat_nonzero, unique_rows
 
 #: Half-width of the interval around every recomputed gain / ratio (float error ≪ this).
 _TOL = 1e-9
-
-
-def _xlogx(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a, dtype=float)
-    out = np.zeros(a.shape)
-    np.log(a, out=out, where=a > 0)
-    return out * a
 
 
 def _si(w_a: np.ndarray, w_b: np.ndarray, total: float) -> np.ndarray:
@@ -144,6 +137,7 @@ class RatioScores:
         for k, (t, L) in enumerate(cuts):
             self.thr[k, :t.size], self.L[k, :t.size], self.cut_ok[k, :t.size] = t, L, True
         self.n_cuts = self.cut_ok.sum(axis=1)
+        self.invalid = np.where(self.cut_ok, 0.0, -np.inf)  # added to every gain
         self.t1_num = self.t1_cut = -1
         if f1 in num:
             k = int(flat_nonzero(num == f1)[0])
@@ -193,6 +187,7 @@ class RatioScores:
             self.ok = False
         self._memo: dict[tuple, tuple] = {}
         self._sums: dict[str, tuple] = {}  # (:meth:`_impurity`)
+        self._split_infos_memo: dict[float, tuple] = {}  # (:meth:`_split_infos`)
 
     def nbytes(self) -> int:
         """Bytes held: the tables, their sums and the memoised arrays of every class change
@@ -200,6 +195,7 @@ class RatioScores:
         arrays = [a for a in vars(self).values() if isinstance(a, np.ndarray)]
         arrays += [a for entry in self._memo.values() for a in (*entry[:-1], *entry[-1])]
         arrays += [a for entry in self._sums.values() for a in entry]  # (L, cnt: twice)
+        arrays += [a for entry in self._split_infos_memo.values() for a in entry]
         return sum(a.nbytes for a in arrays)
 
     def _arrays(self, d: np.ndarray) -> tuple:
@@ -208,32 +204,44 @@ class RatioScores:
         out of the value's branch (binary) or with x's value (multiway)."""
         key = tuple(d.tolist())
         if key not in self._memo:
-            P, N, cnt = self.P, self.N, self.cnt
+            P, N = self.P, self.N
             Np = N + float(d.sum())
             Ep = float(_impurity_last(P + d, False))
             EL, ER = self._impurity("L"), self._impurity("R")
-            invalid = np.where(self.cut_ok, 0.0, -np.inf)
-            GL = (Ep - self._impurity("L", d) - ER) / Np + invalid
-            GR = (Ep - EL - self._impurity("R", d)) / Np + invalid
-            wL = self._sums["L"][1]  # (left weights, summed by :meth:`_impurity`)
-            SL, SR = _si(wL + 1.0, N - wL, Np), _si(wL, N - wL + 1.0, Np)
+            GL = (Ep - self._impurity("L", d) - ER) / Np + self.invalid
+            GR = (Ep - EL - self._impurity("R", d)) / Np + self.invalid
+            SL, SR, *nominal_si = self._split_infos(Np)
             Ev, Evd = self._impurity("value"), self._impurity("value", d)
-            bw = cnt.sum(axis=2)
             if self.binary:
                 Erest, Erd = self._impurity("rest"), self._impurity("rest", d)
-                A = ((Ep - Evd - Erest) / Np, _si(bw + 1.0, N - bw, Np),   # x in the branch
-                     (Ep - Ev - Erd) / Np, _si(bw, N - bw + 1.0, Np))       # x in the rest
+                A = ((Ep - Evd - Erest) / Np, nominal_si[0],   # x in the branch
+                     (Ep - Ev - Erd) / Np, nominal_si[1])       # x in the rest
             else:
                 g = (Ep - Ev.sum(axis=1, keepdims=True) - (Evd - Ev)) / Np
-                si = (_xlogx(Np) - _xlogx(bw).sum(axis=1, keepdims=True)
-                      - (_xlogx(bw + 1.0) - _xlogx(bw))) / _LN2 / Np
-                A = (g, si)
+                A = (g, nominal_si[0])
             C = GL.shape[1]
             sf_best, sf_at, sf_second = (a[:, ::-1] for a in _top_two(GL[:, ::-1]))
             sf_at = np.where(sf_at >= 0, C - 1 - sf_at, -1)  # (the last of equal bests)
             prefix = (*_top_two(GR), sf_best, sf_at, sf_second)
             self._memo[key] = (GL, GR, SL, SR, *A, prefix)
         return self._memo[key]
+
+    def _split_infos(self, Np: float) -> tuple:
+        """Split informations of every candidate with x on either side, which read x's
+        weight alone, not its class (so every class change of one weight shares them):
+        numeric (F, C) with x left / right; nominal (q, V) with x in / out of the value's
+        branch (binary) or with x's value (multiway)."""
+        if Np not in self._split_infos_memo:
+            self._impurity("L"), self._impurity("value")  # (their weights, summed there)
+            N, wL, bw = self.N, self._sums["L"][1], self._sums["value"][1]
+            out = [_si(wL + 1.0, N - wL, Np), _si(wL, N - wL + 1.0, Np)]
+            if self.binary:
+                out += [_si(bw + 1.0, N - bw, Np), _si(bw, N - bw + 1.0, Np)]
+            else:
+                out.append((_xlogx(Np) - _xlogx(bw).sum(axis=1, keepdims=True)
+                            - (_xlogx(bw + 1.0) - _xlogx(bw))) / _LN2 / Np)
+            self._split_infos_memo[Np] = tuple(out)
+        return self._split_infos_memo[Np]
 
     def _impurity(self, table: str, d: np.ndarray | None = None) -> np.ndarray:
         """N·entropy (bits) of every count row of one of the node's tables — ``"L"`` (left
@@ -244,10 +252,11 @@ class RatioScores:
         if table not in self._sums:
             counts = {"L": lambda: self.L, "R": lambda: self.P - self.L,
                       "value": lambda: self.cnt, "rest": lambda: self.P - self.cnt}[table]()
-            self._sums[table] = (counts, counts.sum(axis=-1), _xlogx(counts).sum(axis=-1))
-        counts, total, sum_x = self._sums[table]
+            total, sum_x = counts.sum(axis=-1), _xlogx(counts).sum(axis=-1)
+            self._sums[table] = (counts, total, sum_x, (_xlogx(total) - sum_x) / _LN2)
+        counts, total, sum_x, without_x = self._sums[table]
         if d is None:
-            return (_xlogx(total) - sum_x) / _LN2
+            return without_x
         for k in flat_nonzero(d):
             c = counts[..., k]
             sum_x = sum_x + (_xlogx(c + d[k]) - _xlogx(c))

@@ -175,24 +175,30 @@ class NumericSearch:
         KCr = [c.ravel().astype(np.intp) if b.integral else c.ravel() for c in KC]
         Cr = [c.ravel() for c in C]
 
-        def cut_gain(jj, ii, gi, counts=False):
-            """Gain of the cuts (column jj, position ii, node gi) [and their counts]."""
+        def cut_counts(jj, ii, gi):
+            """Class weights (left, right, known) of the cuts (column jj, position ii, node
+            gi): per-class lists, in floats."""
             kt, ft = jj * G + gi, jj * M + ii
             L = [c[ft] for c in Cr]
             KCt = [c[kt] for c in KCr]
-            if table is not None and not counts:
-                L = [c.astype(np.intp) for c in L]
-                R = [KCt[k] - L[k] for k in range(K)]
-                imp_l = (table[_sum_cols(L)] - _sum_cols([table[c] for c in L])) / _LN2
-                imp_r = (table[_sum_cols(R)] - _sum_cols([table[c] for c in R])) / _LN2
-                return (parent[kt] - imp_l - imp_r) / total_w[gi]
             R = [KCt[k] - L[k] for k in range(K)]
             if b.integral:
                 L = [c.astype(float) for c in L]
                 R = [c.astype(float) for c in R]
                 KCt = [c.astype(float) for c in KCt]
-            gain = (parent[kt] - _impurity(L, gini) - _impurity(R, gini)) / total_w[gi]
-            return (gain, L, R, KCt) if counts else gain
+            return L, R, KCt
+
+        def cut_gain(jj, ii, gi):
+            """Gain of the cuts (column jj, position ii, node gi)."""
+            kt = jj * G + gi
+            if table is not None:
+                L = [c[jj * M + ii].astype(np.intp) for c in Cr]
+                R = [KCr[k][kt] - L[k] for k in range(K)]
+                imp_l = (table[_sum_cols(L)] - _sum_cols([table[c] for c in L])) / _LN2
+                imp_r = (table[_sum_cols(R)] - _sum_cols([table[c] for c in R])) / _LN2
+                return (parent[kt] - imp_l - imp_r) / total_w[gi]
+            L, R, _ = cut_counts(jj, ii, gi)
+            return (parent[kt] - _impurity(L, gini) - _impurity(R, gini)) / total_w[gi]
 
         # Fayyad & Irani: moving the cut across rows of one class changes the gain convexly,
         # so a cut whose neighbouring cuts are valid and which moves rows of one class only
@@ -253,7 +259,7 @@ class NumericSearch:
             valid_pad = np.zeros((p, M), dtype=bool)
             valid_pad[:, :-1] = valid
             n_cuts = np.add.reduceat(valid_pad, starts, axis=1, dtype=np.int64)[gj, gg]
-            _, L, R, KCt = cut_gain(gj, i_best, gg, counts=True)
+            L, R, KCt = cut_counts(gj, i_best, gg)
             tw = total_w[gg]
             g_best = g_best - np.log2(n_cuts) / tw  # J48's MDL correction
             ok = g_best >= MIN_NUMERIC_GAIN
