@@ -106,3 +106,30 @@ def _certify(scores, Xq, D, prefix: bool) -> np.ndarray:
         return scores.certify(Xq, D, 0.0)
     finally:
         ratio_scores._PREFIX = saved
+
+
+@settings(max_examples=max(20, EXAMPLES // 3), deadline=None)
+@given(data=random_datasets(min_rows=12, max_rows=70, max_classes=6, missing=False),
+       rule=st.sampled_from(["midpoint", "lower"]), seed=st.integers(0, 2**32 - 1))
+def test_cut_tables_in_steps_of_columns_equal_one_step(data, rule, seed):
+    """The numeric cut tables built a few columns at a time (bounded memory on large nodes)
+    are the tables built in one step, bit for bit; so are the twins and the verdict."""
+    data = _integral(data, np.random.default_rng(seed), copy=True)
+    learner = DecisionTree(criterion="gain_ratio", threshold=rule)
+    engine = BatchEngine(data, learner)
+    tree = engine.base_sub.tree
+    saved = ratio_scores._TABLE_ELEMENTS
+    for v in np.flatnonzero(~tree.is_leaf):
+        built = []
+        for elements in (saved, 1, 2 * data.n_samples * data.schema.n_classes):
+            ratio_scores._TABLE_ELEMENTS = elements  # every column alone, two at a time
+            try:
+                built.append(ratio_scores.RatioScores(engine.base_sub, v, data,
+                                                      learner.grow_params, engine.finder))
+            finally:
+                ratio_scores._TABLE_ELEMENTS = saved
+        one, *steps = built
+        for other in steps:
+            assert other.ok == one.ok
+            for name in ("thr", "L", "cut_ok", "n_cuts", "invalid", "twin"):
+                np.testing.assert_array_equal(getattr(other, name), getattr(one, name))

@@ -45,10 +45,13 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.tree.impurity import _LN2, _impurity_last, _xlogx
 from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
-from treecert.tree.segments import flat_nonzero, unique_rows
+from treecert.tree.segments import flat_nonzero, offsets, unique_rows
 
 #: Half-width of the interval around every recomputed gain / ratio (float error ≪ this).
 _TOL = 1e-9
+
+#: Rows × numeric columns × classes per step of the cut tables' build (~16 MB arrays).
+_TABLE_ELEMENTS = 2**21
 
 
 def _si(w_a: np.ndarray, w_b: np.ndarray, total: float) -> np.ndarray:
@@ -114,28 +117,32 @@ class RatioScores:
         self.num = num
         F = num.size
         ms = float(np.clip(0.1 * N / K, ml, 25.0))
-        cuts = []
-        for f in num:
-            vals = X[rows, f]
-            order = vals.argsort(kind="stable")
-            sv = vals[order]
-            L = onehot[order].cumsum(axis=0)[:-1]
-            Lw = w[order].cumsum()[:-1]
+        C = 1
+        parts = []  # per group of columns: every valid cut's column, threshold and L
+        step = max(1, _TABLE_ELEMENTS // max(1, m * K))  # bounded (m, columns, K) arrays
+        for c0 in range(0, F, step):
+            cols = num[c0:c0 + step]
+            vals = X[rows[:, None], cols[None, :]]  # (m, columns)
+            order = vals.argsort(axis=0, kind="stable")  # per column, as a column alone
+            sv = np.take_along_axis(vals, order, axis=0)
+            L = onehot[order].cumsum(axis=0)[:-1]  # (m - 1, columns, K)
+            Lw = w[order].cumsum(axis=0)[:-1]
             valid = (sv[:-1] < sv[1:]) & (Lw >= ms) & (N - Lw >= ms) & (N >= 2 * ms)
             if params.threshold == "lower":
-                thr = sv[:-1].copy()
+                thr = sv[:-1]
             else:
                 thr = (sv[:-1] + sv[1:]) / 2.0
                 if np.any(valid & ~(thr < sv[1:])):
                     self.ok = False  # x's side of such a cut is not its threshold's
-            idx = flat_nonzero(valid)
-            cuts.append((thr[idx], L[idx]))
-        C = max([t.size for t, _ in cuts] + [1])
+            ci, fi = np.nonzero(valid.T)[::-1]  # by column, ascending
+            parts.append((c0 + fi, thr[ci, fi], L[ci, fi]))
+            C = max(C, int(np.bincount(fi).max()) if fi.size else 1)
         self.thr = np.full((F, C), np.inf)
         self.L = np.zeros((F, C, K))
         self.cut_ok = np.zeros((F, C), dtype=bool)
-        for k, (t, L) in enumerate(cuts):
-            self.thr[k, :t.size], self.L[k, :t.size], self.cut_ok[k, :t.size] = t, L, True
+        for fi, t, L in parts:
+            slot = np.arange(fi.size) - offsets(np.bincount(fi, minlength=F))[fi]
+            self.thr[fi, slot], self.L[fi, slot], self.cut_ok[fi, slot] = t, L, True
         self.n_cuts = self.cut_ok.sum(axis=1)
         self.invalid = np.where(self.cut_ok, 0.0, -np.inf)  # added to every gain
         self.t1_num = self.t1_cut = -1
