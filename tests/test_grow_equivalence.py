@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -428,6 +429,11 @@ def brute_force_best(data, idx, w, params, eligible):
 @given(random_datasets(max_rows=50), _PARAMS, st.sampled_from([None, 0.3]),
        st.integers(0, 2**32 - 1))
 def test_best_split_is_the_brute_force_optimum(data, params, p_inelig, seed):
+    assert_brute_force_best(data, params, p_inelig, seed)
+
+
+def assert_brute_force_best(data, params, p_inelig, seed) -> None:
+    """The finder's best split of a random part of ``data`` is the brute force's."""
     rng = np.random.default_rng(seed)
     eligible = None if p_inelig is None else rng.random(data.n_samples) >= p_inelig
     idx = np.flatnonzero(rng.random(data.n_samples) < 0.8)
@@ -447,6 +453,36 @@ def test_best_split_is_the_brute_force_optimum(data, params, p_inelig, seed):
     # Ties go to the lowest attribute among the (near-)best.
     assert split.feature in {t[0] for t in tests if t[2] >= best - 1e-9}
     assert split.feature <= min(t[0] for t in tests if t[2] >= best - 1e-13)
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_datasets(max_rows=50), _PARAMS, st.integers(0, 2**32 - 1))
+def test_columns_of_every_width_score_as_alone(data, params, seed):
+    """Multiway columns of fewer than eight values are scored together, read to the widest
+    of them (:func:`~treecert.tree.split_search._columns_by_width`): every column's
+    candidate is the one it gets scored with its own width's columns alone — a column of
+    one declared value (never two branches, even with ``min_leaf`` 0) and one of seven
+    values among them."""
+    from treecert.data.schema import Attribute, Dataset, Schema
+
+    rng = np.random.default_rng(seed)
+    one = np.where(rng.random(data.n_samples) < 0.1, np.nan, 0.0)
+    seven = rng.integers(0, 7, data.n_samples).astype(float)
+    X = np.column_stack([one, data.X, seven])
+    attrs = (Attribute("one", "nominal", ("v0",)), *data.schema.attributes,
+             Attribute("seven", "nominal", tuple(f"v{k}" for k in range(7))))
+    data = Dataset(Schema(attrs, data.schema.class_attribute), X, data.y, data.weights)
+    finder = _finder(data, dataclasses.replace(params, binary_splits=False))
+    idx = np.flatnonzero(rng.random(data.n_samples) < 0.8)
+    Y = np.zeros((idx.size, data.schema.n_classes))
+    Y[np.arange(idx.size), data.y[idx]] = data.weights[idx]
+    total = float(data.weights[idx].sum())
+    merged = finder._nominal(idx, Y, data.weights[idx], total)
+    nvs = finder.n_values[finder.nominal_idx]
+    finder._same_width = [(nv, np.flatnonzero(nvs == nv)) for nv in np.unique(nvs).tolist()]
+    alone = finder._nominal(idx, Y, data.weights[idx], total)
+    assert [c[:3] + c[5:] for c in merged] == [c[:3] + c[5:] for c in alone]
+    assert all(c[0] != 0 for c in merged)  # the one-valued column: never two branches
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ import numpy as np
 from treecert.errors import ConfigError
 from treecert.tree.impurity import (
     _ROUND,
+    _SEQ_SUM,
     _impurity_last,
     _lastsum,
     _split_info,
@@ -397,6 +398,8 @@ class SplitFinder(NumericSearch):
         other (small integer additions: a reduction along the short last axis costs up to
         four times as much there, and less than the additions' calls for a few pairs)."""
         heavy = elig[:, js, :nv] >= self.params.min_leaf
+        if self.params.min_leaf <= 0:  # the values a narrower column lacks weigh 0: no branch
+            heavy &= np.arange(nv) < self.n_values[self.nominal_idx[js]][:, None]
         dtype = np.int8 if nv < 128 else np.int64  # counts up to nv, never wrapped
         if heavy.shape[0] * heavy.shape[1] < 256:
             return heavy.sum(axis=2, dtype=dtype) >= 2
@@ -477,11 +480,19 @@ class SplitFinder(NumericSearch):
 
 
 def _columns_by_width(nvs: np.ndarray) -> list[tuple[int, slice | np.ndarray]]:
-    """The nominal columns (local indices) grouped by their number of values (none with
-    0): a slice where a group's columns are adjacent (a view, no copy), else an array."""
+    """The nominal columns (local indices) grouped for the multiway scores, each group with
+    the number of values its arrays are read to: every column of fewer than ``_SEQ_SUM``
+    values in one group, read to the largest such width — the values a column lacks hold
+    no weight, and its sums over values, taken one after the other below ``_SEQ_SUM``
+    terms, only add exact zeros after its own —, and each wider width apart (numpy sums
+    those pairwise, so zeros would regroup the additions). A group's columns are a slice
+    where adjacent (a view, no copy), else an array; none has 0 values."""
     out: list[tuple[int, slice | np.ndarray]] = []
-    for nv in np.unique(nvs[nvs > 0]).tolist():
-        js = flat_nonzero(nvs == nv)
+    narrow = (nvs > 0) & (nvs < _SEQ_SUM)
+    groups = [(int(nvs[narrow].max()), narrow)] if narrow.any() else []
+    groups += [(nv, nvs == nv) for nv in np.unique(nvs[nvs >= _SEQ_SUM]).tolist()]
+    for nv, member in groups:
+        js = flat_nonzero(member)
         adjacent = js[-1] - js[0] + 1 == js.size
         out.append((int(nv), slice(int(js[0]), int(js[-1]) + 1) if adjacent else js))
     return out
