@@ -54,9 +54,9 @@ _TOL = 1e-9
 _TABLE_ELEMENTS = 2**21
 
 
-def _si(w_a: np.ndarray, w_b: np.ndarray, total: float) -> np.ndarray:
+def _si(w_a: np.ndarray, w_b: np.ndarray, total: float, xlogx=_xlogx) -> np.ndarray:
     """Split information (bits) of two branches of weights ``w_a``, ``w_b``."""
-    return (_xlogx(total) - _xlogx(w_a) - _xlogx(w_b)) / _LN2 / total
+    return (xlogx(total) - xlogx(w_a) - xlogx(w_b)) / _LN2 / total
 
 
 #: Rescore numeric columns by prefix and suffix maxima where they decide
@@ -107,6 +107,10 @@ class RatioScores:
         self.in_avg = np.asarray(finder._in_avg, dtype=bool)
         f1, t1 = int(tree.feature[v]), float(tree.threshold[v])
         self.ok = True
+        # integer weights: every count here and with x's unit added is an integer, whose
+        # x ln x the finder's table holds (the same numbers, a gather instead of a log)
+        self._table = (finder._xlogx_table(int(N) + 2)
+                       if np.all(w == np.round(w)) and N < 2.0**26 else None)
         m = rows.size
         onehot = np.zeros((m, K))
         onehot[np.arange(m), y[rows]] = w
@@ -198,8 +202,9 @@ class RatioScores:
 
     def nbytes(self) -> int:
         """Bytes held: the tables, their sums and the memoised arrays of every class change
-        seen."""
-        arrays = [a for a in vars(self).values() if isinstance(a, np.ndarray)]
+        seen (not the x ln x table, the finder's)."""
+        arrays = [a for name, a in vars(self).items()
+                  if isinstance(a, np.ndarray) and name != "_table"]
         arrays += [a for entry in self._memo.values() for a in (*entry[:-1], *entry[-1])]
         arrays += [a for entry in self._sums.values() for a in entry]  # (L, cnt: twice)
         arrays += [a for entry in self._split_infos_memo.values() for a in entry]
@@ -241,12 +246,13 @@ class RatioScores:
         if Np not in self._split_infos_memo:
             self._impurity("L"), self._impurity("value")  # (their weights, summed there)
             N, wL, bw = self.N, self._sums["L"][1], self._sums["value"][1]
-            out = [_si(wL + 1.0, N - wL, Np), _si(wL, N - wL + 1.0, Np)]
+            f = self._xlogx if Np == round(Np) else _xlogx
+            out = [_si(wL + 1.0, N - wL, Np, f), _si(wL, N - wL + 1.0, Np, f)]
             if self.binary:
-                out += [_si(bw + 1.0, N - bw, Np), _si(bw, N - bw + 1.0, Np)]
+                out += [_si(bw + 1.0, N - bw, Np, f), _si(bw, N - bw + 1.0, Np, f)]
             else:
-                out.append((_xlogx(Np) - _xlogx(bw).sum(axis=1, keepdims=True)
-                            - (_xlogx(bw + 1.0) - _xlogx(bw))) / _LN2 / Np)
+                out.append((f(Np) - f(bw).sum(axis=1, keepdims=True)
+                            - (f(bw + 1.0) - f(bw))) / _LN2 / Np)
             self._split_infos_memo[Np] = tuple(out)
         return self._split_infos_memo[Np]
 
@@ -259,15 +265,24 @@ class RatioScores:
         if table not in self._sums:
             counts = {"L": lambda: self.L, "R": lambda: self.P - self.L,
                       "value": lambda: self.cnt, "rest": lambda: self.P - self.cnt}[table]()
-            total, sum_x = counts.sum(axis=-1), _xlogx(counts).sum(axis=-1)
-            self._sums[table] = (counts, total, sum_x, (_xlogx(total) - sum_x) / _LN2)
+            total, sum_x = counts.sum(axis=-1), self._xlogx(counts).sum(axis=-1)
+            self._sums[table] = (counts, total, sum_x, (self._xlogx(total) - sum_x) / _LN2)
         counts, total, sum_x, without_x = self._sums[table]
         if d is None:
             return without_x
+        # counts stay within the table: an integer change of at most 2 in all
+        f = self._xlogx if np.all(d == np.round(d)) and np.abs(d).sum() <= 2 else _xlogx
         for k in flat_nonzero(d):
             c = counts[..., k]
-            sum_x = sum_x + (_xlogx(c + d[k]) - _xlogx(c))
-        return (_xlogx(total + float(d.sum())) - sum_x) / _LN2
+            sum_x = sum_x + (f(c + d[k]) - f(c))
+        return (f(total + float(d.sum())) - sum_x) / _LN2
+
+    def _xlogx(self, x) -> np.ndarray:
+        """x ln x of integer-valued ``x`` with integer weights, read from the table (a
+        count pushed below 0 counts as 0)."""
+        if self._table is None:
+            return _xlogx(x)
+        return self._table.take(np.maximum(x, 0).astype(np.intp))
 
     def certify(self, Xq: np.ndarray, D: np.ndarray, min_gain: float) -> np.ndarray:
         """For rows ``Xq`` (no missing values) entering the node with class changes ``D``
