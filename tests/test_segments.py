@@ -5,7 +5,8 @@ cumulates the eligible weight and every class's weight as one stack), exact segm
 :func:`~treecert.tree.segments.unique_rows` is ``np.unique(..., axis=0)``; the helpers that
 replace numpy's Python-level idioms on hot paths (``flat_nonzero``, ``run_starts``,
 ``run_lengths``, ``offsets``, ``run_max``) give the idioms' arrays, and
-``first_max_of_runs`` picks each run's first largest entry as a loop over the runs does."""
+``first_max_of_runs`` picks each run's first largest entry as a loop over the runs does;
+``_segment_sums`` and ``_ragged_sums`` are each segment's own ``sum()``."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 
 from treecert.tree.segments import (
     _exact_segments,
+    _ragged_sums,
     _segment_cumsum,
+    _segment_sums,
     first_max_of_runs,
     flat_nonzero,
     offsets,
@@ -164,3 +167,32 @@ def test_run_max_is_each_run_s_maximum_repeated(lens, seed):
     want = np.concatenate([np.full(n, values[a:a + n].max())
                            for a, n in zip(first.tolist(), lens, strict=True)])
     assert np.array_equal(run_max(values, first), want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lens=st.lists(st.integers(0, 200), min_size=1, max_size=30),
+       seed=st.integers(0, 2**32 - 1), zeros=st.floats(0.0, 0.5), exact=st.floats(0.0, 1.0))
+def test_segment_sums_are_each_segment_s_sum(lens, seed, zeros, exact):
+    """Segment totals, exact segments in one pass and the others one by one (numpy's
+    pairwise order, by its reduction called directly), are each segment's own ``sum()``
+    bit for bit — -0.0, scales from 1e-6 to 1e6 and, for ``_ragged_sums``, empty
+    segments included."""
+    rng = np.random.default_rng(seed)
+    lens = np.array(lens, dtype=np.int64)
+    seg = offsets(lens)
+    x = rng.random(int(seg[-1])) * 10.0 ** rng.integers(-6, 7, int(seg[-1]))
+    x[rng.random(x.size) < zeros] = rng.choice([0.0, -0.0])
+    dyadic = rng.random(x.size) < 0.5  # quarters: exact in any order, some segments all
+    x[dyadic] = rng.integers(0, 8, int(dyadic.sum())) / 4.0
+    node = np.arange(lens.size).repeat(lens)
+    is_exact = _exact_segments(x, node, lens.size) & (rng.random(lens.size) < exact)
+    own = np.array([x[a:b].sum() for a, b in pairwise(seg.tolist())])
+    ragged = _ragged_sums(x, seg, is_exact)
+    inexact = ~is_exact
+    np.testing.assert_array_equal(ragged[inexact].view(np.int64), own[inexact].view(np.int64))
+    np.testing.assert_allclose(ragged, own, rtol=1e-12, atol=0)
+    full = lens > 0
+    if full.all():
+        got = _segment_sums(x, seg, is_exact)
+        np.testing.assert_array_equal(got[inexact].view(np.int64), own[inexact].view(np.int64))
+        np.testing.assert_allclose(got, own, rtol=1e-12, atol=0)

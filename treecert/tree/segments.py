@@ -13,6 +13,7 @@ node. Where sums are exact, ties in a column may be sorted in any order
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,8 +92,18 @@ def _exact_segments(w: np.ndarray, node: np.ndarray, G: int) -> np.ndarray:
 def _segment_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarray:
     """``x[seg[g]:seg[g+1]].sum()`` for every (non-empty) segment g, bit for bit."""
     out = np.add.reduceat(x, seg[:-1]) if x.size else np.zeros(seg.size - 1)
-    for g in flat_nonzero(~exact):
-        out[g] = x[seg[g] : seg[g + 1]].sum()
+    return _sum_each(x, seg, flat_nonzero(~exact), out)
+
+
+def _sum_each(x: np.ndarray, seg: np.ndarray, segments: np.ndarray,
+              out: np.ndarray) -> np.ndarray:
+    """``out[g] = x[seg[g]:seg[g+1]].sum()`` for the ``segments`` g, bit for bit: the sum's
+    reduction itself (``np.add.reduce``), bounds as Python ints. A call a segment (numpy's
+    pairwise order), so the Python-level wrappers of ``sum()`` were most of its cost."""
+    if segments.size:
+        bounds, reduce = seg.tolist(), np.add.reduce
+        for g in segments.tolist():
+            out[g] = reduce(x[bounds[g] : bounds[g + 1]])
     return out
 
 
@@ -111,19 +122,22 @@ def _segment_cumsum(a: np.ndarray, seg: np.ndarray, exact: np.ndarray,
         seg = np.r_[seg[:-1][keep], seg[-1]]
         exact, totals = exact[keep], totals[..., keep]
     inexact = flat_nonzero(~exact)
+    # (``cumsum``'s accumulation called directly, bounds as Python ints: a call a segment)
+    accumulate, bounds = np.add.accumulate, seg.tolist()
     if inexact.size == exact.size:  # no exact segment: each summed in place, no global pass
-        for s, e in zip(seg[:-1].tolist(), seg[1:].tolist(), strict=True):
-            np.cumsum(a[..., s:e], axis=-1, out=a[..., s:e])
+        for s, e in itertools.pairwise(bounds):
+            accumulate(a[..., s:e], axis=-1, out=a[..., s:e])
         return a
-    local = [np.cumsum(a[..., seg[g] : seg[g + 1]], axis=-1) for g in inexact]
-    for g in inexact:
-        a[..., seg[g] : seg[g + 1]] = 0.0
+    parts = [(bounds[g], bounds[g + 1]) for g in inexact.tolist()]
+    local = [accumulate(a[..., s:e], axis=-1) for s, e in parts]
+    for s, e in parts:
+        a[..., s:e] = 0.0
     if seg.size > 2:
         taken = np.where(exact[:-1], totals[..., :-1], 0.0).astype(a.dtype)
         a[..., seg[1:-1]] -= taken if taken.ndim == 1 else taken[..., None, :]
     np.cumsum(a, axis=-1, out=a)
-    for g, c in zip(inexact, local, strict=True):
-        a[..., seg[g] : seg[g + 1]] = c
+    for (s, e), c in zip(parts, local, strict=True):
+        a[..., s:e] = c
     return a
 
 
@@ -132,10 +146,7 @@ def _ragged_sums(x: np.ndarray, seg: np.ndarray, exact: np.ndarray) -> np.ndarra
     x0 = np.where(exact[np.arange(seg.size - 1).repeat(seg[1:] - seg[:-1])], x, 0.0)
     cs = np.zeros(x.size + 1)
     x0.cumsum(out=cs[1:])
-    out = cs[seg[1:]] - cs[seg[:-1]]
-    for g in flat_nonzero(~exact):
-        out[g] = x[seg[g] : seg[g + 1]].sum()
-    return out
+    return _sum_each(x, seg, flat_nonzero(~exact), cs[seg[1:]] - cs[seg[:-1]])
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
