@@ -214,7 +214,8 @@ class BatchEngine:
         scores = self._scores.get(v)
         if scores is None:
             comp = self._competitors()
-            scores = (RatioScores(self.base_sub, v, self.data, self.params, self.finder)
+            scores = (RatioScores(self.base_sub, v, self.data, self.params, self.finder,
+                                  self._rank_d)
                       if self.ratio else
                       NodeScores(self.base_sub, v, self.data, self.params, self.gini,
                                  None if comp is None else comp.table, self._rank_d))

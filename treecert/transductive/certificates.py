@@ -52,9 +52,7 @@ class CountRows:
 
     def _lnf(self, x: np.ndarray, integral: bool = True) -> np.ndarray:
         """``_ln_func(x)``, read from the table for integer x (the same numbers)."""
-        if self.table is None or not integral:
-            return _ln_func(x)
-        return self.table.take(np.maximum(x, 0).astype(np.intp))
+        return table_xlogx(x, self.table if integral else None)
 
     def plus(self, d: np.ndarray) -> np.ndarray:
         """N·impurity of ``counts + d`` (entries pushed below zero count as zero)."""
@@ -130,6 +128,15 @@ def distinct_changes(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             keys, group = counted_unique(K - 1 - c, K)  # rows ascending: c descending
             return np.eye(K)[::-1][keys], group
     return unique_rows(D)
+
+
+def table_xlogx(x, table: np.ndarray | None) -> np.ndarray:
+    """``_ln_func(x)``, read from ``table`` (x ln x of 0, 1, 2, ...) when given: for
+    integer-valued ``x``, a count pushed below 0 counting as 0 (the same numbers: a gather
+    instead of a log)."""
+    if table is None:
+        return _ln_func(x)
+    return table.take(np.maximum(x, 0).astype(np.intp))
 
 
 def xlogx_table(w: np.ndarray) -> np.ndarray | None:

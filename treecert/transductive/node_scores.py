@@ -38,6 +38,16 @@ def _value_order(vals: np.ndarray, rows: np.ndarray, num: list, rank: dict) -> n
                        np.zeros(m, dtype=np.int64)).T
 
 
+def cut_places(valid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every admissible cut of ``valid`` (cuts × columns), listed column by column and
+    ascending within each: its column, its cut and its place among its column's admissible
+    cuts — where the cut tables (columns × places, padded) keep it. One gather for all
+    columns, not a loop of calls per column."""
+    col, cut = np.divmod(flat_nonzero(valid.T.ravel()), max(valid.shape[0], 1))
+    place = np.arange(col.size) - offsets(np.bincount(col, minlength=valid.shape[1]))[col]
+    return col, cut, place
+
+
 class NodeScores:
     """Every candidate test of one base node, as class counts, ready to be rescored with one
     instance added (or swapped for one of the node's rows) — device (2) of
@@ -85,12 +95,8 @@ class NodeScores:
                 thr = (sv[:-1] + sv[1:]) / 2.0
             thr = np.where(thr < sv[1:], thr, sv[:-1])
             F = len(num)
-            # every column's admissible cuts, compacted to its first places (one gather for
-            # all columns: cuts listed column by column, ascending within each)
-            col, cut = np.divmod(flat_nonzero(valid.T.ravel()), m - 1)
-            per_col = np.bincount(col, minlength=F)
-            C = max(int(per_col.max()), 1)
-            place = np.arange(col.size) - offsets(per_col)[col]  # rank within its column
+            col, cut, place = cut_places(valid)  # compacted to each column's first places
+            C = int(place.max()) + 1 if place.size else 1
             self.thr = np.full((F, C), np.inf)
             self.L = np.zeros((F, C, K))
             self.cut_ok = np.zeros((F, C), dtype=bool)

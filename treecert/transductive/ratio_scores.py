@@ -43,9 +43,11 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.schema import Dataset
+from treecert.transductive.certificates import table_xlogx
+from treecert.transductive.node_scores import _value_order, cut_places
 from treecert.tree.impurity import _LN2, _impurity_last, _xlogx
 from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
-from treecert.tree.segments import flat_nonzero, offsets, unique_rows
+from treecert.tree.segments import flat_nonzero, unique_rows
 
 #: Half-width of the interval around every recomputed gain / ratio (float error ≪ this).
 _TOL = 1e-9
@@ -95,7 +97,8 @@ class RatioScores:
     candidates, or a midpoint threshold that rounds onto the upper value).
     """
 
-    def __init__(self, sub, v: int, data: Dataset, params, finder) -> None:
+    def __init__(self, sub, v: int, data: Dataset, params, finder,
+                 rank: dict | None = None) -> None:
         tree = sub.tree
         rows, w = sub.rows[v], sub.w[v]
         X, y = data.X, data.y.astype(np.int64)
@@ -122,12 +125,12 @@ class RatioScores:
         F = num.size
         ms = float(np.clip(0.1 * N / K, ml, 25.0))
         C = 1
-        parts = []  # per group of columns: every valid cut's column, threshold and L
+        parts = []  # per group of columns: every valid cut's column, place, threshold, L
         step = max(1, _TABLE_ELEMENTS // max(1, m * K))  # bounded (m, columns, K) arrays
         for c0 in range(0, F, step):
             cols = num[c0:c0 + step]
             vals = X[rows[:, None], cols[None, :]]  # (m, columns)
-            order = vals.argsort(axis=0, kind="stable")  # per column, as a column alone
+            order = _value_order(vals, rows, cols.tolist(), rank or {})  # as NodeScores'
             sv = np.take_along_axis(vals, order, axis=0)
             L = onehot[order].cumsum(axis=0)[:-1]  # (m - 1, columns, K)
             Lw = w[order].cumsum(axis=0)[:-1]
@@ -138,15 +141,14 @@ class RatioScores:
                 thr = (sv[:-1] + sv[1:]) / 2.0
                 if np.any(valid & ~(thr < sv[1:])):
                     self.ok = False  # x's side of such a cut is not its threshold's
-            ci, fi = np.nonzero(valid.T)[::-1]  # by column, ascending
-            parts.append((c0 + fi, thr[ci, fi], L[ci, fi]))
-            C = max(C, int(np.bincount(fi).max()) if fi.size else 1)
+            col, cut, place = cut_places(valid)
+            parts.append((c0 + col, place, thr[cut, col], L[cut, col]))
+            C = max(C, int(place.max()) + 1 if place.size else 1)
         self.thr = np.full((F, C), np.inf)
         self.L = np.zeros((F, C, K))
         self.cut_ok = np.zeros((F, C), dtype=bool)
-        for fi, t, L in parts:
-            slot = np.arange(fi.size) - offsets(np.bincount(fi, minlength=F))[fi]
-            self.thr[fi, slot], self.L[fi, slot], self.cut_ok[fi, slot] = t, L, True
+        for col, place, t, L in parts:
+            self.thr[col, place], self.L[col, place], self.cut_ok[col, place] = t, L, True
         self.n_cuts = self.cut_ok.sum(axis=1)
         self.invalid = np.where(self.cut_ok, 0.0, -np.inf)  # added to every gain
         self.t1_num = self.t1_cut = -1
@@ -244,8 +246,7 @@ class RatioScores:
         numeric (F, C) with x left / right; nominal (q, V) with x in / out of the value's
         branch (binary) or with x's value (multiway)."""
         if Np not in self._split_infos_memo:
-            self._impurity("L"), self._impurity("value")  # (their weights, summed there)
-            N, wL, bw = self.N, self._sums["L"][1], self._sums["value"][1]
+            N, wL, bw = self.N, self._sums_of("L")[1], self._sums_of("value")[1]
             f = self._xlogx if Np == round(Np) else _xlogx
             out = [_si(wL + 1.0, N - wL, Np, f), _si(wL, N - wL + 1.0, Np, f)]
             if self.binary:
@@ -262,12 +263,7 @@ class RatioScores:
         (all but the value) — plus the class change ``d`` when given. The table's sums of
         x ln x are kept, so a class change costs its changed classes only: equal to
         :func:`~treecert.tree.impurity._impurity_last` within float rounding (≪ ``_TOL``)."""
-        if table not in self._sums:
-            counts = {"L": lambda: self.L, "R": lambda: self.P - self.L,
-                      "value": lambda: self.cnt, "rest": lambda: self.P - self.cnt}[table]()
-            total, sum_x = counts.sum(axis=-1), self._xlogx(counts).sum(axis=-1)
-            self._sums[table] = (counts, total, sum_x, (self._xlogx(total) - sum_x) / _LN2)
-        counts, total, sum_x, without_x = self._sums[table]
+        counts, total, sum_x, without_x = self._sums_of(table)
         if d is None:
             return without_x
         # counts stay within the table: an integer change of at most 2 in all
@@ -277,12 +273,19 @@ class RatioScores:
             sum_x = sum_x + (f(c + d[k]) - f(c))
         return (f(total + float(d.sum())) - sum_x) / _LN2
 
+    def _sums_of(self, table: str) -> tuple:
+        """One of the node's tables (:meth:`_impurity`), kept with its rows' weights, their
+        x ln x summed over the classes and its N·entropy: (counts, total, sum_x, bits)."""
+        if table not in self._sums:
+            counts = {"L": lambda: self.L, "R": lambda: self.P - self.L,
+                      "value": lambda: self.cnt, "rest": lambda: self.P - self.cnt}[table]()
+            total, sum_x = counts.sum(axis=-1), self._xlogx(counts).sum(axis=-1)
+            self._sums[table] = (counts, total, sum_x, (self._xlogx(total) - sum_x) / _LN2)
+        return self._sums[table]
+
     def _xlogx(self, x) -> np.ndarray:
-        """x ln x of integer-valued ``x`` with integer weights, read from the table (a
-        count pushed below 0 counts as 0)."""
-        if self._table is None:
-            return _xlogx(x)
-        return self._table.take(np.maximum(x, 0).astype(np.intp))
+        """x ln x of integer-valued ``x`` with integer weights, from the table."""
+        return table_xlogx(x, self._table)
 
     def certify(self, Xq: np.ndarray, D: np.ndarray, min_gain: float) -> np.ndarray:
         """For rows ``Xq`` (no missing values) entering the node with class changes ``D``
