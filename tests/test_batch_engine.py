@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ConfigError
-from treecert.transductive import node_scores
+from treecert.transductive import budget, node_scores
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.certificates import distinct_changes
 from treecert.transductive.engine import TransductiveEngine
@@ -328,10 +328,14 @@ def test_equal_row_keys_name_equal_rows(data, binary, drops):
 
     real_counts = batch_engine.node_counts_stops
 
-    def counts(finder, nodes, x_last=False, keys=None):
+    def counts(finder, nodes, x_last=False, keys=None, memo=None):
         for (rows, w, _), key in zip(nodes, keys, strict=True):
             check(key, rows[:-1], w[:-1])
-        return real_counts(finder, nodes, x_last, keys)
+        return real_counts(finder, nodes, x_last, keys, memo)
+
+    class Forgetful(budget.ByteLRU):  # every child's rows found anew, never by its key
+        def get(self, key, default=None):
+            return default
 
     real_hanging = BatchEngine.hanging_leaves
 
@@ -347,7 +351,9 @@ def test_equal_row_keys_name_equal_rows(data, binary, drops):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(batch_engine, "node_counts_stops", counts)
         mp.setattr(BatchEngine, "hanging_leaves", hanging)
-        TreeVennBatch(train, learner).grow_batch(X, labels, drop, paths_only=drops)
+        engine = TreeVennBatch(train, learner)
+        engine._x_nodes = Forgetful(0)
+        engine.grow_batch(X, labels, drop, paths_only=drops)
 
 
 def _competitor_bound(sub, data, params, gini: bool, v: int, d: np.ndarray) -> float:

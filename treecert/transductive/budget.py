@@ -12,6 +12,7 @@ attributes p, classes K, tree depth) and never on the number of test rows:
          + 16·n·depth         the base tree's per-node rows and weights
          + COMPETITOR_BYTES + SCORE_BYTES + TABLE_BYTES + LEAF_BYTES   caches, 4 × 128 MiB
          + SPLIT_BYTES        the hanging nodes' splits, 32 MiB
+         + CHILD_BYTES        the rows of x's nodes below changed tests, 64 MiB
          + ~50·PATH_ENTRIES   rows held by the jobs of one part of a batch (~200 MiB)
          + ~150 MiB           one batched split search (node_search.SEARCH_CELLS) and
                               one group of certificate tables (CHUNK_CELLS)
@@ -38,6 +39,9 @@ SCORE_BYTES = 128 * MIB
 #: Tables of the training rows of nodes searched below a changed test
 #: (:class:`~treecert.transductive.label_search.NodeTable`), kept between walks.
 TABLE_BYTES = 128 * MIB
+#: Training rows of the nodes on x's paths below a changed test, by their key, with their
+#: class counts and stopping flags (``BatchEngine._x_child``), kept between walks.
+CHILD_BYTES = 64 * MIB
 #: Leaves of the subtrees hanging off x's paths (Venn machine), kept between batches.
 LEAF_BYTES = 128 * MIB
 #: Splits of the hanging subtrees' nodes by their rows and weights (Venn machine), kept
@@ -64,7 +68,7 @@ CHUNK_CELLS = 1 << 21
 def memory_formula() -> str:
     """The peak memory of the batched transductive engine, for ``--help`` texts."""
     return ("Memory of the transductive engine: about 8·n·p·(3K + 6) + 16·n·d bytes "
-            "+ 1.0 GiB for n training rows, p attributes, K classes and a tree of depth d, "
+            "+ 1.1 GiB for n training rows, p attributes, K classes and a tree of depth d, "
             "whatever the number of test rows; a process keeps the engines of its last two "
             "training sets (in cross-validation, the previous fold's too).")
 

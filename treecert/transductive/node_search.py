@@ -251,7 +251,7 @@ def counts_and_stops(finder, rows: np.ndarray, w: np.ndarray, seg: np.ndarray,
 
 
 def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
-                      x_last: bool = False, keys: list | None = None):
+                      x_last: bool = False, keys: list | None = None, memo=None):
     """:func:`counts_and_stops` of nodes ``(rows, weights, depth)``.
 
     ``x_last``: every node's last row is its x, ineligible (the batched engine's nodes).
@@ -262,7 +262,10 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
     node of the group as over each (x adds 0 to it; the exactness of the sums depends on
     the weights alone, and holds or fails for a node whatever the other nodes). ``keys``
     name the nodes' rows before x and their weights — equal keys, equal rows and weights
-    (default: their bytes; see :func:`treecert.transductive.label_search.search_nodes`)."""
+    (default: their bytes; see :func:`treecert.transductive.label_search.search_nodes`).
+    ``memo``: a :class:`~treecert.transductive.budget.ByteLRU` of each group's training
+    class counts and light flag by (key, x's weight), which depend on nothing else (the
+    finder's training rows must not change while it is used)."""
     if not nodes:
         return np.zeros((0, finder.n_classes)), np.zeros(0, dtype=bool)
     depth = np.array([d for _, _, d in nodes], dtype=np.int64)
@@ -272,18 +275,36 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
                                 np.concatenate([v for _, v, _ in nodes]), seg, node, depth)
     if keys is None:
         keys = row_keys(nodes)
-    group, firsts = _groups([(k, float(v[-1])) for k, (_, v, _) in zip(keys, nodes,
-                                                                       strict=True)])
-    reps = [nodes[i] for i in firsts.tolist()]
-    K, R = finder.n_classes, firsts.size
+    group_keys = [(k, float(v[-1])) for k, (_, v, _) in zip(keys, nodes, strict=True)]
+    group, firsts = _groups(group_keys)
+    K = finder.n_classes
+    known = [None if memo is None else memo.get(group_keys[i]) for i in firsts.tolist()]
+    new = [i for i, got in zip(firsts.tolist(), known, strict=True) if got is None]
+    train, light = _train_counts_light(finder, [nodes[i] for i in new], K)
+    if memo is not None:
+        for i, t, lt in zip(new, train, light, strict=True):
+            memo.put(group_keys[i], (t.copy(), bool(lt)), 8 * K + 200)
+    fresh = zip(train, light, strict=True)
+    picks = [got if got is not None else next(fresh) for got in known]
+    train = np.array([t for t, _ in picks], dtype=float).reshape(len(picks), K)
+    light = np.array([lt for _, lt in picks], dtype=bool)
+    counts = train[group]
+    x_row = np.array([r[-1] for r, _, _ in nodes], dtype=np.int64)
+    counts[np.arange(group.size), finder.y[x_row]] += np.array([v[-1] for _, v, _ in nodes])
+    return counts, light_stops(finder.params, counts, light[group], depth)
+
+
+def _train_counts_light(finder, reps: list, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per node ``(rows, w, depth)`` with x last: its training rows' class counts, and
+    whether their eligible weight is below twice ``min_leaf`` (:func:`node_counts_stops`)."""
+    R = len(reps)
+    if not R:
+        return np.zeros((0, K)), np.zeros(0, dtype=bool)
     seg, node = _segments(np.array([r.size - 1 for r, _, _ in reps], dtype=np.int64))
     rows_train = np.concatenate([r[:-1] for r, _, _ in reps])
     w_train = np.concatenate([v[:-1] for _, v, _ in reps])
     train = np.bincount(node * K + finder.y[rows_train], weights=w_train,
-                        minlength=R * K).reshape(R, K)
-    counts = train.astype(float, copy=False)[group]  # bincount of no entries: int zeros
-    x_row = np.array([r[-1] for r, _, _ in nodes], dtype=np.int64)
-    counts[np.arange(group.size), finder.y[x_row]] += np.array([v[-1] for _, v, _ in nodes])
+                        minlength=R * K).reshape(R, K).astype(float, copy=False)
     exact = _exact_segments(w_train, node, R)
     if exact.all() and (finder.eligible is None or finder.eligible[rows_train].all()):
         # exact sums of eligible training rows: x's eligible weight, 0, changes no bit; and
@@ -295,7 +316,7 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
         w_all = np.concatenate([v for _, v, _ in reps])
         ew = eligible_weights(finder.eligible, np.concatenate([r for r, _, _ in reps]), w_all)
         light = too_light(w_all if ew is None else ew, w_all, seg, 2 * finder.params.min_leaf)
-    return counts, light_stops(finder.params, counts, light[group], depth)
+    return train, light
 
 
 def _groups(keys: list) -> tuple[np.ndarray, np.ndarray]:
