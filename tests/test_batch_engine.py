@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ConfigError
-from treecert.transductive import budget, node_scores
+from treecert.transductive import budget, node_scores, node_search
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.certificates import distinct_changes
 from treecert.transductive.engine import TransductiveEngine
@@ -32,6 +32,8 @@ from treecert.tree.grow import grow
 def certify_small_trees(monkeypatch):
     monkeypatch.setattr(BatchEngine, "cert_min_rows", 0)
     monkeypatch.setattr(BatchEngine, "rescore_min_rows", 0)
+    # x's nodes of every size keep their children's rows and their counts by key
+    monkeypatch.setattr(node_search, "MEMO_ROWS", 0)
 
 
 def _with_tied_columns(data: Dataset, copy: bool, mirror: bool) -> Dataset:

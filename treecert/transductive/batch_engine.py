@@ -71,7 +71,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
-from treecert.transductive import budget, engine_registry, held_out_folds, label_search
+from treecert.transductive import budget, engine_registry, held_out_folds, label_search, node_search
 from treecert.transductive.budget import key_bytes
 from treecert.transductive.certificates import _MARGIN, Competitors, Sub, distinct_changes
 from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
@@ -361,28 +361,24 @@ class BatchEngine:
                  split) -> tuple[np.ndarray, np.ndarray, int, tuple]:
         """x's child under ``split`` of a node of ``rows``/``w`` (x last) with ``key``: its
         rows (x last), weights, depth and key. The training rows on x's side depend on the
-        node's key and the branch alone, so they are kept by the child's key
-        (:data:`~treecert.transductive.budget.CHILD_BYTES`): jobs that meet the same node
-        below a changed test — every x on the same side of the same new tests — take them
-        without another pass over the node (shuttle-shaped data: 24 175 such steps of 300
-        test rows met 11 506 distinct children)."""
+        node's key and the branch alone, so those of a node of at least
+        :data:`~treecert.transductive.node_search.MEMO_ROWS` rows are kept by the child's
+        key (:data:`~treecert.transductive.budget.CHILD_BYTES`): jobs that meet the same
+        node below a changed test — every x on the same side of the same new tests — take
+        them without another pass over the node (shuttle-shaped data: 24 175 such steps of
+        300 test rows met 11 506 distinct children)."""
         column = feature_column(finder, split.feature)
         xv = column[rows[-1]]
         b = (int(xv > split.threshold) if split.value_branch is None
              else int(split.value_branch[int(xv)]))
         child = self._child_key(key, split, b)
+        if rows.size <= node_search.MEMO_ROWS:  # x last: fewer training rows, one pass
+            return (*_branch_rows(column, rows, w, split, b), depth + 1, child)
         got = self._x_nodes.get(child)
         if got is None:
-            train = rows[:-1]
-            vals = column[train]
-            if split.value_branch is None:
-                sel = (vals > split.threshold) if b else (vals <= split.threshold)
-            else:
-                sel = split.value_branch[vals.astype(np.int64)] == b
-            at = flat_nonzero(sel)
-            got = (train[at], w[:-1][at])
+            got = _branch_rows(column, rows[:-1], w[:-1], split, b)
             self._x_nodes.put(child, got, got[0].nbytes + got[1].nbytes + key_bytes(child)
-                               + 200)
+                              + 200)
         return (np.concatenate((got[0], rows[-1:])), np.concatenate((got[1], w[-1:])),
                 depth + 1, child)
 
@@ -620,3 +616,16 @@ class BatchEngine:
             out[idx] = scores.certify(Xq[idx], delta[idx], min_gain)
             self._scores.resize(u, scores.nbytes())  # its memo of changes grew
         return out
+
+
+def _branch_rows(column: np.ndarray, rows: np.ndarray, w: np.ndarray, split,
+                 b: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (and their weights) on branch ``b`` of ``split``, in order (no missing
+    values)."""
+    vals = column[rows]
+    if split.value_branch is None:
+        sel = (vals > split.threshold) if b else (vals <= split.threshold)
+    else:
+        sel = split.value_branch[vals.astype(np.int64)] == b
+    at = flat_nonzero(sel)
+    return rows[at], w[at]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.transductive.budget import rows_key
+from treecert.transductive.budget import key_bytes, rows_key
 from treecert.tree.grow import (
     eligible_weights,
     light_stops,
@@ -79,6 +79,10 @@ SEARCH_CELLS = 1 << 20
 #: a marking pass costs ~4 µs of calls per (node, column), a sort ~10 ns per row (measured
 #: per column: 300 rows 3.2 µs sorted, 4.5 µs marked; 1 000 rows 12 µs and 9 µs).
 MARK_ROWS = 512
+#: Training rows of a node on x's path from which the batched engine keeps its class counts
+#: (:func:`node_counts_stops`) and its children's rows (``BatchEngine._x_child``) by key:
+#: below it a pass over the rows costs less than keeping and finding them.
+MEMO_ROWS = 512
 
 
 def row_keys(nodes: list, x_last: bool = True) -> list[tuple]:
@@ -265,7 +269,8 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
     (default: their bytes; see :func:`treecert.transductive.label_search.search_nodes`).
     ``memo``: a :class:`~treecert.transductive.budget.ByteLRU` of each group's training
     class counts and light flag by (key, x's weight), which depend on nothing else (the
-    finder's training rows must not change while it is used)."""
+    finder's training rows must not change while it is used); kept for nodes of at least
+    :data:`MEMO_ROWS` training rows."""
     if not nodes:
         return np.zeros((0, finder.n_classes)), np.zeros(0, dtype=bool)
     depth = np.array([d for _, _, d in nodes], dtype=np.int64)
@@ -278,12 +283,16 @@ def node_counts_stops(finder, nodes: list[tuple[np.ndarray, np.ndarray, int]],
     group_keys = [(k, float(v[-1])) for k, (_, v, _) in zip(keys, nodes, strict=True)]
     group, firsts = _groups(group_keys)
     K = finder.n_classes
-    known = [None if memo is None else memo.get(group_keys[i]) for i in firsts.tolist()]
-    new = [i for i, got in zip(firsts.tolist(), known, strict=True) if got is None]
+    reps = firsts.tolist()
+    # x last: nodes of at least MEMO_ROWS training rows
+    kept = {i for i in reps if memo is not None and nodes[i][0].size > MEMO_ROWS}
+    known = [memo.get(group_keys[i]) if i in kept else None for i in reps]
+    new = [i for i, got in zip(reps, known, strict=True) if got is None]
     train, light = _train_counts_light(finder, [nodes[i] for i in new], K)
-    if memo is not None:
-        for i, t, lt in zip(new, train, light, strict=True):
-            memo.put(group_keys[i], (t.copy(), bool(lt)), 8 * K + 200)
+    for i, t, lt in zip(new, train, light, strict=True):
+        if i in kept:
+            memo.put(group_keys[i], (t.copy(), bool(lt)), 8 * K + key_bytes(group_keys[i][0])
+                     + 200)
     fresh = zip(train, light, strict=True)
     picks = [got if got is not None else next(fresh) for got in known]
     train = np.array([t for t, _ in picks], dtype=float).reshape(len(picks), K)
