@@ -335,7 +335,7 @@ def test_equal_row_keys_name_equal_rows(data, binary, drops):
             check(key, rows[:-1], w[:-1])
         return real_counts(finder, nodes, x_last, keys, memo)
 
-    class Forgetful(budget.ByteLRU):  # every child's rows found anew, never by its key
+    class Forgetful(budget.ByteLRU):  # every node's rows found anew, never by its key
         def get(self, key, default=None):
             return default
 
@@ -355,6 +355,7 @@ def test_equal_row_keys_name_equal_rows(data, binary, drops):
         mp.setattr(BatchEngine, "hanging_leaves", hanging)
         engine = TreeVennBatch(train, learner)
         engine._x_nodes = Forgetful(0)
+        engine.memo = Forgetful(budget.LEAF_BYTES, on_evict=engine._forget_leaf_set)
         engine.grow_batch(X, labels, drop, paths_only=drops)
 
 

@@ -191,7 +191,7 @@ class BatchEngine:
         (sorted) at ``depth``, memoised by ``key`` (:meth:`_child_key`: equal keys, equal
         rows and weights); a new one is grown by ``forest`` as its tree ``len(grown)``,
         and (its id, its key) appended to ``grown``."""
-        key = (*key, depth if self.params.max_depth is not None else 0)
+        key = self._leaf_key(key, depth)
         got = self.memo.get(key)
         if got is None:
             got = self._next_leaf_set
@@ -201,6 +201,11 @@ class BatchEngine:
             forest.add(len(grown), rows, w, depth)
             grown.append((got, key))
         return got
+
+    def _leaf_key(self, key: tuple, depth: int) -> tuple:
+        """:attr:`memo`'s key of the subtree grown on the training rows of ``key`` at
+        ``depth`` (which matters only under ``max_depth``)."""
+        return (*key, depth if self.params.max_depth is not None else 0)
 
     def _competitors(self) -> Competitors | None:
         """The base tree's competitor table; None for small trees, where an exact
@@ -266,10 +271,16 @@ class BatchEngine:
             self.memo.shrink(keep=0)
         # bounded memory: a job's nodes hold up to every training row
         per = max(1, budget.PATH_ENTRIES // (self.n + 1))
+        # parts share one augmented finder (its ranks and value codes cost a pass over D)
+        shared = max(per, budget.FINDER_X_CELLS // max(1, self.finder.numeric_idx.size))
         jobs: list[dict] = []
-        for lo in range(0, J, per):
-            jobs += self._grow_part(Xq[lo:lo + per], labels[lo:lo + per], drop[lo:lo + per],
-                                    paths_only)
+        for top in range(0, J, shared):
+            end = min(J, top + shared)
+            finder, rank = self._augmented(Xq[top:end], labels[top:end])
+            for lo in range(top, end, per):
+                hi = min(end, lo + per)
+                jobs += self._grow_part(finder, rank, self.n + lo - top, Xq[lo:hi],
+                                        labels[lo:hi], drop[lo:hi], paths_only)
         return jobs
 
     def _ranks(self, finder, Xq: np.ndarray) -> np.ndarray:
@@ -283,11 +294,12 @@ class BatchEngine:
         rank, values = self._rank_d["sorted"]
         return appended_ranks(rank, values, Xq[:, cols])
 
-    def _grow_part(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray,
-                   paths_only: bool) -> list[dict]:
-        n, K = self.n, self.K
+    def _grow_part(self, finder, rank: np.ndarray, first_x: int, Xq: np.ndarray,
+                   labels: np.ndarray, drop: np.ndarray, paths_only: bool) -> list[dict]:
+        """:meth:`grow_batch` of the jobs of one part, whose x rows are those of ``finder``
+        (:meth:`_augmented`) from ``first_x`` on."""
+        K = self.K
         J = Xq.shape[0]
-        finder, rank = self._augmented(Xq, labels)
         y_aug = finder.y
         base = self.base_sub
         jobs = [{"cut": -1, "base_leaf": -1, "hanging": []} for _ in range(J)]
@@ -298,7 +310,7 @@ class BatchEngine:
         grown: list = []  # (leaf-set id, memo key) of the forest's trees
         while True:
             pending = self._walk(node, walking, labels, drop, Xq, jobs)
-            candidates = [(job, u, *self._with_x(u, n + job, int(drop[job])))
+            candidates = [(job, u, *self._with_x(u, first_x + job, int(drop[job])))
                           for job, u in pending]
             candidates += [(job, -1, *held) for job, held in explicit.items()]
             explicit = {}
@@ -334,23 +346,22 @@ class BatchEngine:
                     self._end(jobs[job], cnt, rows.size)
                     continue
                 # no missing values: each branch is the rows on its side; x is the last row
-                if forest is None:  # x's branch alone, its training rows shared by key
-                    explicit[job] = self._x_child(finder, rows, w, depth, key, split)
+                explicit[job] = self._x_child(finder, rows, w, depth, key, split)
+                if forest is None:
                     continue
-                vals = feature_column(finder, split.feature)[rows]
-                if split.value_branch is None:
-                    side = (vals > split.threshold).astype(np.int64)
-                else:
-                    side = split.value_branch[vals.astype(np.int64)]
+                # the other branches hang off x's path: their rows only if not yet grown
+                column = feature_column(finder, split.feature)
                 for b in range(split.n_branches):
-                    sel = side == b
-                    if b == side[-1]:
-                        explicit[job] = (rows[sel], w[sel], depth + 1,
-                                         self._child_key(key, split, b))
-                    elif forest is not None and sel.any():
-                        jobs[job]["hanging"].append(self.hanging_leaves(
-                            rows[sel], w[sel], depth + 1, forest, grown,
-                            self._child_key(key, split, b)))
+                    if b == explicit[job][3][-1]:
+                        continue
+                    child = self._child_key(key, split, b)
+                    got = self.memo.get(self._leaf_key(child, depth + 1))
+                    if got is None:
+                        rows_b, w_b = _branch_rows(column, rows[:-1], w[:-1], split, b)
+                        if not rows_b.size:
+                            continue
+                        got = self.hanging_leaves(rows_b, w_b, depth + 1, forest, grown, child)
+                    jobs[job]["hanging"].append(got)
         if forest is not None:
             for (i, key), leaves in zip(grown, forest.leaves(len(grown)), strict=True):
                 self.leaf_sets[i] = leaves

@@ -13,6 +13,7 @@ attributes p, classes K, tree depth) and never on the number of test rows:
          + COMPETITOR_BYTES + SCORE_BYTES + TABLE_BYTES + LEAF_BYTES   caches, 4 × 128 MiB
          + SPLIT_BYTES        the hanging nodes' splits, 32 MiB
          + CHILD_BYTES        the rows of x's nodes below changed tests, 64 MiB
+         + ~40·FINDER_X_CELLS the x rows of one augmented split finder (~40 MiB)
          + ~50·PATH_ENTRIES   rows held by the jobs of one part of a batch (~200 MiB)
          + ~150 MiB           one batched split search (node_search.SEARCH_CELLS) and
                               one group of certificate tables (CHUNK_CELLS)
@@ -51,6 +52,10 @@ SPLIT_BYTES = 32 * MIB
 #: Training-row entries (rows + weights + search copies) held by the jobs of one batch:
 #: a batch of jobs is cut into parts of at most PATH_ENTRIES // n jobs.
 PATH_ENTRIES = 1 << 22
+#: Numeric cells (x rows × numeric attributes) of the x rows one augmented split finder
+#: holds: the parts of a batch share it, and its value ranks and codes, up to this many
+#: (1 << 20: 8 MiB an array; the finder holds about five).
+FINDER_X_CELLS = 1 << 20
 #: Training-row entries of one call of the exact paths (a speed bound, below
 #: PATH_ENTRIES): a call costs a round per depth whatever its jobs, so larger calls share
 #: each round among more jobs, but past about this many entries its arrays outgrow the
