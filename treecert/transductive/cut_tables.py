@@ -187,18 +187,32 @@ def value_codes(finder, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return finder._value_codes
 
 
+def _cell_codes(finder, rank: np.ndarray) -> np.ndarray:
+    """Per numeric column k and row: (k·D + the row's value code)·K, its tally cell in
+    a node's (column, value, class) block (:func:`tallied_cuts`); kept on the finder."""
+    got = finder.__dict__.get("_cell_codes")
+    if got is None:
+        codes, values = value_codes(finder, rank)
+        p, D = values.shape
+        K = finder.n_classes
+        got = finder._cell_codes = (codes + (np.arange(p) * D)[:, None]) * K
+    return got
+
+
 def tallied_cuts(finder, rows, w, seg, node, rank, N, with_x: bool = True):
     """:func:`sorted_cuts` (the same arrays, in the same order) from the nodes' class
     weights per (column, distinct value) instead of their sorted columns: a column's cuts
     lie between consecutive values present in the node, and every sum is of integer
     weights, so exact in any order. Positive weights: a present value has weight."""
     K, G = finder.n_classes, seg.size - 1
-    codes, values = value_codes(finder, rank)
+    _, values = value_codes(finder, rank)
     p, D = values.shape
-    yr = finder.y.take(rows).astype(np.int64)
+    # ((node, column, value), class) = node·pDK + (column·D + value)·K + class
+    first = node * (p * D * K) + finder.y.take(rows)
+    cells = _cell_codes(finder, rank)
     cell = np.empty((p, rows.size), dtype=np.int64)
-    for k in range(p):  # ((node, column, value), class)
-        np.add(((node * p + k) * D + codes[k].take(rows)) * K, yr, out=cell[k])
+    for k in range(p):
+        np.add(cells[k].take(rows), first, out=cell[k])
     H = np.bincount(cell.ravel(), weights=np.tile(w, p), minlength=G * p * D * K)
     H = H.reshape(G * p * D, K)
     at = flat_nonzero(_lastsum(H) > 0)  # present (node, column, value)s, in that order
