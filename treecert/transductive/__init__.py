@@ -9,7 +9,8 @@ foundation modules.
 - :mod:`~treecert.transductive.engine`: :class:`TransductiveEngine`, the front the methods
   call (``engine=fast|path|naive``), with the path engine and the naive refit.
 - :mod:`~treecert.transductive.batch_engine`: the batched engine (``engine=fast``), many
-  (x, c) at once — not batch TPCE, which is a method (:mod:`treecert.methods.tpce_batch`).
+  (x, c) at once — not batch TPCE, which is a method (:mod:`treecert.methods.tpce_batch`);
+  its walk down the base tree's certified tests in :mod:`~treecert.transductive.base_walk`.
 - :mod:`~treecert.transductive.certificates`: the base tree's certificates and exact
   rescoring, which prove a test unchanged by x; :mod:`~treecert.transductive.ratio_scores`
   the same proof under gain ratio (J48's selection replayed on intervals).
