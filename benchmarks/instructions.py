@@ -45,14 +45,20 @@ else:
 
 def collected(code: str, path: str, spec: str, folds: int, held_out: bool = False) -> int:
     """Instructions of one process running ``folds`` folds under callgrind."""
+    return counted(code, RUN, [path, spec, str(folds), str(int(held_out))])
+
+
+def counted(code: str, run: str, args: list[str]) -> int:
+    """Instructions of one process running the script ``run`` with ``args`` under
+    callgrind, importing treecert from ``code``."""
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "run.py")
         with open(script, "w") as handle:
-            handle.write(RUN)
+            handle.write(run)
         env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=code)
         done = subprocess.run(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-             sys.executable, script, path, spec, str(folds), str(int(held_out))],
+             sys.executable, script, *args],
             env=env, capture_output=True, text=True, check=True)
     found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if found is None:
