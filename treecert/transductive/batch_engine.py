@@ -127,6 +127,7 @@ class BatchEngine(BaseWalk):
         self.memo = budget.ByteLRU(budget.LEAF_BYTES, on_evict=self._forget_leaf_set)
         self._next_leaf_set = 0
         self._rank_d: dict[int, np.ndarray] = {}  # numeric column -> stable ranks over D
+        self._leaf_rank: np.ndarray | None = None  # base nodes' depth-first ranks
         self._scores = budget.ByteLRU(budget.SCORE_BYTES)
         self._comp: Competitors | None = None
         self._t1 = None
@@ -228,6 +229,8 @@ class BatchEngine(BaseWalk):
         per = max(1, budget.PATH_ENTRIES // (self.n + 1))
         # parts share one augmented finder (its ranks and value codes cost a pass over D)
         shared = max(per, budget.FINDER_X_CELLS // max(1, self.finder.numeric_idx.size))
+        order = self.walk_order(Xq)
+        Xq, labels, drop = Xq[order], labels[order], drop[order]
         jobs: list[dict] = []
         for top in range(0, J, shared):
             end = min(J, top + shared)
@@ -236,7 +239,30 @@ class BatchEngine(BaseWalk):
                 hi = min(end, lo + per)
                 jobs += self._grow_part(finder, rank, self.n + lo - top, Xq[lo:hi],
                                         labels[lo:hi], drop[lo:hi], paths_only)
-        return jobs
+        out: list = [None] * J
+        for i, job in zip(order.tolist(), jobs, strict=True):
+            out[i] = job
+        return out
+
+    def walk_order(self, Xq: np.ndarray) -> np.ndarray:
+        """Jobs by the depth-first rank of x's leaf in the base tree (stably: one x's
+        labels stay together). x's of one region walk the same nodes and change the same
+        tests, so a part's searches share their tables and the next part finds the
+        previous one's in the caches. Only the order of the work changes, never a result:
+        each job's is its own."""
+        leaf = self.base_sub.tree.apply(Xq) if self.base_sub is not None else None
+        if leaf is None:  # no base tree to walk, or an unknown value: as they come
+            return np.arange(Xq.shape[0])
+        if self._leaf_rank is None:
+            tree = self.base_sub.tree
+            self._leaf_rank = np.empty(tree.n_nodes, dtype=np.int64)
+            stack, seen = [0], 0
+            while stack:
+                v = stack.pop()
+                self._leaf_rank[v] = seen
+                seen += 1
+                stack += tree.children_of(v)[::-1].tolist()
+        return np.argsort(self._leaf_rank[leaf], kind="stable")
 
     def _ranks(self, finder, Xq: np.ndarray) -> np.ndarray:
         """:func:`value_ranks` of the augmented finder, from D's ranks sorted once (unknown
@@ -382,6 +408,7 @@ class BatchEngine(BaseWalk):
         walk = (np.zeros(J, dtype=bool) if not self.certified
                 else ~np.isnan(Xq).any(axis=1))
         idx = flat_nonzero(walk)
+        idx = idx[self.walk_order(Xq[idx])]  # the walks' parts by region of the base tree
         # each exact path's root holds every training row: calls of CALL_ENTRIES at most
         sizes = (budget.WALK_JOBS, max(1, budget.CALL_ENTRIES // (self.n + 1)))
         walk_size, per = sizes if batch is None else (batch, min(batch, sizes[1]))
