@@ -105,6 +105,8 @@ class TreeVennBatch(BatchEngine):
             return rows.reshape(B, K, K)
         # every (x, j) holds about one atom per leaf of the base tree: bound them per batch
         per = max(1, _ATOMS_PER_BATCH // (K * K * max(1, self.base_sub.leaves.size)))
+        order = self.walk_order(Q)  # the batches by region of the base tree (caches)
+        Q = Q[order]
         out = np.empty((B, K, K))
         for lo in range(0, B, per):
             hi = min(B, lo + per)
@@ -121,8 +123,9 @@ class TreeVennBatch(BatchEngine):
             vid[x_atom] = vid.max() + 1 + np.arange(x_atom.size)  # x's atoms stay their own
             first, counts, n_inst, atom_ptr, x_atom = merge_atoms(vid, counts, n_inst,
                                                                   atom_ptr, x_atom)
-            out[lo:hi] = venn_rows_atoms(values[inv.ravel()[first]], counts, n_inst, atom_ptr,
-                                         x_atom, columns, vid[first]).reshape(hi - lo, K, K)
+            out[order[lo:hi]] = venn_rows_atoms(values[inv.ravel()[first]], counts, n_inst,
+                                                atom_ptr, x_atom, columns,
+                                                vid[first]).reshape(hi - lo, K, K)
         return out
 
     def _whole_tree_matrices(self, Q, kind, alpha, m, columns) -> np.ndarray:
