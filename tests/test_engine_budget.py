@@ -19,7 +19,7 @@ from treecert.tree.classifier import DecisionTree
 
 def _tiny(monkeypatch):
     for name in ("COMPETITOR_BYTES", "SCORE_BYTES", "TABLE_BYTES", "LEAF_BYTES", "SPLIT_BYTES",
-                 "PATH_ENTRIES", "CHUNK_CELLS"):
+                 "PATH_ENTRIES", "WALK_ENTRIES", "CHUNK_CELLS"):
         monkeypatch.setattr(budget, name, 1)
     monkeypatch.setattr(engine_registry, "_SHARED", {})
 

@@ -60,7 +60,8 @@ Memory is bounded by the training data, never by the number of test rows
 (:mod:`~treecert.transductive.budget` gives the formula): certificate tables, rescoring
 tables and the Venn machine's hanging leaves and splits are cached within byte budgets
 (least recently used out, between batches) and a batch is grown in parts of at most
-:data:`~treecert.transductive.budget.PATH_ENTRIES` rows × jobs; the budgets change no result
+:data:`~treecert.transductive.budget.WALK_ENTRIES` rows × jobs (the exact paths'
+:data:`~treecert.transductive.budget.PATH_ENTRIES`); the budgets change no result
 (``tests/test_engine_budget.py``).
 """
 
@@ -226,7 +227,7 @@ class BatchEngine(BaseWalk):
         if not paths_only:  # the previous batch's jobs are served: back within budget
             self.memo.shrink(keep=0)
         # bounded memory: a job's nodes hold up to every training row
-        per = max(1, budget.PATH_ENTRIES // (self.n + 1))
+        per = max(1, budget.WALK_ENTRIES // (self.n + 1))
         # parts share one augmented finder (its ranks and value codes cost a pass over D)
         shared = max(per, budget.FINDER_X_CELLS // max(1, self.finder.numeric_idx.size))
         order = self.walk_order(Xq)

@@ -14,7 +14,10 @@ attributes p, classes K, tree depth) and never on the number of test rows:
          + SPLIT_BYTES        the hanging nodes' splits, 32 MiB
          + CHILD_BYTES        the rows of x's nodes below changed tests, 64 MiB
          + ~40·FINDER_X_CELLS the x rows of one augmented split finder (~40 MiB)
-         + ~50·PATH_ENTRIES   rows held by the jobs of one part of a batch (~200 MiB)
+         + ~50·WALK_ENTRIES   rows held by the jobs of one part of a batch (~800 MiB at
+                              most: a walking job holds rows only at the nodes it
+                              searches; the exact paths' parts, PATH_ENTRIES, are smaller
+                              and never held at the same time)
          + ~150 MiB           one batched split search (node_search.SEARCH_CELLS) and
                               one group of certificate tables (CHUNK_CELLS)
          + ~130 MiB           one batch of Venn rows (venn_fast._ATOMS_PER_BATCH)
@@ -52,6 +55,13 @@ SPLIT_BYTES = 32 * MIB
 #: Training-row entries (rows + weights + search copies) held by the jobs of one batch:
 #: a batch of jobs is cut into parts of at most PATH_ENTRIES // n jobs.
 PATH_ENTRIES = 1 << 22
+#: The same bound for the parts of a certified walk (``BatchEngine.grow_batch``: parts of
+#: at most WALK_ENTRIES // n jobs). Larger: a walking job holds rows only at the nodes it
+#: searches, mostly far smaller than the root, and a larger part shares each search round
+#: and each node's table among more jobs, which the walk order makes alike
+#: (shuttle-shaped TPCE, 2 500 rows of fold 6: 2^22 67.3 s, 2^23 56.0 s, 2^24 46.8 s,
+#: 2^25 42.1 s, peak 488, 529, 635, 867 MiB).
+WALK_ENTRIES = 1 << 24
 #: Numeric cells (x rows × numeric attributes) of the x rows one augmented split finder
 #: holds: the parts of a batch share it, and its value ranks and codes, up to this many
 #: (1 << 20: 8 MiB an array; the finder holds about five).
@@ -73,7 +83,7 @@ CHUNK_CELLS = 1 << 21
 def memory_formula() -> str:
     """The peak memory of the batched transductive engine, for ``--help`` texts."""
     return ("Memory of the transductive engine: about 8·n·p·(3K + 6) + 16·n·d bytes "
-            "+ 1.1 GiB for n training rows, p attributes, K classes and a tree of depth d, "
+            "+ 1.7 GiB for n training rows, p attributes, K classes and a tree of depth d, "
             "whatever the number of test rows; a process keeps the engines of its last two "
             "training sets (in cross-validation, the previous fold's too).")
 
