@@ -43,6 +43,9 @@ def test_byte_lru_evicts_least_recent_and_keeps_newest():
     assert c.sizes["e"] == 4 and c.bytes == 4 and "gone" not in c
     c.put("f", 6, 7)  # 11 > 10: the older goes
     assert list(c.items) == ["f"] and c.bytes == 7
+    c.put("g", 7, 0)
+    c.clear()  # every entry, a weightless one too, each evicted
+    assert not c.items and not c.sizes and c.bytes == 0 and gone[-2:] == [6, 7]
 
 
 def test_appended_ranks_equal_a_stable_sort():
@@ -96,6 +99,30 @@ def test_tiny_budgets_give_identical_venn_matrices(monkeypatch):
     np.testing.assert_array_equal(whole.proba, tiny.proba)
     np.testing.assert_array_equal(whole.lower, tiny.lower)
     np.testing.assert_array_equal(whole.upper, tiny.upper)
+
+
+def test_a_newer_engine_empties_the_older_ones_caches(monkeypatch):
+    """The registry keeps two engines but one engine's caches (a cross-validation's previous
+    fold): the older engine, emptied, still gives the same bytes."""
+    from treecert.transductive import node_search
+
+    monkeypatch.setattr(engine_registry, "_SHARED", {})
+    monkeypatch.setattr(node_search, "MEMO_ROWS", 0)  # x's nodes kept on small data too
+    data = load_dataset(SAMPLE_DATA / "iris.arff")
+    K = data.schema.n_classes
+    X, labels = np.repeat(data.X[:30], K, axis=0), np.tile(np.arange(K), 30)
+    none = np.full(labels.size, -1)
+    first = BatchEngine.shared(data.subset(np.arange(30, 150)), DecisionTree())
+    before = first.estimates(X, labels, none)
+    first.grow_batch(X, labels, paths_only=False)  # the Venn machine's hanging subtrees
+    caches = [first.memo, first._scores, first._tables, first._x_nodes, first._splits,
+              first._comp._tables, first._comp._bounds]
+    assert all(len(c) > 0 for c in caches) and first.leaf_sets
+    second = BatchEngine.shared(data.subset(np.arange(20, 150)), DecisionTree())
+    assert second is not first and len(engine_registry._SHARED) == 2
+    assert all(len(c) == 0 and c.bytes == 0 for c in caches)
+    assert not first.leaf_sets
+    np.testing.assert_array_equal(first.estimates(X, labels, none), before)
 
 
 def test_memory_bound_is_stated_in_help(capsys):

@@ -164,6 +164,14 @@ class BatchEngine(BaseWalk):
         """
         return engine_registry.shared_engine(cls, data, learner)
 
+    def release(self) -> None:
+        """Empty every cache, which no result depends on: the registry does it when a
+        newer engine is built, so that a cross-validation holds one fold's caches, not two."""
+        for cache in (self.memo, self._scores, self._tables, self._x_nodes, self._splits):
+            cache.clear()
+        if self._comp is not None:
+            self._comp.release()
+
     @staticmethod
     def supports(data: Dataset, learner: DecisionTree) -> bool:
         """Whether the batched engine applies: every learner setting, on labelled data

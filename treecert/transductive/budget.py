@@ -24,7 +24,7 @@ attributes p, classes K, tree depth) and never on the number of test rows:
 
 per engine; a process keeps the engines of its last two training sets
 (:meth:`BatchEngine.shared <treecert.transductive.batch_engine.BatchEngine.shared>`), so
-a cross-validation holds the previous fold's beside the current one's
+a cross-validation holds the previous fold's beside the current one's, its caches emptied
 (:func:`memory_formula` states it for the command line help). Budgets are module
 constants so that tests can shrink them: results never depend on them.
 """
@@ -85,7 +85,8 @@ def memory_formula() -> str:
     return ("Memory of the transductive engine: about 8·n·p·(3K + 6) + 16·n·d bytes "
             "+ 1.7 GiB for n training rows, p attributes, K classes and a tree of depth d, "
             "whatever the number of test rows; a process keeps the engines of its last two "
-            "training sets (in cross-validation, the previous fold's too).")
+            "training sets (in cross-validation, the previous fold's too, less its "
+            "caches).")
 
 
 def rows_key(rows, weights) -> tuple:
@@ -149,7 +150,15 @@ class ByteLRU:
     def shrink(self, keep: int = 1) -> None:
         """Drop the oldest entries until within budget (keeping the newest ``keep``)."""
         while self.bytes > self.budget and len(self.items) > keep:
-            old, value = self.items.popitem(last=False)
-            self.bytes -= self.sizes.pop(old)
-            if self.on_evict is not None:
-                self.on_evict(value)
+            self._drop_oldest()
+
+    def clear(self) -> None:
+        """Drop every entry (``on_evict`` called for each, oldest first)."""
+        while self.items:
+            self._drop_oldest()
+
+    def _drop_oldest(self) -> None:
+        old, value = self.items.popitem(last=False)
+        self.bytes -= self.sizes.pop(old)
+        if self.on_evict is not None:
+            self.on_evict(value)

@@ -241,6 +241,11 @@ class Competitors:
         #: change -> (bounds over all places, NaN until their group is scored; groups done)
         self._bounds = budget.ByteLRU(budget.COMPETITOR_BYTES // 2)
 
+    def release(self) -> None:
+        """Empty the kept tables and bounds (rebuilt when next needed)."""
+        self._tables.clear()
+        self._bounds.clear()
+
     def _grouped(self, places: np.ndarray) -> np.ndarray:
         """The groups holding ``places`` (ascending, distinct), the new places put in new
         groups of consecutive places within the budget, one place at least."""
