@@ -77,6 +77,12 @@ def synthetic(case: str, seed: int = 0):
     return Dataset(schema, X.astype(float), y.astype(np.int64), np.ones(n))
 
 
+def fold_ids(n: int, folds: int = 10) -> np.ndarray:
+    """The seeded permutation folds of every synthetic case (one home for the scripts that
+    time, count or profile a fold of them)."""
+    return np.random.default_rng(1).permutation(n) % folds
+
+
 def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -86,7 +92,7 @@ def run_cv(case: str, method: str, folds: int, max_folds: int | None,
     from treecert.methods import make_method
 
     data = synthetic(case)
-    fold = np.random.default_rng(1).permutation(data.n_samples) % folds
+    fold = fold_ids(data.n_samples, folds)
     times = []
     chosen = range(folds if max_folds is None else min(folds, max_folds))
     for f in chosen if only is None else [only]:

@@ -27,7 +27,7 @@ sys.path.insert(1, sys.argv[5])
 import engine_scale
 case, spec, fold, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 data = engine_scale.synthetic(case)
-ids = np.random.default_rng(1).permutation(data.n_samples) % 10
+ids = engine_scale.fold_ids(data.n_samples)
 method = make_method(spec).fit(data.subset(np.flatnonzero(ids != fold)))
 if rows:
     method.predict(data.subset(np.flatnonzero(ids == fold)[:rows]))

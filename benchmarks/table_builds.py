@@ -54,7 +54,7 @@ def main() -> None:
 
     label_search.node_tables = counted
     data = engine_scale.synthetic(args.case)
-    fold = np.random.default_rng(1).permutation(data.n_samples) % 10  # engine_scale's folds
+    fold = engine_scale.fold_ids(data.n_samples)
     test = np.flatnonzero(fold == args.fold)[:args.sample]
     model = make_method(args.method).fit(data.subset(np.flatnonzero(fold != args.fold)))
     t0 = time.process_time()

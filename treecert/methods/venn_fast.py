@@ -111,7 +111,8 @@ class TreeVennBatch(BatchEngine):
         for lo in range(0, B, per):
             hi = min(B, lo + per)
             labels = np.tile(np.arange(K), hi - lo)
-            jobs = self.grow_batch(np.repeat(Q[lo:hi], K, axis=0), labels, paths_only=False)
+            jobs = self._grow_in_order(np.repeat(Q[lo:hi], K, axis=0), labels,
+                                       np.full(labels.size, -1, dtype=np.int64), False)
             pool, n_inst, atom_ptr, x_atom, src = self._atoms(jobs)
             label = np.repeat(labels, np.diff(atom_ptr))
             # forecasts once per (pool entry[, label]): most atoms are the base tree's leaves

@@ -128,7 +128,6 @@ class BatchEngine(BaseWalk):
         self.memo = budget.ByteLRU(budget.LEAF_BYTES, on_evict=self._forget_leaf_set)
         self._next_leaf_set = 0
         self._rank_d: dict[int, np.ndarray] = {}  # numeric column -> stable ranks over D
-        self._leaf_rank: np.ndarray | None = None  # base nodes' depth-first ranks
         self._scores = budget.ByteLRU(budget.SCORE_BYTES)
         self._comp: Competitors | None = None
         self._t1 = None
@@ -232,22 +231,8 @@ class BatchEngine(BaseWalk):
         labels = np.asarray(labels, dtype=np.int64)
         J = Xq.shape[0]
         drop = np.full(J, -1, dtype=np.int64) if drop is None else np.asarray(drop, np.int64)
-        if not paths_only:  # the previous batch's jobs are served: back within budget
-            self.memo.shrink(keep=0)
-        # bounded memory: a job's nodes hold up to every training row
-        per = max(1, budget.WALK_ENTRIES // (self.n + 1))
-        # parts share one augmented finder (its ranks and value codes cost a pass over D)
-        shared = max(per, budget.FINDER_X_CELLS // max(1, self.finder.numeric_idx.size))
         order = self.walk_order(Xq)
-        Xq, labels, drop = Xq[order], labels[order], drop[order]
-        jobs: list[dict] = []
-        for top in range(0, J, shared):
-            end = min(J, top + shared)
-            finder, rank = self._augmented(Xq[top:end], labels[top:end])
-            for lo in range(top, end, per):
-                hi = min(end, lo + per)
-                jobs += self._grow_part(finder, rank, self.n + lo - top, Xq[lo:hi],
-                                        labels[lo:hi], drop[lo:hi], paths_only)
+        jobs = self._grow_in_order(Xq[order], labels[order], drop[order], paths_only)
         out: list = [None] * J
         for i, job in zip(order.tolist(), jobs, strict=True):
             out[i] = job
@@ -262,16 +247,28 @@ class BatchEngine(BaseWalk):
         leaf = self.base_sub.tree.apply(Xq) if self.base_sub is not None else None
         if leaf is None:  # no base tree to walk, or an unknown value: as they come
             return np.arange(Xq.shape[0])
-        if self._leaf_rank is None:
-            tree = self.base_sub.tree
-            self._leaf_rank = np.empty(tree.n_nodes, dtype=np.int64)
-            stack, seen = [0], 0
-            while stack:
-                v = stack.pop()
-                self._leaf_rank[v] = seen
-                seen += 1
-                stack += tree.children_of(v)[::-1].tolist()
-        return np.argsort(self._leaf_rank[leaf], kind="stable")
+        return np.argsort(self.base_sub.tree.preorder[leaf], kind="stable")
+
+    def _grow_in_order(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray,
+                       paths_only: bool) -> list[dict]:
+        """:meth:`grow_batch` of jobs already in :meth:`walk_order` (callers that sort a
+        larger batch once), in parts."""
+        J = Xq.shape[0]
+        if not paths_only:  # the previous batch's jobs are served: back within budget
+            self.memo.shrink(keep=0)
+        # bounded memory: a job's nodes hold up to every training row
+        per = max(1, budget.WALK_ENTRIES // (self.n + 1))
+        # parts share one augmented finder (its ranks and value codes cost a pass over D)
+        shared = max(per, budget.FINDER_X_CELLS // max(1, self.finder.numeric_idx.size))
+        jobs: list[dict] = []
+        for top in range(0, J, shared):
+            end = min(J, top + shared)
+            finder, rank = self._augmented(Xq[top:end], labels[top:end])
+            for lo in range(top, end, per):
+                hi = min(end, lo + per)
+                jobs += self._grow_part(finder, rank, self.n + lo - top, Xq[lo:hi],
+                                        labels[lo:hi], drop[lo:hi], paths_only)
+        return jobs
 
     def _ranks(self, finder, Xq: np.ndarray) -> np.ndarray:
         """:func:`value_ranks` of the augmented finder, from D's ranks sorted once (unknown
@@ -423,7 +420,7 @@ class BatchEngine(BaseWalk):
         walk_size, per = sizes if batch is None else (batch, min(batch, sizes[1]))
         for lo in range(0, idx.size, walk_size):
             part = idx[lo:lo + walk_size]
-            jobs = self.grow_batch(Xq[part], labels[part], drop[part])
+            jobs = self._grow_in_order(Xq[part], labels[part], drop[part], True)
             one = np.ones(part.size)  # a certified walk ends in one leaf, x's share 1
             reached = ReachedLeaves(
                 np.arange(part.size), one,

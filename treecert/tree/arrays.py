@@ -106,6 +106,21 @@ class Tree(TreeArrays):
     def depth(self) -> int:
         return int(self.node_depth.max()) if self.n_nodes else 0
 
+    @property
+    def preorder(self) -> np.ndarray:
+        """Each node's rank in a depth-first walk (children in branch order): nodes of one
+        subtree have consecutive ranks."""
+        if "preorder" not in self._cache:
+            rank = np.empty(self.n_nodes, dtype=np.int64)
+            stack, seen = [0] if self.n_nodes else [], 0
+            while stack:
+                v = stack.pop()
+                rank[v] = seen
+                seen += 1
+                stack += self.children_of(v)[::-1].tolist()
+            self._cache["preorder"] = rank
+        return self._cache["preorder"]
+
     def children_of(self, node: int) -> np.ndarray:
         return self.children[self.children_ptr[node] : self.children_ptr[node + 1]]
 
