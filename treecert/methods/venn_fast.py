@@ -40,8 +40,9 @@ from treecert.transductive.venn_forest import Forecasts, grow_forest, n_leaves
 from treecert.tree.leaf_estimates import leaf_proba
 from treecert.tree.segments import flat_nonzero, offsets, unique_rows
 
-#: Test rows × K jobs × base-tree leaves × K classes per batch of Venn rows: bounds the
-#: atoms' count and forecast arrays (~32 MB each) whatever the number of test rows.
+#: Test rows × K jobs × base-tree leaves × K classes per chunk of Venn rows: bounds the
+#: atoms' count and forecast arrays (~32 MB each) whatever the number of test rows (the
+#: jobs themselves are grown a walk part at a time: :meth:`TreeVennBatch.venn_matrices`).
 _ATOMS_PER_BATCH = 1 << 22
 #: Test rows × K jobs × (n + 1) examples per batch of whole trees (unknown values): bounds
 #: the (job, example) pairs' arrays and a tree level's entries (~1.2 pairs each for C4.5's
@@ -103,31 +104,45 @@ class TreeVennBatch(BatchEngine):
             rows = np.array([job["x_counts"] / job["x_counts"].sum() for job in jobs])
             rows /= rows.sum(axis=1, keepdims=True)
             return rows.reshape(B, K, K)
-        # every (x, j) holds about one atom per leaf of the base tree: bound them per batch
-        per = max(1, _ATOMS_PER_BATCH // (K * K * max(1, self.base_sub.leaves.size)))
+        # every (x, j) holds about one atom per leaf of the base tree: the atoms are taken
+        # in chunks of rows that bound them; the jobs are grown a walk part at a time (or a
+        # chunk, if larger), as a part's searches share their rounds and tables
+        # (shuttle-shaped data: 161 jobs a batch cost 1.1x 315)
+        chunk = max(1, _ATOMS_PER_BATCH // (K * K * max(1, self.base_sub.leaves.size)))
+        per = max(chunk, self.part_jobs // K)
         order = self.walk_order(Q)  # the batches by region of the base tree (caches)
         Q = Q[order]
         out = np.empty((B, K, K))
-        for lo in range(0, B, per):
-            hi = min(B, lo + per)
-            labels = np.tile(np.arange(K), hi - lo)
-            jobs = self._grow_in_order(np.repeat(Q[lo:hi], K, axis=0), labels,
-                                       np.full(labels.size, -1, dtype=np.int64), False)
-            pool, n_inst, atom_ptr, x_atom, src = self._atoms(jobs)
-            label = np.repeat(labels, np.diff(atom_ptr))
-            # forecasts once per (pool entry[, label]): most atoms are the base tree's leaves
-            key = src * K + label if kind == "m_estimate" else src
-            _, rep, inv = np.unique(key, return_index=True, return_inverse=True)
-            values = self._forecasts(pool[src[rep]], label[rep], kind, alpha, m)
-            counts = NonZeroCounts.of_rows(pool, src)  # the atoms' pool[src], never built
-            vid = unique_rows(values)[1][inv.ravel()]
-            vid[x_atom] = vid.max() + 1 + np.arange(x_atom.size)  # x's atoms stay their own
-            first, counts, n_inst, atom_ptr, x_atom = merge_atoms(vid, counts, n_inst,
-                                                                  atom_ptr, x_atom)
-            out[order[lo:hi]] = venn_rows_atoms(values[inv.ravel()[first]], counts, n_inst,
-                                                atom_ptr, x_atom, columns,
-                                                vid[first]).reshape(hi - lo, K, K)
+        for top in range(0, B, per):
+            end = min(B, top + per)
+            labels = np.tile(np.arange(K), end - top)
+            grown = self._grow_in_order(np.repeat(Q[top:end], K, axis=0), labels,
+                                        np.full(labels.size, -1, dtype=np.int64), False)
+            for lo in range(top, end, chunk):
+                hi = min(end, lo + chunk)
+                out[order[lo:hi]] = self._rows_of_jobs(
+                    grown[(lo - top) * K:(hi - top) * K], labels[:(hi - lo) * K], kind,
+                    alpha, m, columns).reshape(hi - lo, K, K)
         return out
+
+    def _rows_of_jobs(self, jobs: list[dict], labels: np.ndarray, kind: str, alpha: float,
+                      m: float, columns: list[int]) -> np.ndarray:
+        """Venn rows (len(jobs), K) of grown jobs (:meth:`grow_batch`'s records; ``labels``
+        their tentative labels), from the atoms of their trees."""
+        K = self.K
+        pool, n_inst, atom_ptr, x_atom, src = self._atoms(jobs)
+        label = np.repeat(labels, np.diff(atom_ptr))
+        # forecasts once per (pool entry[, label]): most atoms are the base tree's leaves
+        key = src * K + label if kind == "m_estimate" else src
+        _, rep, inv = np.unique(key, return_index=True, return_inverse=True)
+        values = self._forecasts(pool[src[rep]], label[rep], kind, alpha, m)
+        counts = NonZeroCounts.of_rows(pool, src)  # the atoms' pool[src], never built
+        vid = unique_rows(values)[1][inv.ravel()]
+        vid[x_atom] = vid.max() + 1 + np.arange(x_atom.size)  # x's atoms stay their own
+        first, counts, n_inst, atom_ptr, x_atom = merge_atoms(vid, counts, n_inst, atom_ptr,
+                                                              x_atom)
+        return venn_rows_atoms(values[inv.ravel()[first]], counts, n_inst, atom_ptr, x_atom,
+                               columns, vid[first])
 
     def _whole_tree_matrices(self, Q, kind, alpha, m, columns) -> np.ndarray:
         """Venn matrices from whole trees on D ∪ {(x, j)} (unknown values in D or x):

@@ -249,6 +249,13 @@ class BatchEngine(BaseWalk):
             return np.arange(Xq.shape[0])
         return np.argsort(self.base_sub.tree.preorder[leaf], kind="stable")
 
+    @property
+    def part_jobs(self) -> int:
+        """Jobs of one part of :meth:`_grow_in_order` (bounded memory: a job's nodes hold
+        up to every training row). A part's jobs share each search round and its tables, so
+        callers that cut their own batches (the Venn machine) fill one part, no more."""
+        return max(1, budget.WALK_ENTRIES // (self.n + 1))
+
     def _grow_in_order(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray,
                        paths_only: bool) -> list[dict]:
         """:meth:`grow_batch` of jobs already in :meth:`walk_order` (callers that sort a
@@ -256,8 +263,7 @@ class BatchEngine(BaseWalk):
         J = Xq.shape[0]
         if not paths_only:  # the previous batch's jobs are served: back within budget
             self.memo.shrink(keep=0)
-        # bounded memory: a job's nodes hold up to every training row
-        per = max(1, budget.WALK_ENTRIES // (self.n + 1))
+        per = self.part_jobs
         # parts share one augmented finder (its ranks and value codes cost a pass over D)
         shared = max(per, budget.FINDER_X_CELLS // max(1, self.finder.numeric_idx.size))
         jobs: list[dict] = []

@@ -20,7 +20,7 @@ attributes p, classes K, tree depth) and never on the number of test rows:
                               and never held at the same time)
          + ~150 MiB           one batched split search (node_search.SEARCH_CELLS) and
                               one group of certificate tables (CHUNK_CELLS)
-         + ~130 MiB           one batch of Venn rows (venn_fast._ATOMS_PER_BATCH)
+         + ~130 MiB           one chunk of Venn rows (venn_fast._ATOMS_PER_BATCH)
 
 per engine; a process keeps the engines of its last two training sets
 (:meth:`BatchEngine.shared <treecert.transductive.batch_engine.BatchEngine.shared>`), so
