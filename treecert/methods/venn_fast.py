@@ -106,8 +106,9 @@ class TreeVennBatch(BatchEngine):
             return rows.reshape(B, K, K)
         # every (x, j) holds about one atom per leaf of the base tree: the atoms are taken
         # in chunks of rows that bound them; the jobs are grown a walk part at a time (or a
-        # chunk, if larger), as a part's searches share their rounds and tables
-        # (shuttle-shaped data: 161 jobs a batch cost 1.1x 315)
+        # chunk, if larger), as a part's searches share their rounds and tables (fold 0
+        # of letter-shaped data, grown 104 jobs a call, cost 1.3x 910; shuttle's fold 6,
+        # 161 jobs, 1.1x 315)
         chunk = max(1, _ATOMS_PER_BATCH // (K * K * max(1, self.base_sub.leaves.size)))
         per = max(chunk, self.part_jobs // K)
         order = self.walk_order(Q)  # the batches by region of the base tree (caches)

@@ -253,7 +253,7 @@ class BatchEngine(BaseWalk):
     def part_jobs(self) -> int:
         """Jobs of one part of :meth:`_grow_in_order` (bounded memory: a job's nodes hold
         up to every training row). A part's jobs share each search round and its tables, so
-        callers that cut their own batches (the Venn machine) fill one part, no more."""
+        callers that cut their own batches (the Venn machine) cut none smaller."""
         return max(1, budget.WALK_ENTRIES // (self.n + 1))
 
     def _grow_in_order(self, Xq: np.ndarray, labels: np.ndarray, drop: np.ndarray,
