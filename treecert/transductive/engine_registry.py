@@ -32,14 +32,15 @@ def fingerprint(data: Dataset, learner: DecisionTree) -> str:
 
 def shared_engine(cls, data: Dataset, learner: DecisionTree):
     """``cls(data, learner)``, built once per process; the oldest of two is dropped, and
-    the other's caches emptied (``release``: in a cross-validation the previous fold's
-    engine is seldom used again, and its caches would double the peak memory)."""
+    every older engine's caches emptied (``release``: in a cross-validation the previous
+    fold's engine is seldom used again, and its caches would double the peak memory; a
+    dropped one may still be held by a fitted method)."""
     key = (cls.__name__, fingerprint(data, learner))
     if key not in _SHARED:
-        if len(_SHARED) >= 2:
-            _SHARED.pop(next(iter(_SHARED)))
         for older in _SHARED.values():
             older.release()
+        if len(_SHARED) >= 2:
+            _SHARED.pop(next(iter(_SHARED)))
         _SHARED[key] = cls(data, learner)
     return _SHARED[key]
 
