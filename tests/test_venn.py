@@ -21,6 +21,7 @@ from treecert.methods.naive_bayes import NaiveBayes
 from treecert.methods.venn import _NBVenn, bag_venn_matrices, summarise, type_columns, venn_row
 from treecert.methods.venn_types import (
     NonZeroCounts,
+    mdl_bins_segments,
     mdl_cuts_segments,
     merge_atoms,
     venn_rows_atoms,
@@ -185,6 +186,47 @@ def test_grouped_mdl_equals_weka_mdl(seed, n_classes, weighted):
     got = np.sort(mdl_cuts_segments(u, counts, np.bincount(inv, minlength=u.size).astype(float),
                                     np.array([0, u.size]))[1])
     np.testing.assert_array_equal(got, mdl_cut_points(v, y, n_classes, w))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 4), st.integers(1, 6))
+def test_mdl_bin_of_a_probe_equals_the_bin_from_every_cut(seed, n_classes, n_segments):
+    """The recursion that follows only the probe's side finds the same bin (lo, hi] as
+    every cut point does: probes at a value, between values, outside them, and values one
+    ulp apart (whose midpoint rounds onto one of them)."""
+    rng = np.random.default_rng(seed)
+    values, counts, n_inst, ptr, probe = [], [], [], [0], []
+    for _ in range(n_segments):
+        G = int(rng.integers(1, 60))
+        if rng.random() < 0.3:  # adjacent floats: cuts equal to a value
+            u = np.nextafter(0.5, 1.0, dtype=float) + np.arange(G) * np.spacing(0.5)
+        else:
+            u = np.unique(np.round(rng.random(G) * rng.integers(2, 40)) / 7)
+        G = u.size
+        c = np.zeros((G, n_classes))
+        inst = rng.integers(1, 5, G)
+        for g in range(G):  # classes drifting with the value: MDL finds cuts
+            p = np.ones(n_classes)
+            p[int(g * n_classes / G)] += 6
+            c[g] = np.bincount(rng.choice(n_classes, inst[g], p=p / p.sum()),
+                               minlength=n_classes)
+        pick = rng.random()
+        probe.append(u[rng.integers(0, G)] if pick < 0.5 else
+                     (u[0] - 1 if pick < 0.6 else u[-1] + 1 if pick < 0.7
+                      else rng.uniform(u[0], u[-1])))
+        values.append(u)
+        counts.append(c)
+        n_inst.append(inst.astype(float))
+        ptr.append(ptr[-1] + G)
+    V, C, N, P = np.concatenate(values), np.vstack(counts), np.concatenate(n_inst), np.array(ptr)
+    probe = np.array(probe)
+    seg, cut = mdl_cuts_segments(V, C, N, P)
+    lo, hi = mdl_bins_segments(V, C, N, P, probe)
+    for s in range(n_segments):
+        mine = cut[seg == s]
+        below, above = mine[mine < probe[s]], mine[mine >= probe[s]]
+        assert lo[s] == (below.max() if below.size else -np.inf)
+        assert hi[s] == (above.min() if above.size else np.inf)
 
 
 @settings(max_examples=100, deadline=None)

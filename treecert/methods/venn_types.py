@@ -38,18 +38,53 @@ def mdl_cuts_segments(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray
     property test checks it). The recursion runs breadth-first over all open intervals of
     all segments: one round of array operations per level instead of one per interval.
     """
+    out_seg, out_cut = [], []
+    for seg, cut in _mdl_levels(values, counts, n_inst, seg_ptr):
+        out_seg.append(seg)
+        out_cut.append(cut)
+    if not out_seg:
+        return np.empty(0, np.int64), np.empty(0)
+    return np.concatenate(out_seg), np.concatenate(out_cut)
+
+
+def mdl_bins_segments(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray,
+                      seg_ptr: np.ndarray, probe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment of :func:`mdl_cuts_segments`, the bin ``(lo, hi]`` of its MDL cut points
+    that holds ``probe[s]``: the nearest cut below it and the nearest at or above it
+    (``-inf``/``inf`` where none) — the same bounds as from every cut, with less work.
+
+    A Venn row needs x's bin alone, so the recursion follows only the interval that can
+    still hold one of those cuts. A cut c between the interval's values v_k < v_{k+1} lies
+    in [v_k, v_{k+1}] (the rounded midpoint), the left part's cuts at most v_k, the right
+    part's at least v_{k+1}. With ``probe > c``, c bounds the bin from below and the left
+    part's cuts, all at most c, can neither bound it better nor from above; otherwise c
+    bounds it from above and the right part's cuts, all at least c, can neither bound it
+    better nor lie below it. So the followed part's cuts narrow the bin, the other's never
+    change it (``tests/test_venn.py`` checks the bins against every cut)."""
+    lo = np.full(seg_ptr.size - 1, -np.inf)
+    hi = np.full(seg_ptr.size - 1, np.inf)
+    for seg, cut in _mdl_levels(values, counts, n_inst, seg_ptr, probe):
+        above = probe[seg] > cut
+        lo[seg[above]] = cut[above]
+        hi[seg[~above]] = cut[~above]
+    return lo, hi
+
+
+def _mdl_levels(values, counts, n_inst, seg_ptr, probe=None):
+    """The breadth-first MDL recursion of :func:`mdl_cuts_segments`: per level, the
+    ``(segment, cut)`` of every accepted cut; both parts of a cut are recursed into, or,
+    given ``probe``, the part on the probe's side only (:func:`mdl_bins_segments`)."""
     K = counts.shape[1]
     log2_3k = np.array([np.nan] + [np.log(3.0**k - 2.0) / _LOG2 for k in range(1, K + 1)])
     inst_cum = np.concatenate([[0.0], np.cumsum(n_inst)])  # instance counts: exact sums
     seg = np.arange(seg_ptr.size - 1)
     a, b = seg_ptr[:-1].astype(np.int64), seg_ptr[1:].astype(np.int64)
-    out_seg, out_cut = [], []
     while a.size:
         n_i = inst_cum[b] - inst_cum[a]
         live = (b - a >= 2) & (n_i >= 2)
         seg, a, b, n_i = seg[live], a[live], b[live], n_i[live]
         if not a.size:
-            break
+            return
         length = b - a
         # Intervals are zero-padded to a common length: group them by length (within a
         # factor of 4) when one long interval would pad many short ones.
@@ -63,13 +98,14 @@ def mdl_cuts_segments(values: np.ndarray, counts: np.ndarray, n_inst: np.ndarray
         for g in groups:
             accept[g], k[g] = _best_cuts(counts, a[g], length[g], n_i[g], log2_3k)
         seg, a, b, k = seg[accept], a[accept], b[accept], k[accept]
-        out_seg.append(seg)
-        out_cut.append((values[a + k] + values[a + k + 1]) / 2.0)
-        seg, a, b = np.concatenate([seg, seg]), np.concatenate([a, a + k + 1]), \
-            np.concatenate([a + k + 1, b])
-    if not out_seg:
-        return np.empty(0, np.int64), np.empty(0)
-    return np.concatenate(out_seg), np.concatenate(out_cut)
+        cut = (values[a + k] + values[a + k + 1]) / 2.0
+        yield seg, cut
+        if probe is None:
+            seg, a, b = np.concatenate([seg, seg]), np.concatenate([a, a + k + 1]), \
+                np.concatenate([a + k + 1, b])
+        else:
+            above = probe[seg] > cut
+            a, b = np.where(above, a + k + 1, a), np.where(above, b, a + k + 1)
 
 
 def _best_cuts(counts, a, length, n_i, log2_3k):
@@ -164,41 +200,42 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray | NonZeroCounts, n_in
     owner = np.repeat(np.arange(R), np.diff(atom_ptr))
     same = np.ones(values.shape[0], dtype=bool)
     cells = counts if isinstance(counts, NonZeroCounts) else NonZeroCounts(counts)
+    rep = None  # an atom of each forecast vector id: the same for every column
+    if vid is not None and vid.size:
+        rep = np.zeros(int(vid.max()) + 1, dtype=np.int64)
+        rep[vid] = np.arange(vid.size)
     part: list = []  # columns discretised together
     for i, col in enumerate(columns):
         v = values[:, col]
-        group, distinct, seg_ptr = _value_groups(v, owner, R, vid)
+        group, distinct, seg_ptr = _value_groups(v, owner, R, vid, rep)
         G = distinct.size
         part.append((v, distinct, seg_ptr, cells.sum_by(group, G),
-                     np.bincount(group, weights=n_inst, minlength=G)))
+                     np.bincount(group, weights=n_inst, minlength=G), group))
         if i + 1 < len(columns) and sum(c[1].size for c in part) * cells.K < MDL_CELLS:
             continue
         offset = np.cumsum([0] + [c[1].size for c in part])
         seg_ptr = np.concatenate([c[2][:-1] + o for c, o in zip(part, offset, strict=False)]
                                  + [offset[-1:]])
-        cut_seg, cut = mdl_cuts_segments(*(np.concatenate([c[k] for c in part])
-                                           for k in (1, 3, 4)), seg_ptr)
         # x's bin is (lo, hi]: the nearest cuts below and at-or-above its forecast
-        vx = np.concatenate([c[0][x_atom] for c in part])
-        below = cut < vx[cut_seg]
-        lo, hi = np.full(vx.size, -np.inf), np.full(vx.size, np.inf)
-        np.maximum.at(lo, cut_seg[below], cut[below])
-        np.minimum.at(hi, cut_seg[~below], cut[~below])
-        for k, c in enumerate(part):
-            same &= (lo[k * R + owner] < c[0]) & (c[0] <= hi[k * R + owner])
+        lo, hi = mdl_bins_segments(*(np.concatenate([c[k] for c in part]) for k in (1, 3, 4)),
+                                   seg_ptr, np.concatenate([c[0][x_atom] for c in part]))
+        for k, (_, distinct, seg_ptr, _, _, group) in enumerate(part):
+            # a group is one row's atoms of one value: in x's bin or not, all together
+            at = k * R + np.repeat(np.arange(R), np.diff(seg_ptr))
+            same &= ((lo[at] < distinct) & (distinct <= hi[at]))[group]
         part = []
     rows = cells.sum_by(owner, R, keep=same)
     return rows / rows.sum(axis=1, keepdims=True)
 
 
-def _value_groups(v: np.ndarray, owner: np.ndarray, R: int, vid: np.ndarray | None):
+def _value_groups(v: np.ndarray, owner: np.ndarray, R: int, vid: np.ndarray | None,
+                  rep: np.ndarray | None):
     """The atoms grouped by (row, value ``v``), groups numbered in that order: each atom's
-    group, each group's value, and each row's first group (R + 1,). With ``vid`` the values
-    are ranked among the few distinct forecasts and the groups counted (no sort of the
-    atoms) when rows × distinct values is not much more than the atoms."""
-    if vid is not None and v.size:
-        rep = np.zeros(int(vid.max()) + 1, dtype=np.int64)
-        rep[vid] = np.arange(vid.size)
+    group, each group's value, and each row's first group (R + 1,). With ``vid`` (and
+    ``rep``, an atom of each id) the values are ranked among the few distinct forecasts and
+    the groups counted (no sort of the atoms) when rows × distinct values is not much more
+    than the atoms."""
+    if rep is not None:
         values, rank = np.unique(v[rep], return_inverse=True)
         U = values.size
         if R * U <= 8 * v.size + 1024:
@@ -225,8 +262,10 @@ class NonZeroCounts:
 
     def __init__(self, counts: np.ndarray) -> None:
         self.K = counts.shape[1]
-        self.atom, self.cls = np.nonzero(counts)
-        self.value = np.asarray(counts, dtype=float)[self.atom, self.cls]
+        flat = np.asarray(counts, dtype=float).ravel()
+        cell = flat_nonzero(flat)  # row-major: atoms in order, classes ascending
+        self.atom, self.cls = np.divmod(cell, self.K)
+        self.value = flat[cell]
 
     @classmethod
     def of_rows(cls, table: np.ndarray, take: np.ndarray) -> NonZeroCounts:
