@@ -38,7 +38,7 @@ from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.edited_trees import batch_forest, has_edits
 from treecert.transductive.venn_forest import Forecasts, grow_forest, n_leaves
 from treecert.tree.leaf_estimates import leaf_proba
-from treecert.tree.segments import flat_nonzero, offsets, unique_rows
+from treecert.tree.segments import counted_unique, flat_nonzero, offsets, unique_rows
 
 #: Test rows × K jobs × base-tree leaves × K classes per chunk of Venn rows: bounds the
 #: atoms' count and forecast arrays (~32 MB each) whatever the number of test rows (the
@@ -135,7 +135,11 @@ class TreeVennBatch(BatchEngine):
         label = np.repeat(labels, np.diff(atom_ptr))
         # forecasts once per (pool entry[, label]): most atoms are the base tree's leaves
         key = src * K + label if kind == "m_estimate" else src
-        _, rep, inv = np.unique(key, return_index=True, return_inverse=True)
+        # counted, no sort (the keys lie below the pool's size); any atom of a key serves
+        # as its representative: they share a forecast
+        _, inv = counted_unique(key, pool.shape[0] * (K if kind == "m_estimate" else 1))
+        rep = np.empty(int(inv.max()) + 1 if inv.size else 0, dtype=np.int64)
+        rep[inv] = np.arange(inv.size)
         values = self._forecasts(pool[src[rep]], label[rep], kind, alpha, m)
         counts = NonZeroCounts.of_rows(pool, src)  # the atoms' pool[src], never built
         vid = unique_rows(values)[1][inv.ravel()]
