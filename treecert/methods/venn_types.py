@@ -273,15 +273,17 @@ class NonZeroCounts:
         nonzero cells found once and gathered per atom — the same cells in the same order
         (atoms in order, classes ascending). Atoms repeat a few pool rows (a base tree's
         leaves, for every job) many times over."""
-        row, col = np.nonzero(table)
-        ptr = offsets(np.bincount(row, minlength=table.shape[0]))
+        K = table.shape[1]
+        flat = np.asarray(table, dtype=float).ravel()
+        nonzero = flat_nonzero(flat)  # row-major: rows in order, classes ascending
+        ptr = offsets(np.bincount(nonzero // K, minlength=table.shape[0]))
         lens = np.diff(ptr)[take]
         cell = _ranges(ptr[:-1][take], lens)
         out = cls.__new__(cls)
-        out.K = table.shape[1]
+        out.K = K
         out.atom = np.repeat(np.arange(take.size), lens)
-        out.cls = col[cell]
-        out.value = np.asarray(table, dtype=float)[row[cell], out.cls]
+        out.cls = (nonzero % K)[cell]
+        out.value = flat[nonzero][cell]
         return out
 
     def sum_by(self, group: np.ndarray, G: int, keep: np.ndarray | None = None) -> np.ndarray:
