@@ -25,6 +25,7 @@ from treecert.methods.venn_types import (
     mdl_cuts_segments,
     merge_atoms,
     venn_rows_atoms,
+    venn_rows_delta,
 )
 
 #: ``TREECERT_VENN_EXAMPLES`` raises the number of random cases of the machine's property
@@ -300,6 +301,59 @@ def test_batched_venn_rows_equal_weka_mdl_row_by_row(seed, n_classes, n_rows):
     first, *merged = merge_atoms(vid, gathered, np.concatenate(n_inst), np.array(ptr),
                                  np.array(x_atom))
     np.testing.assert_array_equal(venn_rows_atoms(V[first], *merged, columns), got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 5), st.integers(1, 6))
+def test_venn_rows_from_base_atoms_and_changes_equal_the_atoms_written_out(seed, n_classes,
+                                                                          n_rows):
+    """Rows given as the base atoms less some plus their own (x's last), integer counts:
+    the same bits as venn_rows_atoms of each row's atoms — base atoms that share a
+    forecast vector, new atoms with a base atom's forecast, removed atoms whose value
+    then leaves the row, classes no atom holds."""
+    rng = np.random.default_rng(seed)
+    K = n_classes
+    columns = type_columns(K)
+
+    def forecasts(n):  # a few levels: atoms share values and vectors
+        p = rng.integers(0, int(rng.integers(1, 4)) + 1, (n, K)).astype(float) + 0.5
+        return p / p.sum(axis=1, keepdims=True)
+
+    L = int(rng.integers(1, 40))
+    base_values = forecasts(L)
+    base_values[rng.integers(0, L, L // 3)] = base_values[0]
+    base_counts = rng.integers(0, 4, (L, K)).astype(float) * (rng.random((L, K)) < 0.6)
+    base_n = base_counts.sum(axis=1) + rng.integers(0, 2, L)
+    removed, rem_ptr, new_values, new_counts, new_n, new_ptr = [], [0], [], [], [], [0]
+    want_values, want_counts, want_n, atom_ptr, x_atom = [], [], [], [0], []
+    for _ in range(n_rows):
+        gone = np.flatnonzero(rng.random(L) < rng.random() * 0.5)
+        m = int(rng.integers(0, 5)) + 1  # its own atoms, x's last
+        v = forecasts(m)
+        if rng.random() < 0.5:
+            v[0] = base_values[int(rng.integers(0, L))]
+        c = rng.integers(0, 4, (m, K)).astype(float)
+        c[-1, int(rng.integers(0, K))] += 1  # x
+        n = c.sum(axis=1) + rng.integers(0, 2, m)
+        removed.append(gone)
+        rem_ptr.append(rem_ptr[-1] + gone.size)
+        new_values.append(v)
+        new_counts.append(c)
+        new_n.append(n)
+        new_ptr.append(new_ptr[-1] + m)
+        keep = np.setdiff1d(np.arange(L), gone)
+        want_values += [base_values[keep], v]
+        want_counts += [base_counts[keep], c]
+        want_n += [base_n[keep], n]
+        atom_ptr.append(atom_ptr[-1] + keep.size + m)
+        x_atom.append(atom_ptr[-1] - 1)
+    got = venn_rows_delta(base_values, base_counts, base_n, np.concatenate(removed),
+                          np.array(rem_ptr), np.vstack(new_values), np.vstack(new_counts),
+                          np.concatenate(new_n), np.array(new_ptr), columns)
+    want = venn_rows_atoms(np.vstack(want_values), np.vstack(want_counts),
+                           np.concatenate(want_n), np.array(atom_ptr), np.array(x_atom),
+                           columns)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_incremental_naive_bayes_equals_refitting():

@@ -32,7 +32,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.methods.venn_types import NonZeroCounts, merge_atoms, venn_rows_atoms
+from treecert.methods.venn_types import (
+    NonZeroCounts,
+    merge_atoms,
+    venn_rows_atoms,
+    venn_rows_delta,
+)
 from treecert.transductive import label_search, sided_search
 from treecert.transductive.batch_engine import BatchEngine
 from treecert.transductive.edited_trees import batch_forest, has_edits
@@ -131,6 +136,10 @@ class TreeVennBatch(BatchEngine):
         """Venn rows (len(jobs), K) of grown jobs (:meth:`grow_batch`'s records; ``labels``
         their tentative labels), from the atoms of their trees."""
         K = self.K
+        if kind != "m_estimate":  # the forecasts do not depend on the job's label
+            delta = self._delta_rows(jobs, kind, alpha, m, columns)
+            if delta is not None:
+                return delta
         pool, n_inst, atom_ptr, x_atom, src = self._atoms(jobs)
         label = np.repeat(labels, np.diff(atom_ptr))
         # forecasts once per (pool entry[, label]): most atoms are the base tree's leaves
@@ -225,14 +234,7 @@ class TreeVennBatch(BatchEngine):
         for job in jobs:
             key = (job["cut"], job["base_leaf"])
             if key not in kept:
-                keep = np.ones(n_base, dtype=bool)
-                if job["cut"] >= 0:
-                    gone = np.zeros(base.tree.n_nodes, dtype=bool)
-                    gone[base.leaf_of_row[base.rows[job["cut"]]]] = True
-                    keep = ~gone[base.leaves]
-                elif job["base_leaf"] >= 0:
-                    keep = base.leaves != job["base_leaf"]
-                kept[key] = flat_nonzero(keep)
+                kept[key] = flat_nonzero(self._kept_leaves(job))
             own = [kept[key]]
             for s in job["hanging"]:
                 if s not in where:
@@ -254,6 +256,58 @@ class TreeVennBatch(BatchEngine):
         return (np.vstack(pool_c), np.concatenate(pool_n)[take], atom_ptr, atom_ptr[1:] - 1,
                 take)
 
+    def _kept_leaves(self, job: dict) -> np.ndarray:
+        """Which of the base tree's leaves (``base_sub.leaves``) a job's tree keeps: all but
+        those below its ``cut``, or but x's ``base_leaf`` (x joined it)."""
+        base = self.base_sub
+        if job["cut"] >= 0:
+            gone = np.zeros(base.tree.n_nodes, dtype=bool)
+            gone[base.leaf_of_row[base.rows[job["cut"]]]] = True
+            return ~gone[base.leaves]
+        if job["base_leaf"] >= 0:
+            return base.leaves != job["base_leaf"]
+        return np.ones(base.leaves.size, dtype=bool)
+
+    def _delta_rows(self, jobs: list[dict], kind: str, alpha: float, m: float,
+                    columns: list[int]) -> np.ndarray | None:
+        """:meth:`_rows_of_jobs` from the base tree's leaves once and each job's difference
+        from them (:func:`~treecert.methods.venn_types.venn_rows_delta`): the leaves it
+        drops, and its hanging subtrees' leaves and x's leaf. None unless every count and
+        instance number is an integer (sums below 2^53), where that is exact."""
+        base = self.base_sub
+        base_counts = base.tree.counts[base.leaves]
+        base_n = base.n_inst[base.leaves]
+        removed: list = []
+        new_c: list = []
+        new_n: list = []
+        dropped: dict[tuple[int, int], np.ndarray] = {}  # (cut, base leaf) -> dropped leaves
+        for job in jobs:
+            key = (job["cut"], job["base_leaf"])
+            if key not in dropped:
+                dropped[key] = flat_nonzero(~self._kept_leaves(job))
+            removed.append(dropped[key])
+            for s in job["hanging"]:
+                leaf_counts, leaf_rows = self.leaf_sets[s]
+                new_c.append(leaf_counts)
+                new_n.append(leaf_rows)
+            new_c.append(np.asarray(job["x_counts"], dtype=float).reshape(1, self.K))
+            new_n.append(np.array([job["x_inst"]], dtype=float))
+        new_counts, new_inst = np.vstack(new_c), np.concatenate(new_n)
+        total = float(base_counts.sum()) + float(new_counts.sum())
+        if not (total < 2.0**53 and all(_whole(a) for a in (base_counts, base_n, new_counts,
+                                                            new_inst))):
+            return None
+        # a job's new leaves: its hanging sets' leaves, then x's leaf, last
+        new_ptr = offsets(np.array([sum(self.leaf_sets[s][1].size for s in job["hanging"]) + 1
+                                    for job in jobs], dtype=np.int64))
+        labels = np.zeros(1, dtype=np.int64)  # unused: the forecasts ignore the label here
+        return venn_rows_delta(
+            self._forecasts(base_counts, labels, kind, alpha, m), base_counts, base_n,
+            np.concatenate(removed), offsets(np.array([r.size for r in removed],
+                                                      dtype=np.int64)),
+            self._forecasts(new_counts, labels, kind, alpha, m), new_counts, new_inst,
+            new_ptr, columns)
+
     def _forecasts(self, counts, labels, kind, alpha, m):
         """Leaf estimates of the atoms (``labels``: the tentative label of each atom's
         job), normalised exactly as ``Tree.predict_proba`` does."""
@@ -264,3 +318,8 @@ class TreeVennBatch(BatchEngine):
             prior = prior / prior.sum(axis=1, keepdims=True)
         est = leaf_proba(counts, kind, alpha=alpha, m=m, prior=prior)
         return est / est.sum(axis=1, keepdims=True)
+
+
+def _whole(a: np.ndarray) -> bool:
+    """Whether every entry is a non-negative integer."""
+    return bool(np.all(a >= 0)) and bool(np.all(a == np.floor(a)))

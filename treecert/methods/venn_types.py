@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.discretize import _LOG2, _entropy_conditioned, _entropy_rows
-from treecert.tree.segments import _ranges, counted_unique, flat_nonzero, offsets
+from treecert.tree.segments import _ranges, counted_unique, flat_nonzero, offsets, unique_rows
 
 
 # ------------------------------------------------------------------------------ MDL on groups
@@ -204,28 +204,140 @@ def venn_rows_atoms(values: np.ndarray, counts: np.ndarray | NonZeroCounts, n_in
     if vid is not None and vid.size:
         rep = np.zeros(int(vid.max()) + 1, dtype=np.int64)
         rep[vid] = np.arange(vid.size)
-    part: list = []  # columns discretised together
-    for i, col in enumerate(columns):
-        v = values[:, col]
-        group, distinct, seg_ptr = _value_groups(v, owner, R, vid, rep)
-        G = distinct.size
-        part.append((v, distinct, seg_ptr, cells.sum_by(group, G),
-                     np.bincount(group, weights=n_inst, minlength=G), group))
-        if i + 1 < len(columns) and sum(c[1].size for c in part) * cells.K < MDL_CELLS:
-            continue
-        offset = np.cumsum([0] + [c[1].size for c in part])
-        seg_ptr = np.concatenate([c[2][:-1] + o for c, o in zip(part, offset, strict=False)]
-                                 + [offset[-1:]])
-        # x's bin is (lo, hi]: the nearest cuts below and at-or-above its forecast
-        lo, hi = mdl_bins_segments(*(np.concatenate([c[k] for c in part]) for k in (1, 3, 4)),
-                                   seg_ptr, np.concatenate([c[0][x_atom] for c in part]))
-        for k, (_, distinct, seg_ptr, _, _, group) in enumerate(part):
-            # a group is one row's atoms of one value: in x's bin or not, all together
-            at = k * R + np.repeat(np.arange(R), np.diff(seg_ptr))
-            same &= ((lo[at] < distinct) & (distinct <= hi[at]))[group]
-        part = []
+    kept: list = []  # each column's groups, until its bins come
+
+    def column_groups():
+        for col in columns:
+            v = values[:, col]
+            group, distinct, seg_ptr = _value_groups(v, owner, R, vid, rep)
+            G = distinct.size
+            kept.append((group, distinct, seg_ptr))
+            yield (distinct, seg_ptr, cells.sum_by(group, G),
+                   np.bincount(group, weights=n_inst, minlength=G), v[x_atom])
+
+    for lo, hi in x_bins(column_groups(), len(columns), cells.K):
+        group, distinct, seg_ptr = kept.pop(0)
+        # a group is one row's atoms of one value: in x's bin or not, all together
+        at = np.repeat(np.arange(R), np.diff(seg_ptr))
+        same &= ((lo[at] < distinct) & (distinct <= hi[at]))[group]
     rows = cells.sum_by(owner, R, keep=same)
     return rows / rows.sum(axis=1, keepdims=True)
+
+
+def x_bins(column_groups, n_columns: int, K: int):
+    """Per forecast column, in order, x's bins ``(lo, hi)`` (R,) of the R rows: the
+    columns' groups — each ``(values, seg_ptr (R + 1,), class counts, n_inst, x's value
+    per row)``, a row's groups its segment, values ascending — discretised together up to
+    :data:`MDL_CELLS` grouped counts (:func:`mdl_bins_segments`)."""
+    part: list = []
+    for i, groups in enumerate(column_groups):
+        part.append(groups)
+        if i + 1 < n_columns and sum(c[0].size for c in part) * K < MDL_CELLS:
+            continue
+        offset = np.cumsum([0] + [c[0].size for c in part])
+        seg_ptr = np.concatenate([c[1][:-1] + o for c, o in zip(part, offset, strict=False)]
+                                 + [offset[-1:]])
+        # x's bin is (lo, hi]: the nearest cuts below and at-or-above its forecast
+        lo, hi = mdl_bins_segments(*(np.concatenate([c[k] for c in part]) for k in (0, 2, 3)),
+                                   seg_ptr, np.concatenate([c[4] for c in part]))
+        R = part[0][1].size - 1
+        for k in range(len(part)):
+            yield lo[k * R:(k + 1) * R], hi[k * R:(k + 1) * R]
+        part = []
+
+
+def venn_rows_delta(base_values: np.ndarray, base_counts: np.ndarray, base_n: np.ndarray,
+                    removed: np.ndarray, removed_ptr: np.ndarray, new_values: np.ndarray,
+                    new_counts: np.ndarray, new_n: np.ndarray, new_ptr: np.ndarray,
+                    columns: list[int]) -> np.ndarray:
+    """:func:`venn_rows_atoms` of rows that share most of their atoms: row r's atoms are the
+    base atoms (``base_*``) less those at ``removed[removed_ptr[r]:removed_ptr[r + 1]]``,
+    plus its new atoms ``new_ptr[r]:new_ptr[r + 1]``, the last of them holding x.
+
+    Only for integer counts and instance numbers (sums below 2^53): every sum is then exact
+    in any order, so each (row, value) group's class counts can be the base atoms' of that
+    value, less the removed ones', plus the new ones' — the same numbers, the same bits —
+    and the row the base atoms' in x's bins less the removed plus the new. A tree's rows
+    on D ∪ {(x, j)} keep nearly every leaf of the tree on D (letter-shaped data: ~540
+    atoms a row, ~5 values a forecast column), so the work per row is its groups and its
+    own atoms, not all of them again. ``tests/test_venn.py`` checks it against
+    :func:`venn_rows_atoms` of the atoms written out."""
+    R, K = new_ptr.size - 1, base_counts.shape[1]
+    rem_row = np.repeat(np.arange(R), np.diff(removed_ptr))
+    new_row = np.repeat(np.arange(R), np.diff(new_ptr))
+    x_new = new_ptr[1:] - 1
+    classes = np.arange(K)
+    # base atoms of one forecast vector share every bin: their counts summed once
+    vectors, vid = unique_rows(base_values)
+    inside = np.ones((R, vectors.shape[0]), dtype=bool)  # base vectors in x's bins
+    inside_new = np.ones(new_row.size, dtype=bool)
+    ranks: list = []
+
+    # class counts, instances and atoms (integers) of each base vector and of each
+    # changed atom, as nonzero cells (a leaf holds few classes)
+    def stats(counts, n):
+        return np.column_stack([counts, n, np.ones(n.size)])
+
+    vector_stats = np.bincount((vid[:, None] * (K + 2) + np.arange(K + 2)).ravel(),
+                               weights=stats(base_counts, base_n).ravel(),
+                               minlength=vectors.shape[0] * (K + 2)).reshape(-1, K + 2)
+    new_vectors, new_vid = unique_rows(new_values)
+    changed = np.vstack([-stats(base_counts[removed], base_n[removed]),
+                         stats(new_counts, new_n)])
+    cell = flat_nonzero(changed)
+    entry, slot = np.divmod(cell, K + 2)
+    # each change's forecast vector: a base one, or a new one after them
+    changes = (np.concatenate([rem_row, new_row])[entry],
+               np.concatenate([vid[removed], vectors.shape[0] + new_vid])[entry], slot,
+               changed.ravel()[cell])
+    cell = flat_nonzero(vector_stats)
+    groups = _delta_groups(vectors, (*np.divmod(cell, K + 2), vector_stats.ravel()[cell]),
+                           new_vectors, changes, new_vid[x_new], R, columns, ranks)
+    for lo, hi in x_bins(groups, len(columns), K):
+        distinct, r_vec, r_new = ranks.pop(0)
+        within = (lo[:, None] < distinct[None, :]) & (distinct[None, :] <= hi[:, None])
+        inside &= within[:, r_vec]
+        inside_new &= within[new_row, r_new[new_vid]]
+    rows = inside.astype(float) @ vector_stats[:, :K]  # integer sums: exact in any order
+    rows -= np.bincount((rem_row[:, None] * K + classes).ravel(),
+                        weights=(base_counts[removed]
+                                 * inside[rem_row, vid[removed]][:, None]).ravel(),
+                        minlength=R * K).reshape(R, K)
+    rows += np.bincount((new_row[:, None] * K + classes).ravel(),
+                        weights=(new_counts * inside_new[:, None]).ravel(),
+                        minlength=R * K).reshape(R, K)
+    return rows / rows.sum(axis=1, keepdims=True)
+
+
+def _delta_groups(vectors, vector_stats, new_vectors, changes, x_vector, R, columns, ranks):
+    """Per column, :func:`x_bins`' groups of :func:`venn_rows_delta`'s R rows: the base
+    vectors' stats (class counts, instances, atoms: their nonzero cells ``vector_stats``)
+    per value, plus each row's changes (``changes``: nonzero cells of the removed base
+    atoms' negated stats and the new atoms' stats, each with its row and its forecast
+    vector: base vectors first, then the new ones). Appends each column's values and its
+    vectors' ranks to ``ranks``."""
+    vec, slot, value = vector_stats
+    c_row, c_vector, c_slot, c_value = changes
+    width = int(max(slot.max(initial=0), c_slot.max(initial=0))) + 1
+    n_base = vectors.shape[0]
+    for col in columns:
+        distinct, rank = np.unique(np.concatenate([vectors[:, col], new_vectors[:, col]]),
+                                   return_inverse=True)
+        rank = rank.ravel()
+        U = distinct.size
+        r_vec, r_new = rank[:n_base], rank[n_base:]
+        ranks.append((distinct, r_vec, r_new))
+        # per (row, value): the base's, less the removed atoms', plus the new atoms'
+        at = c_row * U + rank[c_vector]
+        stats = (np.bincount(r_vec[vec] * width + slot, weights=value,
+                             minlength=U * width)[None, :]
+                 + np.bincount(at * width + c_slot, weights=c_value,
+                               minlength=R * U * width).reshape(R, U * width))
+        stats = stats.reshape(R, U, width)
+        present = stats[:, :, -1] > 0
+        kept = stats[present]
+        yield (np.broadcast_to(distinct, (R, U))[present], offsets(present.sum(axis=1)),
+               kept[:, :-2], kept[:, -2], new_vectors[x_vector, col])
 
 
 def _value_groups(v: np.ndarray, owner: np.ndarray, R: int, vid: np.ndarray | None,
