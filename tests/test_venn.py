@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from treecert.data.discretize import mdl_cut_points
 from treecert.data.loading import load_dataset
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.methods import make_method, venn_types
+from treecert.methods import make_method, venn_fast, venn_types
 from treecert.methods.naive_bayes import NaiveBayes
 from treecert.methods.venn import _NBVenn, bag_venn_matrices, summarise, type_columns, venn_row
 from treecert.methods.venn_types import (
@@ -80,9 +80,17 @@ def test_leaf_taxonomy_by_hand(engine):
     binary=st.booleans(),
     base=st.sampled_from(["frequency", "laplace", "m_estimate"]),
     taxonomy=st.sampled_from(["forecast", "leaf"]),
+    delta=st.sampled_from([None, 0.0, np.inf]),
 )
 def test_batched_tree_machine_equals_one_at_a_time(data, criterion, min_leaf, binary, base,
-                                                   taxonomy):
+                                                   taxonomy, delta):
+    """``delta``: the rows from each job's atoms (0), from the base tree's leaves and each
+    job's changes wherever the counts allow (inf), or as the machine chooses (None)."""
+    if delta is not None:
+        with patch.object(venn_fast, "DELTA_CHANGES", delta):
+            test_batched_tree_machine_equals_one_at_a_time.hypothesis.inner_test(
+                data, criterion, min_leaf, binary, base, taxonomy, None)
+        return
     n = data.n_samples
     test_rows = np.arange(n) % 8 == 0
     train, test = data.subset(np.flatnonzero(~test_rows)), data.subset(np.flatnonzero(test_rows))

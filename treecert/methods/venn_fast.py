@@ -54,6 +54,10 @@ _ATOMS_PER_BATCH = 1 << 22
 #: fractions), and with K classes more the mixed forecasts (at most 2^23 pairs × classes,
 #: 64 MB); the trees of one batch share their common nodes.
 _PAIRS_PER_BATCH = 1 << 20
+#: Venn rows come from the base tree's leaves and each job's changes
+#: (:meth:`TreeVennBatch._delta_rows`) while the jobs change fewer leaves than this many
+#: times the base tree's forecast vectors a job; else from each job's atoms.
+DELTA_CHANGES = 1.0
 
 
 class TreeVennBatch(BatchEngine):
@@ -273,7 +277,10 @@ class TreeVennBatch(BatchEngine):
         """:meth:`_rows_of_jobs` from the base tree's leaves once and each job's difference
         from them (:func:`~treecert.methods.venn_types.venn_rows_delta`): the leaves it
         drops, and its hanging subtrees' leaves and x's leaf. None unless every count and
-        instance number is an integer (sums below 2^53), where that is exact."""
+        instance number is an integer (sums below 2^53), where that is exact — or where the
+        jobs change more leaves than the base tree has forecast vectors (a job's atoms,
+        merged by vector, are then fewer than its changes: shuttle-shaped data, ~820
+        changes a job against 88 vectors; letter-shaped, ~52 against 543)."""
         base = self.base_sub
         base_counts = base.tree.counts[base.leaves]
         base_n = base.n_inst[base.leaves]
@@ -293,6 +300,10 @@ class TreeVennBatch(BatchEngine):
             new_c.append(np.asarray(job["x_counts"], dtype=float).reshape(1, self.K))
             new_n.append(np.array([job["x_inst"]], dtype=float))
         new_counts, new_inst = np.vstack(new_c), np.concatenate(new_n)
+        base_values = self._forecasts(base_counts, np.zeros(1, np.int64), kind, alpha, m)
+        changes = sum(r.size for r in removed) + new_inst.size
+        if changes >= DELTA_CHANGES * len(jobs) * unique_rows(base_values)[0].shape[0]:
+            return None
         total = float(base_counts.sum()) + float(new_counts.sum())
         if not (total < 2.0**53 and all(_whole(a) for a in (base_counts, base_n, new_counts,
                                                             new_inst))):
@@ -302,7 +313,7 @@ class TreeVennBatch(BatchEngine):
                                     for job in jobs], dtype=np.int64))
         labels = np.zeros(1, dtype=np.int64)  # unused: the forecasts ignore the label here
         return venn_rows_delta(
-            self._forecasts(base_counts, labels, kind, alpha, m), base_counts, base_n,
+            base_values, base_counts, base_n,
             np.concatenate(removed), offsets(np.array([r.size for r in removed],
                                                       dtype=np.int64)),
             self._forecasts(new_counts, labels, kind, alpha, m), new_counts, new_inst,

@@ -327,17 +327,32 @@ def _delta_groups(vectors, vector_stats, new_vectors, changes, x_vector, R, colu
         U = distinct.size
         r_vec, r_new = rank[:n_base], rank[n_base:]
         ranks.append((distinct, r_vec, r_new))
-        # per (row, value): the base's, less the removed atoms', plus the new atoms'
-        at = c_row * U + rank[c_vector]
-        stats = (np.bincount(r_vec[vec] * width + slot, weights=value,
-                             minlength=U * width)[None, :]
-                 + np.bincount(at * width + c_slot, weights=c_value,
-                               minlength=R * U * width).reshape(R, U * width))
-        stats = stats.reshape(R, U, width)
-        present = stats[:, :, -1] > 0
-        kept = stats[present]
-        yield (np.broadcast_to(distinct, (R, U))[present], offsets(present.sum(axis=1)),
-               kept[:, :-2], kept[:, -2], new_vectors[x_vector, col])
+        # per (row, value): the base's, less the removed atoms', plus the new atoms' — a
+        # row's groups at the base's values (B of them) in a dense (R, B) table, at values
+        # only new atoms hold (a row's own few) apart: the table never grows with them
+        base_values = np.unique(r_vec)
+        B = base_values.size
+        column = np.full(U, -1)
+        column[base_values] = np.arange(B)
+        c_rank = rank[c_vector]
+        c_col = column[c_rank]
+        dense = c_col >= 0  # removed atoms are base atoms: apart, only additions
+        table = (np.bincount(column[r_vec[vec]] * width + slot, weights=value,
+                             minlength=B * width)[None, :]
+                 + np.bincount(((c_row * B + c_col) * width + c_slot)[dense],
+                               weights=c_value[dense],
+                               minlength=R * B * width).reshape(R, B * width))
+        table = table.reshape(R * B, width)
+        present = flat_nonzero(table[:, -1] > 0)
+        apart, where = np.unique((c_row * U + c_rank)[~dense], return_inverse=True)
+        sums = np.bincount(where.ravel() * width + c_slot[~dense], weights=c_value[~dense],
+                           minlength=apart.size * width).reshape(-1, width)
+        key = np.concatenate([present // B * U + base_values[present % B], apart])
+        order = np.argsort(key, kind="stable")  # by row, then value (keys are distinct)
+        key = key[order]
+        stats = np.concatenate([table[present], sums])[order]
+        yield (distinct[key % U], np.searchsorted(key // U, np.arange(R + 1)),
+               stats[:, :-2], stats[:, -2], new_vectors[x_vector, col])
 
 
 def _value_groups(v: np.ndarray, owner: np.ndarray, R: int, vid: np.ndarray | None,
