@@ -16,6 +16,10 @@ The forecasts are computed once per leaf (most atoms of a batch are the base tre
 and with integer weights a row's atoms of one forecast vector — a class's pure leaves — are
 merged first (:func:`~treecert.methods.venn_types.merge_atoms`: every class sum is then exact
 in any order, so the rows keep their bits; on letter-shaped data 2 000 atoms become ~550).
+Where a chunk's jobs change fewer leaves than the base tree has forecast vectors (letter-shaped
+data: ~52 changes a job against ~540 vectors), the rows come instead from the base tree's leaves
+once and each job's changes — the leaves it drops, its hanging leaves and x's leaf
+(:func:`~treecert.methods.venn_types.venn_rows_delta`, exact for the same integer counts).
 
 Results equal the one-(x, j)-at-a-time reference bit for bit (``tests/test_venn.py``).
 With unknown values — in D or in x — an example's forecast mixes every leaf it reaches, so
@@ -284,34 +288,31 @@ class TreeVennBatch(BatchEngine):
         base = self.base_sub
         base_counts = base.tree.counts[base.leaves]
         base_n = base.n_inst[base.leaves]
+        labels = np.zeros(1, dtype=np.int64)  # unused: the forecasts ignore the label here
+        base_values = self._forecasts(base_counts, labels, kind, alpha, m)
         removed: list = []
-        new_c: list = []
-        new_n: list = []
         dropped: dict[tuple[int, int], np.ndarray] = {}  # (cut, base leaf) -> dropped leaves
         for job in jobs:
             key = (job["cut"], job["base_leaf"])
             if key not in dropped:
                 dropped[key] = flat_nonzero(~self._kept_leaves(job))
             removed.append(dropped[key])
-            for s in job["hanging"]:
-                leaf_counts, leaf_rows = self.leaf_sets[s]
-                new_c.append(leaf_counts)
-                new_n.append(leaf_rows)
-            new_c.append(np.asarray(job["x_counts"], dtype=float).reshape(1, self.K))
-            new_n.append(np.array([job["x_inst"]], dtype=float))
-        new_counts, new_inst = np.vstack(new_c), np.concatenate(new_n)
-        base_values = self._forecasts(base_counts, np.zeros(1, np.int64), kind, alpha, m)
-        changes = sum(r.size for r in removed) + new_inst.size
+        # a job's new leaves: its hanging sets' leaves, then x's leaf, last
+        new_ptr = offsets(np.array([sum(self.leaf_sets[s][1].size for s in job["hanging"]) + 1
+                                    for job in jobs], dtype=np.int64))
+        changes = sum(r.size for r in removed) + int(new_ptr[-1])
         if changes >= DELTA_CHANGES * len(jobs) * unique_rows(base_values)[0].shape[0]:
             return None
+        new_counts = np.vstack([c for job in jobs for c in
+                                (*(self.leaf_sets[s][0] for s in job["hanging"]),
+                                 np.asarray(job["x_counts"], dtype=float).reshape(1, self.K))])
+        new_inst = np.concatenate([n for job in jobs for n in
+                                   (*(self.leaf_sets[s][1] for s in job["hanging"]),
+                                    np.array([job["x_inst"]], dtype=float))])
         total = float(base_counts.sum()) + float(new_counts.sum())
         if not (total < 2.0**53 and all(_whole(a) for a in (base_counts, base_n, new_counts,
                                                             new_inst))):
             return None
-        # a job's new leaves: its hanging sets' leaves, then x's leaf, last
-        new_ptr = offsets(np.array([sum(self.leaf_sets[s][1].size for s in job["hanging"]) + 1
-                                    for job in jobs], dtype=np.int64))
-        labels = np.zeros(1, dtype=np.int64)  # unused: the forecasts ignore the label here
         return venn_rows_delta(
             base_values, base_counts, base_n,
             np.concatenate(removed), offsets(np.array([r.size for r in removed],
