@@ -3,6 +3,7 @@ worker killed mid-run changes nothing in the outputs."""
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import signal
@@ -95,3 +96,34 @@ def test_compare_starts_the_costliest_units_across_datasets(tmp_path, capsys):
     separate = [(tmp_path / p.stem / "metrics.csv").read_text().splitlines()
                 for p in (small, large)]
     assert sorted(metrics[1:]) == sorted(separate[0][1:] + separate[1][1:])
+
+
+def test_tasks_whose_scattered_function_died_are_submitted_again():
+    """The scheduler forgets (cancels) tasks whose input died with every worker that held
+    it, rather than rerun them: the scattered function's only copy here, its worker killed
+    right after the scatter. The calls are submitted again with the function scattered
+    anew, and every result comes back."""
+    distributed = pytest.importorskip("distributed")
+    from treecert import parallel
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  protocol="tcp", host="127.0.0.1",
+                                  dashboard_address="127.0.0.1:0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        pids = client.run(os.getpid)
+        doomed = sorted(pids)[0]
+        scatter = client.scatter
+        copies = []
+
+        def scatter_first_to_the_doomed_worker(data, **kwargs):
+            if copies:
+                copies.append(scatter(data, **kwargs))
+                return copies[-1]
+            copies.append(scatter(data, workers=[doomed], broadcast=False, hash=False))
+            os.kill(pids[doomed], signal.SIGKILL)
+            return copies[-1]
+
+        client.scatter = scatter_first_to_the_doomed_worker
+        got = sorted(parallel._dask_unordered(client, operator.mul, [(i, 3) for i in range(6)]))
+    assert got == [(i, 3 * i) for i in range(6)]
+    assert len(copies) == 2  # scattered again, once

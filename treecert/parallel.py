@@ -232,7 +232,8 @@ def run_unordered(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1
     with every task; each task carries only its index and ``args``. A call whose worker dies
     is run again on another (Dask's own rescheduling, up to
     ``distributed.scheduler.allowed-failures`` times), and the copies of ``fn`` on the other
-    workers keep it available.
+    workers keep it available; should every copy die, the scheduler forgets the calls that
+    need it instead, and they are submitted again with ``fn`` scattered anew.
     """
     args = list(args)
     if not args:
@@ -248,19 +249,45 @@ def run_unordered(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1
 
 
 def _dask_unordered(client, fn, args):
-    from distributed import as_completed
+    from distributed import CancelledError, as_completed
 
     # Waiting on Dask futures costs no CPU, whereas joblib's Dask backend kept a core of
     # this process busy polling (2x the CPU of the work).
-    shared = client.scatter(fn, broadcast=True, hash=False)
     n = len(args)
-    futures = [client.submit(_dask_task, shared, i, *a, pure=False, priority=n - i)
-               for i, a in enumerate(args)]
+    shared = [client.scatter(fn, broadcast=True, hash=False)]  # the latest copy last
+    held = list(shared)  # every future of this run, cancelled at its end
+    index: dict = {}
+
+    def submit(i: int):
+        future = client.submit(_dask_task, shared[-1], i, *args[i], pure=False,
+                               priority=n - i)
+        index[future.key] = i, len(shared)  # and the copy of fn it needs
+        held.append(future)
+        return future
+
+    queue = as_completed([submit(i) for i in range(n)], loop=client.loop)
+    again = 0
     try:
-        for future in as_completed(futures, loop=client.loop):
-            yield future.result()
+        for future in queue:
+            try:
+                result = future.result()
+            except CancelledError:
+                # The scheduler forgets a task whose inputs died with every worker holding
+                # them — the scattered fn, if its last copy's worker was killed — rather
+                # than rerun it: scatter fn again (once for the calls that needed that
+                # copy) and submit the call again (at most n times in all).
+                again += 1
+                if again > n:
+                    raise
+                i, copy = index[future.key]
+                if copy == len(shared):
+                    shared.append(client.scatter(fn, broadcast=True, hash=False))
+                    held.append(shared[-1])
+                queue.add(submit(i))
+                continue
+            yield result
     finally:
-        client.cancel([*futures, shared])
+        client.cancel(held)
 
 
 def run_calls(fn: Callable[..., T], args: Iterable[tuple], jobs: int = 1) -> Iterator[T]:
