@@ -38,6 +38,7 @@ import numpy as np
 
 from treecert.methods.venn_types import (
     NonZeroCounts,
+    exact_sums,
     merge_atoms,
     venn_rows_atoms,
     venn_rows_delta,
@@ -144,11 +145,16 @@ class TreeVennBatch(BatchEngine):
         """Venn rows (len(jobs), K) of grown jobs (:meth:`grow_batch`'s records; ``labels``
         their tentative labels), from the atoms of their trees."""
         K = self.K
+        kept: dict[tuple[int, int], np.ndarray] = {}  # (cut, base leaf) -> kept base leaves
+        for job in jobs:
+            key = (job["cut"], job["base_leaf"])
+            if key not in kept:
+                kept[key] = self._kept_leaves(job)
         if kind != "m_estimate":  # the forecasts do not depend on the job's label
-            delta = self._delta_rows(jobs, kind, alpha, m, columns)
+            delta = self._delta_rows(jobs, kept, kind, alpha, m, columns)
             if delta is not None:
                 return delta
-        pool, n_inst, atom_ptr, x_atom, src = self._atoms(jobs)
+        pool, n_inst, atom_ptr, x_atom, src = self._atoms(jobs, kept)
         label = np.repeat(labels, np.diff(atom_ptr))
         # forecasts once per (pool entry[, label]): most atoms are the base tree's leaves
         key = src * K + label if kind == "m_estimate" else src
@@ -224,26 +230,27 @@ class TreeVennBatch(BatchEngine):
                                          columns).reshape(hi - lo, K, K)
         return out
 
-    def _atoms(self, jobs):
+    def _atoms(self, jobs, kept: dict):
         """(pool, n_inst, atom_ptr, x_atom, src) of the groups of examples sharing a leaf
         of each job's tree on D ∪ {(x, j)}: the base leaves outside ``cut``, the hanging
         subtrees' leaves, and x's leaf with x (last); job i's atoms are
         ``atom_ptr[i]:atom_ptr[i + 1]``; ``src`` is each atom's place in a pool of leaves
         whose class counts are ``pool`` (atoms of one place are one leaf: an atom's
-        counts are ``pool[src]``)."""
+        counts are ``pool[src]``). ``kept``: per (cut, base leaf), the base leaves its jobs
+        keep (:meth:`_kept_leaves`)."""
         base = self.base_sub
         n_base = base.leaves.size
         pool_c = [base.tree.counts[base.leaves]]
         pool_n = [base.n_inst[base.leaves]]
         size = n_base
         where: dict[int, np.ndarray] = {}  # leaf set id -> its places in the pool
-        kept: dict[tuple[int, int], np.ndarray] = {}  # (cut, base leaf) -> kept base leaves
+        places: dict[tuple[int, int], np.ndarray] = {}  # (cut, base leaf) -> kept places
         parts = []
         for job in jobs:
             key = (job["cut"], job["base_leaf"])
-            if key not in kept:
-                kept[key] = flat_nonzero(self._kept_leaves(job))
-            own = [kept[key]]
+            if key not in places:
+                places[key] = flat_nonzero(kept[key])
+            own = [places[key]]
             for s in job["hanging"]:
                 if s not in where:
                     leaf_counts, leaf_rows = self.leaf_sets[s]
@@ -276,7 +283,7 @@ class TreeVennBatch(BatchEngine):
             return base.leaves != job["base_leaf"]
         return np.ones(base.leaves.size, dtype=bool)
 
-    def _delta_rows(self, jobs: list[dict], kind: str, alpha: float, m: float,
+    def _delta_rows(self, jobs: list[dict], kept: dict, kind: str, alpha: float, m: float,
                     columns: list[int]) -> np.ndarray | None:
         """:meth:`_rows_of_jobs` from the base tree's leaves once and each job's difference
         from them (:func:`~treecert.methods.venn_types.venn_rows_delta`): the leaves it
@@ -290,13 +297,8 @@ class TreeVennBatch(BatchEngine):
         base_n = base.n_inst[base.leaves]
         labels = np.zeros(1, dtype=np.int64)  # unused: the forecasts ignore the label here
         base_values = self._forecasts(base_counts, labels, kind, alpha, m)
-        removed: list = []
-        dropped: dict[tuple[int, int], np.ndarray] = {}  # (cut, base leaf) -> dropped leaves
-        for job in jobs:
-            key = (job["cut"], job["base_leaf"])
-            if key not in dropped:
-                dropped[key] = flat_nonzero(~self._kept_leaves(job))
-            removed.append(dropped[key])
+        dropped = {key: flat_nonzero(~keep) for key, keep in kept.items()}
+        removed = [dropped[job["cut"], job["base_leaf"]] for job in jobs]
         # a job's new leaves: its hanging sets' leaves, then x's leaf, last
         new_ptr = offsets(np.array([sum(self.leaf_sets[s][1].size for s in job["hanging"]) + 1
                                     for job in jobs], dtype=np.int64))
@@ -309,9 +311,7 @@ class TreeVennBatch(BatchEngine):
         new_inst = np.concatenate([n for job in jobs for n in
                                    (*(self.leaf_sets[s][1] for s in job["hanging"]),
                                     np.array([job["x_inst"]], dtype=float))])
-        total = float(base_counts.sum()) + float(new_counts.sum())
-        if not (total < 2.0**53 and all(_whole(a) for a in (base_counts, base_n, new_counts,
-                                                            new_inst))):
+        if not exact_sums(base_counts, base_n, new_counts, new_inst):
             return None
         return venn_rows_delta(
             base_values, base_counts, base_n,
@@ -331,7 +331,3 @@ class TreeVennBatch(BatchEngine):
         est = leaf_proba(counts, kind, alpha=alpha, m=m, prior=prior)
         return est / est.sum(axis=1, keepdims=True)
 
-
-def _whole(a: np.ndarray) -> bool:
-    """Whether every entry is a non-negative integer."""
-    return bool(np.all(a >= 0)) and bool(np.all(a == np.floor(a)))

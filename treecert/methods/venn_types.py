@@ -138,6 +138,13 @@ def _best_cuts(counts, a, length, n_i, log2_3k):
     return accept, k
 
 
+def exact_sums(*arrays: np.ndarray) -> bool:
+    """Whether every entry is a non-negative integer and all of them sum below 2^53: then
+    every partial sum of them — in any order, differences too — is exact."""
+    return (all(bool(np.all(a >= 0)) and bool(np.all(a == np.floor(a))) for a in arrays)
+            and sum(float(a.sum()) for a in arrays) < 2.0**53)
+
+
 def merge_atoms(vid: np.ndarray, counts: np.ndarray | NonZeroCounts, n_inst: np.ndarray,
                 atom_ptr: np.ndarray, x_atom: np.ndarray):
     """The atoms of each Venn row that share a forecast vector (the same ``vid``; x's atom
@@ -154,9 +161,7 @@ def merge_atoms(vid: np.ndarray, counts: np.ndarray | NonZeroCounts, n_inst: np.
     R = atom_ptr.size - 1
     cells = counts if isinstance(counts, NonZeroCounts) else NonZeroCounts(counts)
     value = cells.value  # zeros are integers >= 0 adding nothing: the nonzero cells decide
-    exact = (bool(np.all(value == np.floor(value))) and float(value.sum()) < 2.0**53
-             and bool(np.all(value >= 0)))
-    if not exact or not vid.size:
+    if not exact_sums(value) or not vid.size:
         return np.arange(vid.size), cells, n_inst, atom_ptr, x_atom
     owner = np.repeat(np.arange(R), np.diff(atom_ptr))
     span = int(vid.max()) + 1
