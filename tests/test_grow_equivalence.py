@@ -551,6 +551,22 @@ def test_split_info_along_an_axis_is_the_per_branch_one(seed, nv):
                                   _split_info([br[..., v] for v in range(nv)], unknown, total))
 
 
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1),
+       n=st.one_of(st.sampled_from([7, 8, 9, 15, 16, 17, 128, 129, 136, 144]),
+                   st.integers(1, 300)), shape=st.sampled_from(
+    [(1,), (7,), (3, 5)]))
+def test_columns_are_summed_as_numpy_sums_a_last_axis(seed, n, shape):
+    """_sum_cols replays numpy's sum of a last axis (sequential below 8 terms, pairwise
+    from there, halves over 128) array by array: the same bits as stacking and summing,
+    on terms of mixed signs and magnitudes where any other order rounds differently."""
+    from treecert.tree.impurity import _sum_cols
+
+    rng = np.random.default_rng(seed)
+    cols = [rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 9, shape) for _ in range(n)]
+    np.testing.assert_array_equal(_sum_cols(cols), np.stack(cols, axis=-1).sum(axis=-1))
+
+
 @settings(max_examples=150, deadline=None)
 @given(data=random_datasets(min_rows=6, max_rows=40, max_classes=3, missing=True),
        seed=st.integers(0, 2**32 - 1))

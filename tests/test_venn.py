@@ -312,6 +312,22 @@ def test_batched_venn_rows_equal_weka_mdl_row_by_row(seed, n_classes, n_rows):
 
 
 @settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 6))
+def test_column_ranks_are_numpys_unique_per_column(seed, n_rows, n_cols):
+    """One sort of all the forecast columns gives each column's np.unique (values and
+    inverse): few distinct values, so ties in every column."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, size=(n_rows, n_cols + 2)) / rng.integers(1, 4)
+    columns = sorted(rng.choice(n_cols + 2, size=n_cols, replace=False).tolist())
+    got = list(venn_types._column_ranks(a, columns))
+    assert len(got) == len(columns)
+    for col, (distinct, rank) in zip(columns, got, strict=True):
+        want, inverse = np.unique(a[:, col], return_inverse=True)
+        np.testing.assert_array_equal(distinct, want)
+        np.testing.assert_array_equal(rank, inverse.ravel())
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 5), st.integers(1, 6))
 def test_venn_rows_from_base_atoms_and_changes_equal_the_atoms_written_out(seed, n_classes,
                                                                           n_rows):
