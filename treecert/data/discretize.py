@@ -65,12 +65,13 @@ def _entropy_rows(counts: np.ndarray) -> np.ndarray:
     Same operation order as Weka's ``ContingencyTables.entropy`` so that results (and hence
     the choice between equally good cut points) agree bit for bit with Weka.
     """
-    L = _ln_func(counts)
+    by_class = np.ascontiguousarray(np.moveaxis(np.asarray(counts, float), -1, 0))
+    L = _ln_func(by_class)  # class-major, as in _entropy_conditioned
     ret = np.zeros(counts.shape[:-1])
     tot = np.zeros(counts.shape[:-1])
-    for j in range(counts.shape[-1]):  # sequential over classes, as in Weka
-        ret -= L[..., j]
-        tot += counts[..., j]
+    for j in range(by_class.shape[0]):  # sequential over classes, as in Weka
+        ret -= L[j]
+        tot += by_class[j]
     nz = np.abs(tot) >= 1e-6  # Utils.eq(sum, 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(nz, (ret + _ln_func(tot)) / (tot * _LOG2), 0.0)
