@@ -340,3 +340,33 @@ def test_malformed_csv_streamed_never_crashes(text, chunk, iris_model, tmp_path_
 
 def test_report_stream_fuzz_count():
     print(f"streamed CSV fuzz inputs tried: {STREAM_TRIED[0]}")
+
+
+def test_a_venn_product_runs_on_one_blas_thread_and_numpy_keeps_its_own():
+    """one_blas_thread limits numpy's BLAS to one thread for the product (its helper threads
+    would spin ~0.1 s after each: BENCHMARKS.md, session 31) and gives back the count the
+    user's numpy had (two here, set before numpy loads, as a notebook's numpy has one per
+    core)."""
+    import json
+    import os
+
+    code = (
+        "import json, numpy\n"
+        "from threadpoolctl import threadpool_info\n"
+        "from treecert.parallel import one_blas_thread\n"
+        "def counts():\n"
+        "    return [i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas']\n"
+        "before = counts()\n"
+        "with one_blas_thread():\n"
+        "    inside = counts()\n"
+        "print(json.dumps([before, inside, counts()]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    env["OPENBLAS_NUM_THREADS"] = "2"
+    before, inside, after = json.loads(subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True,
+        check=True).stdout)
+    if not before or max(before) < 2:
+        pytest.skip(f"numpy's BLAS runs one thread here already ({before})")
+    assert inside == [1] * len(before)
+    assert after == before

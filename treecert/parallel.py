@@ -209,6 +209,25 @@ def set_malloc_thresholds(mmap_bytes: int, trim_bytes: int) -> None:
     libc.mallopt(_M_TRIM_THRESHOLD, trim_bytes)
 
 
+#: threadpoolctl's controller of the BLAS libraries numpy loaded (found once a process).
+_BLAS: list = []
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run a matrix product on one BLAS thread. OpenBLAS spreads a product over every core
+    and its helper threads then spin ~0.1 s waiting for more: on letter-shaped data, one
+    (rows x vectors) product per Venn chunk made the second core spin ~30 % of the
+    library's CPU time, beside no faster a product. The CLI starts numpy with one thread
+    (``OPENBLAS_NUM_THREADS``); a notebook user's numpy has one per core."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    with _BLAS[0].limit(limits=1, user_api="blas"):
+        yield
+
+
 def _dask_task(fn: Callable[..., T], index: int, *args) -> tuple[int, T]:
     """What a Dask worker runs for call ``index``: ``fn(*args)``, one at a time per process
     (:data:`_TASK_LOCK`), with the allocator tuned (:func:`_tune_malloc`)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.data.discretize import _LOG2, _entropy_conditioned, _entropy_rows
+from treecert.parallel import one_blas_thread
 from treecert.tree.segments import _ranges, counted_unique, flat_nonzero, offsets, unique_rows
 
 
@@ -303,7 +304,8 @@ def venn_rows_delta(base_values: np.ndarray, base_counts: np.ndarray, base_n: np
         within = (lo[:, None] < distinct[None, :]) & (distinct[None, :] <= hi[:, None])
         inside &= within[:, r_vec]
         inside_new &= within[new_row, r_new[new_vid]]
-    rows = inside.astype(float) @ vector_stats[:, :K]  # integer sums: exact in any order
+    with one_blas_thread():  # integer sums: exact in any order
+        rows = inside.astype(float) @ vector_stats[:, :K]
     rows -= np.bincount((rem_row[:, None] * K + classes).ravel(),
                         weights=(base_counts[removed]
                                  * inside[rem_row, vid[removed]][:, None]).ravel(),
