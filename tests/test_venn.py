@@ -27,6 +27,7 @@ from treecert.methods.venn_types import (
     venn_rows_atoms,
     venn_rows_delta,
 )
+from treecert.tree.segments import unique_rows
 
 #: ``TREECERT_VENN_EXAMPLES`` raises the number of random cases of the machine's property
 #: tests (CI uses the defaults).
@@ -371,9 +372,10 @@ def test_venn_rows_from_base_atoms_and_changes_equal_the_atoms_written_out(seed,
         want_n += [base_n[keep], n]
         atom_ptr.append(atom_ptr[-1] + keep.size + m)
         x_atom.append(atom_ptr[-1] - 1)
-    got = venn_rows_delta(base_values, base_counts, base_n, np.concatenate(removed),
-                          np.array(rem_ptr), np.vstack(new_values), np.vstack(new_counts),
-                          np.concatenate(new_n), np.array(new_ptr), columns)
+    got = venn_rows_delta(unique_rows(base_values), base_counts, base_n,
+                          np.concatenate(removed), np.array(rem_ptr), np.vstack(new_values),
+                          np.vstack(new_counts), np.concatenate(new_n), np.array(new_ptr),
+                          columns)
     want = venn_rows_atoms(np.vstack(want_values), np.vstack(want_counts),
                            np.concatenate(want_n), np.array(atom_ptr), np.array(x_atom),
                            columns)

@@ -72,6 +72,12 @@ class TreeVennBatch(BatchEngine):
     #: (:meth:`_whole_tree_matrices`): the method's size without growing that tree again.
     base_leaves: int | None = None
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        #: the base tree's leaves' forecast vectors, distinct (``unique_rows``), per
+        #: (kind, alpha, m) of the delta rows (:meth:`_delta_rows`)
+        self._base_vectors: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
     @property
     def walks(self) -> bool:
         """Whether complete rows walk the base tree (complete training data, no collapse or
@@ -296,14 +302,17 @@ class TreeVennBatch(BatchEngine):
         base_counts = base.tree.counts[base.leaves]
         base_n = base.n_inst[base.leaves]
         labels = np.zeros(1, dtype=np.int64)  # unused: the forecasts ignore the label here
-        base_values = self._forecasts(base_counts, labels, kind, alpha, m)
+        vectors = self._base_vectors.get((kind, alpha, m))
+        if vectors is None:  # the base tree's: the same for every chunk
+            vectors = unique_rows(self._forecasts(base_counts, labels, kind, alpha, m))
+            self._base_vectors[kind, alpha, m] = vectors
         dropped = {key: flat_nonzero(~keep) for key, keep in kept.items()}
         removed = [dropped[job["cut"], job["base_leaf"]] for job in jobs]
         # a job's new leaves: its hanging sets' leaves, then x's leaf, last
         new_ptr = offsets(np.array([sum(self.leaf_sets[s][1].size for s in job["hanging"]) + 1
                                     for job in jobs], dtype=np.int64))
         changes = sum(r.size for r in removed) + int(new_ptr[-1])
-        if changes >= DELTA_CHANGES * len(jobs) * unique_rows(base_values)[0].shape[0]:
+        if changes >= DELTA_CHANGES * len(jobs) * vectors[0].shape[0]:
             return None
         new_counts = np.vstack([c for job in jobs for c in
                                 (*(self.leaf_sets[s][0] for s in job["hanging"]),
@@ -314,7 +323,7 @@ class TreeVennBatch(BatchEngine):
         if not exact_sums(base_counts, base_n, new_counts, new_inst):
             return None
         return venn_rows_delta(
-            base_values, base_counts, base_n,
+            vectors, base_counts, base_n,
             np.concatenate(removed), offsets(np.array([r.size for r in removed],
                                                       dtype=np.int64)),
             self._forecasts(new_counts, labels, kind, alpha, m), new_counts, new_inst,
@@ -330,4 +339,3 @@ class TreeVennBatch(BatchEngine):
             prior = prior / prior.sum(axis=1, keepdims=True)
         est = leaf_proba(counts, kind, alpha=alpha, m=m, prior=prior)
         return est / est.sum(axis=1, keepdims=True)
-

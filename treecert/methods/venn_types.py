@@ -252,13 +252,15 @@ def x_bins(column_groups, n_columns: int, K: int):
         part = []
 
 
-def venn_rows_delta(base_values: np.ndarray, base_counts: np.ndarray, base_n: np.ndarray,
-                    removed: np.ndarray, removed_ptr: np.ndarray, new_values: np.ndarray,
-                    new_counts: np.ndarray, new_n: np.ndarray, new_ptr: np.ndarray,
-                    columns: list[int]) -> np.ndarray:
+def venn_rows_delta(base_vectors: tuple[np.ndarray, np.ndarray], base_counts: np.ndarray,
+                    base_n: np.ndarray, removed: np.ndarray, removed_ptr: np.ndarray,
+                    new_values: np.ndarray, new_counts: np.ndarray, new_n: np.ndarray,
+                    new_ptr: np.ndarray, columns: list[int]) -> np.ndarray:
     """:func:`venn_rows_atoms` of rows that share most of their atoms: row r's atoms are the
     base atoms (``base_*``) less those at ``removed[removed_ptr[r]:removed_ptr[r + 1]]``,
     plus its new atoms ``new_ptr[r]:new_ptr[r + 1]``, the last of them holding x.
+    ``base_vectors``: :func:`~treecert.tree.segments.unique_rows` of the base atoms'
+    forecasts (the same for every chunk of jobs: their caller keeps it).
 
     Only for integer counts and instance numbers (sums below 2^53): every sum is then exact
     in any order, so each (row, value) group's class counts can be the base atoms' of that
@@ -274,7 +276,7 @@ def venn_rows_delta(base_values: np.ndarray, base_counts: np.ndarray, base_n: np
     x_new = new_ptr[1:] - 1
     classes = np.arange(K)
     # base atoms of one forecast vector share every bin: their counts summed once
-    vectors, vid = unique_rows(base_values)
+    vectors, vid = base_vectors
     inside = np.ones((R, vectors.shape[0]), dtype=bool)  # base vectors in x's bins
     inside_new = np.ones(new_row.size, dtype=bool)
     ranks: list = []
