@@ -458,7 +458,6 @@ class Competitors:
                     gout = ep[:, :, None] - cnt.impurity - rest.plus_many(D)
                     gains = np.maximum(gin, gout) / np_[:, :, None]
                     b[:] = np.maximum(b, np.where(okv, gains, -np.inf).max(axis=2))
-            self._tables.resize(c, _nbytes((cuts, multi, binary)))  # integer caches grew
             for b, got, gone in zip(bounds, best, done, strict=True):
                 b[places] = got
                 gone.add(c)

@@ -167,11 +167,13 @@ class NodeScores:
     def _count_rows(self) -> tuple:
         if self._rows is None:
             t = self.table
-            self._bytes = None  # counted again with the count rows
+            nominal = self.nom.size > 0  # else no nominal rows to score (_score)
             self._rows = (CountRows(self.L, self.gini, t),
                           CountRows(self.P - self.L, self.gini, t),
-                          CountRows(self.cnt, self.gini, t),
-                          CountRows(self.P - self.cnt, self.gini, t))
+                          CountRows(self.cnt, self.gini, t) if nominal else None,
+                          CountRows(self.P - self.cnt, self.gini, t) if nominal else None)
+            if self._bytes is not None:  # counted: add the count rows alone
+                self._bytes += _nbytes(self._rows)
         return self._rows
 
     def _arrays(self, keys: list[tuple]) -> list[np.ndarray]:
@@ -235,6 +237,12 @@ class NodeScores:
             num_best = np.stack(variants, axis=1)  # (G, 4, F, C+1)
         else:
             num_best = best_other(GR, GL)[:, None]  # one variant serves all
+        if cnt is None:  # no nominal columns: their (empty) arrays, as below
+            V = self.cnt.shape[1]
+            if self.binary:
+                return [num_best, np.empty((G, 0, V)), np.empty((G, 0), np.int64),
+                        np.empty((G, 0)), np.empty((G, 0)), *t1]
+            return [num_best, np.empty((G, 0, V)), *t1]
         # nominal: gain with x's value ``u`` per (change, column, u)
         e_v = cnt.impurity  # (Fn, V)
         e_vd = cnt.plus_many(D)
