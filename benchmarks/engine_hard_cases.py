@@ -30,6 +30,8 @@ Venn machine's and K&K's 10-fold cost against a plain tree's; ``--kk-loo`` times
 leave-one-out instead (:func:`kk_loo_row`). ``--before DIR`` adds ``fast`` of the code in
 DIR (an older checkout; only its ``treecert`` is imported), and then times ``fast`` of both
 codes in fresh processes, one after the other per case (:func:`fast_seconds`).
+``--repeat R`` times every part but the naive engine R times (interleaved) and reports the
+medians, with the spread of the peers' loop and of ``evaluate`` in a comment line per case.
 """
 
 from __future__ import annotations
@@ -152,35 +154,55 @@ def peers_loop_ms(case: str, sample: int) -> float:
     return 1e3 * float(np.mean([r["s_per_instance"] for r in runs]))
 
 
-def case_row(case: str, sample: int, venn: bool) -> dict:
+def _median(times: list[float]) -> float:
+    return float(np.median(times))
+
+
+def case_row(case: str, sample: int, venn: bool, repeat: int = 1) -> dict:
+    """One table row; with ``repeat`` R, every timed part but the naive engine is run R
+    times, interleaved, and its median taken (a refit loop of 20 rows moves ±40 % between
+    single runs on a shared machine)."""
     criterion = CASES[case][1]
     data, ids = _case_data(case)
     n = data.n_samples
     spec = f"tpce:criterion={criterion}"
-    fast_s = naive_s = sk_s = 0.0
+    fast_runs, sk_runs, complete_runs, evaluate_runs, peers_runs = [], [], [], [], []
+    naive_s = 0.0
     n_sampled = 0
-    per_fold = []
-    for f in range(10):
-        train, test = data.subset(np.flatnonzero(ids != f)), data.subset(np.flatnonzero(ids == f))
-        t0 = time.process_time()
-        p_fast = make_method(spec).fit(train).predict(test).proba
-        fast_s += time.process_time() - t0
-        per_fold.append(p_fast)
-        sub = test.subset(np.arange(min(sample, test.n_samples)))
-        t0 = time.process_time()
-        p_naive = make_method(spec + ",engine=naive").fit(train).predict(sub).proba
-        naive_s += time.process_time() - t0
-        np.testing.assert_array_equal(p_fast[: sub.n_samples], p_naive)
-        sk_s += sklearn_tpce_seconds(train, sub)
-        n_sampled += sub.n_samples
-    complete_s = _cv_seconds(_filled(data), ids, "tpce")
-    evaluate_s = _evaluate_seconds(data, ids, spec, per_fold)
+    for rep in range(repeat):
+        fast_s = sk_s = 0.0
+        per_fold = []
+        for f in range(10):
+            train = data.subset(np.flatnonzero(ids != f))
+            test = data.subset(np.flatnonzero(ids == f))
+            t0 = time.process_time()
+            p_fast = make_method(spec).fit(train).predict(test).proba
+            fast_s += time.process_time() - t0
+            per_fold.append(p_fast)
+            sub = test.subset(np.arange(min(sample, test.n_samples)))
+            if rep == 0:
+                t0 = time.process_time()
+                p_naive = make_method(spec + ",engine=naive").fit(train).predict(sub).proba
+                naive_s += time.process_time() - t0
+                np.testing.assert_array_equal(p_fast[: sub.n_samples], p_naive)
+                n_sampled += sub.n_samples
+            sk_s += sklearn_tpce_seconds(train, sub)
+        fast_runs.append(fast_s)
+        sk_runs.append(sk_s)
+        complete_runs.append(_cv_seconds(_filled(data), ids, "tpce"))
+        evaluate_s = _evaluate_seconds(data, ids, spec, per_fold)
+        evaluate_runs.append(fast_s if evaluate_s is None else evaluate_s)
+        peers_runs.append(peers_loop_ms(case, sample))
     row = {"case": case, "n": n, "classes": data.schema.n_classes,
            "missing": float(np.isnan(data.X).mean()), "criterion": criterion,
-           "fast_ms": 1e3 * fast_s / n, "complete_ms": 1e3 * complete_s / n,
-           "evaluate_ms": 1e3 * (fast_s if evaluate_s is None else evaluate_s) / n,
-           "naive_ms": 1e3 * naive_s / n_sampled, "sklearn_ms": 1e3 * sk_s / n_sampled,
-           "peers_ms": peers_loop_ms(case, sample)}
+           "fast_ms": 1e3 * _median(fast_runs) / n,
+           "complete_ms": 1e3 * _median(complete_runs) / n,
+           "evaluate_ms": 1e3 * _median(evaluate_runs) / n,
+           "naive_ms": 1e3 * naive_s / n_sampled,
+           "sklearn_ms": 1e3 * _median(sk_runs) / n_sampled,
+           "peers_ms": _median(peers_runs), "repeat": repeat,
+           "peers_spread": (min(peers_runs), max(peers_runs)),
+           "evaluate_spread": (1e3 * min(evaluate_runs) / n, 1e3 * max(evaluate_runs) / n)}
     if venn:
         tree_s = _cv_seconds(data, ids, f"laplace:criterion={criterion}")
         row["tree_s"] = tree_s
@@ -222,6 +244,9 @@ def main() -> None:
     ap.add_argument("--kk-loo", action="store_true",
                     help="K&K leave-one-out: engine vs refitting the inductive tree per row")
     ap.add_argument("--before", type=Path, help="an older checkout: its fast engine too")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="time each part R times and report medians (and the spreads of "
+                    "the peers' loop and evaluate)")
     ap.add_argument("--fast-only", help=argparse.SUPPRESS)  # one case's fast seconds, JSON
     args = ap.parse_args()
     if args.fast_only:
@@ -253,7 +278,7 @@ def main() -> None:
           "---:|---:|---:|---:|---:|"
           + ("---:|---:|---:|" if args.venn else ""))
     for case in args.cases.split(","):
-        r = case_row(case, args.sample, args.venn)
+        r = case_row(case, args.sample, args.venn, args.repeat)
         line = (f"| {r['case']} | {r['n']} | {r['classes']} | {100 * r['missing']:.1f} % | "
                 f"{r['criterion']} | {r['fast_ms']:.2f} | {r['complete_ms']:.2f} | "
                 f"{r['naive_ms']:.1f} | {r['sklearn_ms']:.1f} | {r['peers_ms']:.1f} | "
@@ -267,6 +292,11 @@ def main() -> None:
             line += (f" {r['tree_s']:.2f} | {r['venn_s'] / r['tree_s']:.1f}x | "
                      f"{r['kk_s'] / r['tree_s']:.1f}x |")
         print(line, flush=True)
+        if args.repeat > 1:
+            print(f"<!-- {r['case']}: medians of {r['repeat']} runs; peers' loop ms/row "
+                  f"{r['peers_spread'][0]:.1f}-{r['peers_spread'][1]:.1f}, evaluate ms/row "
+                  f"{r['evaluate_spread'][0]:.2f}-{r['evaluate_spread'][1]:.2f} -->",
+                  flush=True)
 
 
 if __name__ == "__main__":
