@@ -101,3 +101,22 @@ def test_nominal_columns_are_not_covered():
     numeric = Dataset(Schema(schema.attributes[:1], schema.class_attribute), data.X[:, :1],
                       data.y, data.weights, source="<toy>")
     assert sided_search.covers(DecisionTree().make_finder(numeric), numeric.weights)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(n=st.integers(0, 40), K=st.integers(1, 12), top=st.sampled_from([1, 3, 50, 4000]),
+       seed=st.integers(0, 2**32 - 1), with_table=st.booleans())
+def test_each_class_added_in_turn_equals_the_copied_rows(n, K, top, seed, with_table):
+    """``nimp_plus_each`` (the running sums side by side) equals :func:`nimp` of the
+    (n·K, K) copy with one class raised per row, bit for bit, below and above numpy's
+    pairwise block of 8 classes."""
+    from treecert.data.discretize import _ln_func
+    from treecert.transductive.cut_tables import nimp, nimp_plus_each
+
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, top + 1, (n, K)).astype(float)
+    table = _ln_func(np.arange(top * K + 3, dtype=float)) if with_table else None
+    xs = np.repeat(counts, K, axis=0)
+    xs[np.arange(n * K), np.tile(np.arange(K), n)] += 1.0
+    want = nimp(xs, False, table).reshape(n, K)
+    np.testing.assert_array_equal(nimp_plus_each(counts, False, table), want)

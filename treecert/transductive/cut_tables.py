@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.transductive.node_search import numeric_columns, rank_orders, sorted_values
-from treecert.tree.impurity import _LN2, _impurity_last, _lastsum
+from treecert.tree.impurity import _LN2, _SEQ_SUM, _impurity_last, _lastsum
 from treecert.tree.numeric_search import _TABLE_MAX
 from treecert.tree.segments import flat_nonzero, offsets, run_lengths, run_starts
 
@@ -46,6 +46,31 @@ def nimp(counts: np.ndarray, gini: bool, table: np.ndarray | None) -> np.ndarray
     c = counts.astype(np.intp)
     total = np.einsum("...k->...", c)  # integers: any order (4x numpy's sum of short rows)
     return (table[total] - _lastsum(table[c])) / _LN2
+
+
+def nimp_plus_each(counts: np.ndarray, gini: bool, table: np.ndarray | None) -> np.ndarray:
+    """:func:`nimp` of ``counts[i] + e_c`` for every row i (n, K) and class c: (n, K).
+    With x ln x from a table and fewer classes than numpy's pairwise block, the class
+    terms of all K changed rows are summed side by side — term k added to every running
+    sum, the changed class's own term x ln x(count + 1) — the additions of each row one
+    after the other as :func:`nimp` makes them (``_lastsum``), without the (n·K, K)
+    copy; elsewhere the copy."""
+    n, K = counts.shape
+    if table is None or K >= _SEQ_SUM:
+        rows = np.repeat(np.arange(n), K)
+        xs = counts[rows].copy()
+        xs[np.arange(n * K), np.tile(np.arange(K), n)] += 1.0
+        return nimp(xs, gini, table).reshape(n, K)
+    c = counts.astype(np.intp)
+    terms, plus = table[c], table[c + 1]  # (n, K): x ln x of each count, and of count + 1
+    run = np.repeat(terms[:, :1], K, axis=1)  # the first term of every changed row ...
+    run[:, 0] = plus[:, 0]  # ... but the row whose class 0 changed
+    for k in range(1, K):
+        own = run[:, k] + plus[:, k]
+        run += terms[:, k:k + 1]
+        run[:, k] = own
+    total = np.einsum("...k->...", c) + 1  # integers: any order
+    return (table[total][:, None] - run) / _LN2
 
 
 def xlogx_of(finder, total: float):

@@ -38,7 +38,7 @@ import numpy as np
 
 from treecert.transductive import label_search
 from treecert.transductive.budget import key_bytes
-from treecert.transductive.cut_tables import nimp, xlogx_of
+from treecert.transductive.cut_tables import nimp_plus_each, xlogx_of
 from treecert.transductive.node_search import row_keys
 from treecert.tree.impurity import _ROUND, _impurity_last
 from treecert.tree.numeric_search import _TABLE_MAX
@@ -74,16 +74,12 @@ class SidedCuts:
         eye = np.eye(K)
         parent = _impurity_last(table.T[None, :] + eye, gini)  # (K,): R ∪ {(x, c)}
         n = table.col.size
-        one_side = np.repeat(np.arange(n), K), np.tile(np.arange(K), n)
-
-        def with_x(counts):  # N·impurity (n, K) of each cut's side holding (x, c)
-            xs = counts[one_side[0]].copy()
-            xs[np.arange(n * K), one_side[1]] += 1.0
-            return nimp(xs, gini, xlogx).reshape(n, K)
-
+        # N·impurity (n, K) of each cut's side holding (x, c)
         self.col, self.thr = table.col, table.thr
-        self.left = (parent[None, :] - with_x(table.left) - table.e_right[:, None]) / tw
-        self.right = (parent[None, :] - table.e_left[:, None] - with_x(table.right)) / tw
+        self.left = (parent[None, :] - nimp_plus_each(table.left, gini, xlogx)
+                     - table.e_right[:, None]) / tw
+        self.right = (parent[None, :] - table.e_left[:, None]
+                      - nimp_plus_each(table.right, gini, xlogx)) / tw
         self.rounded_left = np.round(self.left, _ROUND)
         self.rounded_right = np.round(self.right, _ROUND)
         self.start = np.searchsorted(self.col, np.arange(finder.numeric_idx.size + 1))
