@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
 import sys
 
@@ -177,3 +178,56 @@ def test_readme_mentions_every_command():
     readme = (SAMPLE_DATA.parent / "README.md").read_text()
     for name in typer.main.get_command(app).commands:
         assert f"treecert {name}" in readme, name
+
+
+def test_the_command_line_keeps_freed_memory_for_reuse_with_glibc(monkeypatch):
+    """The entry point asks glibc to serve allocations below 1 GiB from the heap and keep
+    what is freed (mallopt); elsewhere, or where libc has no mallopt, it changes nothing."""
+    import ctypes
+
+    from treecert.cli import main as cli_main
+
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, param, value):
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
+    assert cli_main._reuse_freed_memory()
+    assert calls == [(-3, 1 << 30), (-1, 1 << 30)]  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
+
+    def no_libc(name):
+        raise OSError("no libc")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    assert not cli_main._reuse_freed_memory()
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: object())  # a libc without mallopt
+    assert not cli_main._reuse_freed_memory()
+    monkeypatch.setattr(sys, "platform", "darwin")
+    calls.clear()
+    assert not cli_main._reuse_freed_memory() and not calls
+
+
+def test_the_entry_point_applies_the_memory_settings(monkeypatch, capsys):
+    from treecert.cli import main as cli_main
+
+    called = []
+    monkeypatch.setattr(cli_main, "_reuse_freed_memory", lambda: called.append(True))
+    monkeypatch.setattr(sys, "argv", ["treecert", "--help"])
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    with pytest.raises(SystemExit):
+        cli_main.run()
+    assert called == [True]
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt")
+def test_glibc_accepts_the_memory_settings():
+    """On this Linux machine the real mallopt takes both settings (as the command line
+    calls it, in a process of its own: the setting lasts for the process)."""
+    out = subprocess.run([sys.executable, "-c", "from treecert.cli.main import "
+                          "_reuse_freed_memory as r; print(r())"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

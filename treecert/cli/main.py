@@ -172,12 +172,38 @@ def _flush_stdout() -> None:
             os.close(null)
 
 
+#: glibc's mallopt parameters and the value given to both (1 GiB).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _HOLD_BYTES = -1, -3, 1 << 30
+
+
+def _reuse_freed_memory() -> bool:
+    """With glibc, serve allocations below 1 GiB from the heap and keep freed memory in it,
+    for the rest of this process; returns whether it applied. By default glibc maps every
+    array over 32 MiB afresh and unmaps it when freed, so a command that builds and drops
+    such arrays batch after batch pays a page fault per 4 KiB each time: soybean's Venn
+    CV spent 6 of its 20 s in the kernel (650 000 faults) and takes 17 s held this way,
+    at the same peak memory (BENCHMARKS.md, session 32). A command-line process ends with
+    its job, so memory it holds until then is its peak anyway; the library leaves a
+    notebook's allocator alone. Elsewhere (no glibc) nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, _HOLD_BYTES)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, _HOLD_BYTES))
+
+
 def run() -> None:  # console-script entry point
     # One OpenBLAS thread unless the user asks for more: numpy's import starts one thread
     # per core that spins (0.12 CPU-s of every command on 2 cores, a third of a short
     # `predict`, issue 15), and treecert's matrix products are a few columns wide.
     # Processes (--jobs) are its parallelism.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _reuse_freed_memory()
     _open_standard_streams()
     code = main()
     _flush_stdout()
