@@ -180,12 +180,12 @@ def test_readme_mentions_every_command():
         assert f"treecert {name}" in readme, name
 
 
-def test_the_command_line_keeps_freed_memory_for_reuse_with_glibc(monkeypatch):
-    """The entry point asks glibc to serve allocations below 1 GiB from the heap and keep
-    what is freed (mallopt); elsewhere, or where libc has no mallopt, it changes nothing."""
+def test_the_malloc_thresholds_go_to_glibc_and_nowhere_else(monkeypatch):
+    """parallel.set_malloc_thresholds hands both thresholds to glibc's mallopt; off Linux,
+    or where no glibc (or no mallopt) is found, it changes nothing."""
     import ctypes
 
-    from treecert.cli import main as cli_main
+    from treecert import parallel
 
     calls = []
 
@@ -196,38 +196,41 @@ def test_the_command_line_keeps_freed_memory_for_reuse_with_glibc(monkeypatch):
 
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
-    assert cli_main._reuse_freed_memory()
+    assert parallel.set_malloc_thresholds(1 << 30, 1 << 30)
     assert calls == [(-3, 1 << 30), (-1, 1 << 30)]  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
 
     def no_libc(name):
         raise OSError("no libc")
 
     monkeypatch.setattr(ctypes, "CDLL", no_libc)
-    assert not cli_main._reuse_freed_memory()
+    assert not parallel.set_malloc_thresholds(1 << 30, 1 << 30)
     monkeypatch.setattr(ctypes, "CDLL", lambda name: object())  # a libc without mallopt
-    assert not cli_main._reuse_freed_memory()
+    assert not parallel.set_malloc_thresholds(1 << 30, 1 << 30)
     monkeypatch.setattr(sys, "platform", "darwin")
     calls.clear()
-    assert not cli_main._reuse_freed_memory() and not calls
+    assert not parallel.set_malloc_thresholds(1 << 30, 1 << 30) and not calls
 
 
-def test_the_entry_point_applies_the_memory_settings(monkeypatch, capsys):
+def test_the_entry_point_keeps_freed_memory_for_reuse(monkeypatch, capsys):
+    """Every command's process asks glibc to serve allocations below 1 GiB from the heap and
+    keep what is freed (BENCHMARKS.md, session 32)."""
     from treecert.cli import main as cli_main
 
     called = []
-    monkeypatch.setattr(cli_main, "_reuse_freed_memory", lambda: called.append(True))
+    monkeypatch.setattr(cli_main, "set_malloc_thresholds",
+                        lambda mmap_bytes, trim_bytes: called.append((mmap_bytes, trim_bytes)))
     monkeypatch.setattr(sys, "argv", ["treecert", "--help"])
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
     with pytest.raises(SystemExit):
         cli_main.run()
-    assert called == [True]
+    assert called == [(1 << 30, 1 << 30)]
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt")
-def test_glibc_accepts_the_memory_settings():
-    """On this Linux machine the real mallopt takes both settings (as the command line
-    calls it, in a process of its own: the setting lasts for the process)."""
-    out = subprocess.run([sys.executable, "-c", "from treecert.cli.main import "
-                          "_reuse_freed_memory as r; print(r())"],
+def test_glibc_accepts_the_command_lines_thresholds():
+    """The real mallopt takes both (in a process of its own: they last for the process)."""
+    out = subprocess.run([sys.executable, "-c", "from treecert.cli.main import HOLD_BYTES as h; "
+                          "from treecert.parallel import set_malloc_thresholds as s; "
+                          "print(s(h, h))"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"

@@ -111,18 +111,3 @@ def test_a_short_row_in_a_large_text_is_still_found(last, quote):
     table = _parse_csv("a,b,c\n" + "\n".join(rows) + "\n", "t.csv",
                        lambda names: {"b", "c"} if last == "text" else {"b"})
     assert table.weights.size == len(rows)
-
-
-def test_the_allocator_is_tuned_only_for_large_input_files(tmp_path, monkeypatch):
-    """predict's malloc tuning changes no result; it is skipped for stdin, a missing file
-    (the reader reports it) and a small file, which do not pay ctypes' import."""
-    import sys
-
-    from treecert.cli import predict
-
-    small = tmp_path / "small.csv"
-    small.write_text("a,b\n1,2\n")
-    monkeypatch.delitem(sys.modules, "ctypes", raising=False)
-    for data in ("-", str(tmp_path / "missing.csv"), str(small)):
-        predict._keep_freed_memory(data)
-    assert "ctypes" not in sys.modules

@@ -192,21 +192,22 @@ def _tune_malloc() -> None:
         set_malloc_thresholds(_MMAP_BYTES, 2 * _MMAP_BYTES)
 
 
-def set_malloc_thresholds(mmap_bytes: int, trim_bytes: int) -> None:
+def set_malloc_thresholds(mmap_bytes: int, trim_bytes: int) -> bool:
     """glibc's ``mallopt``: allocations over ``mmap_bytes`` are mmap'ed, freed heap memory
-    beyond ``trim_bytes`` is handed back. The one home of this tuning (Dask workers above;
-    the CLI's streamed ``predict`` of a large file). Nothing happens off Linux or with another
-    C library (e.g. musl), whose allocator has no such parameters."""
+    beyond ``trim_bytes`` is handed back; returns whether glibc took both. The one home of
+    this tuning (Dask workers above; every command of the command line, at its entry
+    point). Nothing happens off Linux or with another C library (e.g. musl), whose
+    allocator has no such parameters."""
     if not sys.platform.startswith("linux"):
-        return
+        return False
     import ctypes
 
     try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc
-        return
-    libc.mallopt(_M_MMAP_THRESHOLD, mmap_bytes)
-    libc.mallopt(_M_TRIM_THRESHOLD, trim_bytes)
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):  # not glibc
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, mmap_bytes)) & bool(
+        mallopt(_M_TRIM_THRESHOLD, trim_bytes))
 
 
 #: threadpoolctl's controller of the BLAS libraries numpy loaded (found once a process).

@@ -28,6 +28,7 @@ from treecert.cli import (
     train,
 )
 from treecert.errors import TreecertError
+from treecert.parallel import set_malloc_thresholds
 from treecert.transductive.budget import memory_formula
 
 app = typer.Typer(
@@ -172,29 +173,9 @@ def _flush_stdout() -> None:
             os.close(null)
 
 
-#: glibc's mallopt parameters and the value given to both (1 GiB).
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _HOLD_BYTES = -1, -3, 1 << 30
-
-
-def _reuse_freed_memory() -> bool:
-    """With glibc, serve allocations below 1 GiB from the heap and keep freed memory in it,
-    for the rest of this process; returns whether it applied. By default glibc maps every
-    array over 32 MiB afresh and unmaps it when freed, so a command that builds and drops
-    such arrays batch after batch pays a page fault per 4 KiB each time: soybean's Venn
-    CV spent 6 of its 20 s in the kernel (650 000 faults) and takes 17 s held this way,
-    at the same peak memory (BENCHMARKS.md, session 32). A command-line process ends with
-    its job, so memory it holds until then is its peak anyway; the library leaves a
-    notebook's allocator alone. Elsewhere (no glibc) nothing changes."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, _HOLD_BYTES)) and bool(
-        mallopt(_M_TRIM_THRESHOLD, _HOLD_BYTES))
+#: The command line's glibc malloc thresholds (:func:`treecert.parallel.set_malloc_thresholds`):
+#: allocations below 1 GiB come from the heap, and freed memory stays in it for reuse.
+HOLD_BYTES = 1 << 30
 
 
 def run() -> None:  # console-script entry point
@@ -203,7 +184,11 @@ def run() -> None:  # console-script entry point
     # `predict`, issue 15), and treecert's matrix products are a few columns wide.
     # Processes (--jobs) are its parallelism.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    _reuse_freed_memory()
+    # Freed memory kept for reuse: a command's process ends with its job, so what it holds
+    # is its peak anyway, and by default glibc unmaps every array over 32 MiB when it is
+    # freed and faults the next one in page by page (soybean's Venn CV: 6 of 20 s in the
+    # kernel; BENCHMARKS.md, session 32). A library caller's allocator is left alone.
+    set_malloc_thresholds(HOLD_BYTES, HOLD_BYTES)
     _open_standard_streams()
     code = main()
     _flush_stdout()

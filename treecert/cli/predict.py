@@ -89,7 +89,6 @@ def predict(
         raise ConfigError("--chunk-size must be at least 1 byte.")
     model = read_model(model_path)
     loss_matrix = _read_loss(loss, model.schema.classes)
-    _keep_freed_memory(data)
     reader = SchemaReader(data, model.schema, id_column=id_column, chunk_bytes=chunk_size)
     rows, total = None, None
     if part is not None:
@@ -119,34 +118,6 @@ def predict(
     _warn_all(reader.warnings)
     if output != "-":
         say(f"Wrote {written} predictions to {output}")
-
-
-#: Inputs larger than this many bytes are scored with :func:`_keep_freed_memory`.
-LARGE_INPUT = 8 << 20
-
-
-def _keep_freed_memory(data: str) -> None:
-    """For a large input file, ask glibc's malloc to reuse freed memory rather than hand it
-    back to the system (``mallopt``: mmap threshold 32 MiB, trim threshold 256 MiB).
-
-    Why: every chunk of a streamed predict allocates and frees numpy arrays of a few hundred
-    KB; by default glibc unmaps them or trims its heap, and the next chunk faults the pages
-    in again — 80,000 page faults and ~0.2 CPU-s of system time for a million rows, 7 % of
-    the command. Kept, the memory one chunk freed serves the next (peak RSS ~10 MiB higher,
-    still the same whatever the file size). A small input skips it (ctypes' import would
-    cost a short call more than it saves), and so does any C library other than glibc, whose
-    ``mallopt`` parameters these are. It changes no result.
-    """
-    import os
-
-    try:
-        large = os.path.getsize(data) > LARGE_INPUT
-    except (OSError, ValueError):  # stdin, no such file
-        return
-    if large:
-        from treecert.parallel import set_malloc_thresholds
-
-        set_malloc_thresholds(32 << 20, 256 << 20)
 
 
 def _csv_writer(table, data, fh, header: bool) -> None:
