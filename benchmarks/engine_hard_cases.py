@@ -32,6 +32,9 @@ DIR (an older checkout; only its ``treecert`` is imported), and then times ``fas
 codes in fresh processes, one after the other per case (:func:`fast_seconds`).
 ``--repeat R`` times every part but the naive engine R times (interleaved) and reports the
 medians, with the spread of the peers' loop and of ``evaluate`` in a comment line per case.
+Everything is timed under the command line's malloc thresholds, as ``treecert evaluate``
+runs, the peers' loop too (it runs in this process); ``--allocator default`` times under
+glibc's own, what a library caller gets (:mod:`allocator`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import sys
 import time
 from pathlib import Path
 
+import allocator
 import numpy as np
 from tpce_speed import sklearn_tpce_seconds
 
@@ -128,11 +132,14 @@ def _case_data(case: str) -> tuple[Dataset, np.ndarray]:
     return (_blanked(data, blank) if blank else data), ids
 
 
-def fast_seconds(case: str, code: Path | None = None) -> float:
+def fast_seconds(case: str, code: Path | None = None,
+                 malloc: str = "command-line") -> float:
     """CPU seconds of ``fast`` (10 folds, fit and predict of every test row) of the
-    ``treecert`` in ``code``, in a fresh process (this checkout's when None)."""
+    ``treecert`` in ``code``, in a fresh process (this checkout's when None) with the
+    allocator ``malloc`` (:mod:`allocator`)."""
     env = {**os.environ, "PYTHONPATH": str(code or ROOT)}
-    out = subprocess.run([sys.executable, __file__, "--fast-only", case], env=env,
+    out = subprocess.run([sys.executable, __file__, "--fast-only", case,
+                          "--allocator", malloc], env=env,
                          cwd=code or ROOT, capture_output=True, text=True, check=True)
     return float(json.loads(out.stdout.strip().splitlines()[-1]))
 
@@ -248,7 +255,9 @@ def main() -> None:
                     help="time each part R times and report medians (and the spreads of "
                     "the peers' loop and evaluate)")
     ap.add_argument("--fast-only", help=argparse.SUPPRESS)  # one case's fast seconds, JSON
+    allocator.add_option(ap)
     args = ap.parse_args()
+    allocator.apply(args.allocator)
     if args.fast_only:
         print(json.dumps(_fast_here(args.fast_only)))
         return
@@ -264,7 +273,7 @@ def main() -> None:
     before = {}
     for case in args.cases.split(",") if args.before else ():
         n = _case_data(case)[0].n_samples
-        old, new = fast_seconds(case, args.before), fast_seconds(case)
+        old, new = (fast_seconds(case, code, args.allocator) for code in (args.before, None))
         before[case] = (1e3 * old / n, 1e3 * new / n)
         print(f"{case}: fast before {before[case][0]:.2f} ms/row, after {before[case][1]:.2f}"
               f" ms/row (fresh processes, one after the other): {old / new:.2f}x",

@@ -13,7 +13,9 @@ in a fresh process per (dataset, method, code), so no engine is cached across th
 commit; only its ``treecert`` package is imported) on ``--sample`` test rows per fold,
 scaled to the fold (the fit is timed once per fold, unscaled) on the datasets of
 ``--sampled`` (by default those with unknown values: the one-(x, j)-at-a-time path it had
-takes minutes per fold there), whole elsewhere.
+takes minutes per fold there), whole elsewhere. Every process runs under the command
+line's malloc thresholds, as ``treecert evaluate`` does (``--allocator default``: glibc's
+own, what a library caller gets; :mod:`allocator`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import allocator
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -59,11 +63,14 @@ def _measure(name: str, spec: str, sample: int) -> float:
     return total
 
 
-def _run(code: Path, name: str, spec: str, sample: int, warm: int = 0):
-    """:func:`_measure` in a fresh process importing ``treecert`` from ``code``; with
-    ``warm``, the list of ``warm`` whole runs one after the other in that process."""
+def _run(code: Path, name: str, spec: str, sample: int, warm: int = 0,
+         malloc: str = "command-line"):
+    """:func:`_measure` in a fresh process importing ``treecert`` from ``code``, with the
+    allocator ``malloc`` (:mod:`allocator`); with ``warm``, the list of ``warm`` whole runs
+    one after the other in that process."""
     env = {**os.environ, "PYTHONPATH": str(code)}
-    args = ["--one", name, spec, str(sample)] + (["--warm", str(warm)] if warm else [])
+    args = ["--one", name, spec, str(sample), "--allocator", malloc] + (
+        ["--warm", str(warm)] if warm else [])
     out = subprocess.run([sys.executable, __file__, *args],
                          env=env, cwd=code, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -77,7 +84,7 @@ def _warm(args) -> None:
     for name in args.datasets:
         for label, code in codes:
             for spec in ("frequency", "venn"):
-                times = _run(code, name, spec, 0, args.warm)
+                times = _run(code, name, spec, 0, args.warm, args.allocator)
                 print(f"{name} {label} {spec}: " + ", ".join(f"{t:.2f}" for t in times),
                       flush=True)
 
@@ -92,8 +99,10 @@ def main() -> None:
     ap.add_argument("--warm", type=int, default=0,
                     help="time N whole runs in one process per method instead (no table)")
     ap.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
+    allocator.add_option(ap)
     args = ap.parse_args()
     if args.one:
+        allocator.apply(args.allocator)
         name, spec, sample = args.one
         if args.warm:
             print(json.dumps([_measure(name, spec, 0) for _ in range(args.warm)]))
@@ -111,12 +120,13 @@ def main() -> None:
         rule += "---:|---:|---:|"
     lines = [head, rule]
     for name in args.datasets:
-        plain = _run(ROOT, name, "frequency", 0)
-        venn = _run(ROOT, name, "venn", 0)
+        plain = _run(ROOT, name, "frequency", 0, malloc=args.allocator)
+        venn = _run(ROOT, name, "venn", 0, malloc=args.allocator)
         line = f"| {name} | {plain:.2f} | {venn:.2f} | {venn / plain:.1f} |"
         if args.before:
             sampled = name in args.sampled
-            old = _run(args.before, name, "venn", args.sample if sampled else 0)
+            old = _run(args.before, name, "venn", args.sample if sampled else 0,
+                       malloc=args.allocator)
             note = f" (≈, {args.sample} rows/fold)" if sampled else ""
             line += f" {old:.1f}{note} | {old / plain:.1f} | {old / venn:.1f}× |"
         lines.append(line)

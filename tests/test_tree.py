@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from conftest import make_dataset, random_datasets
@@ -215,3 +217,38 @@ def test_cp_prunes_like_rpart_weakest_link():
 def test_max_depth_and_min_gain(weather):
     assert DecisionTree(max_depth=1).fit(weather).tree_.depth == 1
     assert DecisionTree(min_gain=0.3).fit(weather).tree_.n_nodes == 1
+
+
+def _tally(finder, rows, w):
+    batch = SimpleNamespace(seg=np.array([0, rows.size]), rows=rows, w=w, we=None,
+                            node=np.zeros(rows.size, dtype=np.intp))
+    return finder._nominal_tally(batch, 0, 1)
+
+
+def test_nominal_tally_by_hand_and_after_a_row_written_in_place():
+    """Class weights per (column, value) and eligible weights of one node, unknown values
+    left out — by hand — and, where X's row is written in place as the path engine writes
+    x, the finder's kept value codes follow it, whether or not the data had an unknown
+    value before (its codes then lack the unknown values' cell)."""
+    cols = {"A": (("a", "b", "c"), ["a", "b", "c", "a"]), "B": (("u", "v"), ["u", "u", "v", "v"])}
+    data = make_dataset(cols, [0, 1, 1, 0])
+    X = np.vstack([data.X, [[np.nan, 0.0]]])  # a spare row, as the path engine keeps
+    y = np.concatenate([data.y, [1]])
+    finder = SplitFinder(X, y, data.schema.nominal_mask(), data.schema.n_values(), 2,
+                         GrowParams())
+    rows, w = np.arange(5), np.array([1.0, 0.5, 1.0, 2.0, 0.25])
+    counts, elig = _tally(finder, rows, w)
+    np.testing.assert_array_equal(counts[0, 0], [[3.0, 0], [0, 0.5], [0, 1.0]])  # A, x unknown
+    np.testing.assert_array_equal(counts[0, 1], [[1.0, 0.75], [2.0, 1.0], [0, 0]])  # 2 values
+    np.testing.assert_array_equal(elig[0], [[3.0, 0.5, 1.0], [1.75, 3.0, 0]])
+    X[4] = [1.0, 0.0]  # no unknown value: codes without the unknown values' cell
+    finder = SplitFinder(X, y, data.schema.nominal_mask(), data.schema.n_values(), 2,
+                         GrowParams())
+    _tally(finder, rows, w)
+    for row in ([2.0, np.nan], [np.nan, np.nan], [1.0, 1.0]):
+        X[4] = row
+        finder.row_written(4)
+        fresh = SplitFinder(X.copy(), y, data.schema.nominal_mask(), data.schema.n_values(), 2,
+                            GrowParams())
+        for got, want in zip(_tally(finder, rows, w), _tally(fresh, rows, w), strict=True):
+            np.testing.assert_array_equal(got, want)

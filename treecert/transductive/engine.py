@@ -112,6 +112,7 @@ class TransductiveEngine(HoldsSharedEngine):
             self.finder = self.learner.make_finder(self.data, eligible=self.eligible,
                                                    X=self.X, y=self.y)
         self.X[self.n] = x
+        self.finder.row_written(self.n)
         self.y[self.n] = label
         self.w[self.n] = weight
 

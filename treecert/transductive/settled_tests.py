@@ -136,10 +136,13 @@ def among(finder: SplitFinder, features: np.ndarray) -> SplitFinder:
     the winner by more than the grower's rounding, so its choice is the whole finder's.
     Contenders are proven for nominal columns alone (:func:`covers`): no numeric column is
     searched."""
+    codes, stride, columns = finder.nominal_codes()
     out = type(finder).__new__(type(finder))
     out.__dict__.update(finder.__dict__)
     out.numeric_idx = finder.numeric_idx[:0]
     keep = np.isin(finder.nominal_idx, features)
+    kept = flat_nonzero(keep)
+    out._nominal_codes = codes, stride, kept if columns is None else columns[kept]
     out.nominal_idx = finder.nominal_idx[keep]
     out.max_values = int(finder.n_values[out.nominal_idx].max())
     out._in_avg = finder._in_avg[finder.numeric_idx.size:][keep]

@@ -323,37 +323,72 @@ class SplitFinder(NumericSearch):
     def _nominal_batch(self, b: _Batch):
         """Best test of every (node, nominal column): (ok, gain, score, value), (G, q);
         value is the branch-0 value of a binary test, -1 for a multiway test."""
-        cell_size = self.nominal_idx.size * max(self.max_values, 1) * self.n_classes
+        cell_size = self.nominal_idx.size * (self.max_values + 1) * self.n_classes
         step = max(1, _NOMINAL_CELLS // cell_size)
         if b.G <= step:
             return self._nominal_nodes(b, 0, b.G)
         parts = [self._nominal_nodes(b, g, min(g + step, b.G)) for g in range(0, b.G, step)]
         return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
 
+    def nominal_codes(self) -> tuple[np.ndarray, int, np.ndarray | None]:
+        """(codes, stride, columns): every row's value code in each of the finder's first
+        nominal columns (n, q) as integers, an unknown value coded ``stride - 1`` — one
+        past the widest column's values where any is unknown (else stride is the widest
+        column's count) —, and the positions of this finder's columns among them (None:
+        all). Kept on the finder, and shared by the finders that search some of its columns
+        (:func:`~treecert.transductive.settled_tests.among`); its rows never change."""
+        got = self.__dict__.get("_nominal_codes")
+        if got is None:
+            values = self.X[:, self.nominal_idx]
+            unknown = np.isnan(values)
+            stride = self.max_values + bool(unknown.any())
+            codes = np.where(unknown, stride - 1, values).astype(np.intp)
+            got = self._nominal_codes = codes, stride, None
+        return got
+
+    def row_written(self, i: int) -> None:
+        """Row ``i`` of X was written in place (the path engine's spare row, x): its kept
+        codes (:meth:`nominal_codes`) follow, or are dropped where they cannot."""
+        got = self.__dict__.get("_nominal_codes")
+        if got is None:
+            return
+        codes, stride, _ = got
+        values = self.X[i, self.nominal_idx]
+        unknown = np.isnan(values)
+        if codes.flags.writeable and (stride > self.max_values or not unknown.any()):
+            codes[i] = np.where(unknown, stride - 1, values)
+        else:
+            del self._nominal_codes
+
     def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
         """Class weights (G, q, V, K) and eligible weights (G, q, V) per (node, nominal
         column, value) of the nodes g0..g1-1, rows with an unknown value left out; each cell
         summed over the node's rows in their order (``bincount``: one after the other).
 
-        An unknown value's entry goes to one extra cell past the last, dropped after the
-        count: no mask and no masked copies, and every kept cell adds the same entries in
-        the same order."""
-        cols = self.nominal_idx
-        K, V, q, G = self.n_classes, self.max_values, cols.size, g1 - g0
+        An unknown value's entry goes to its column's extra cell past the values (the
+        :meth:`nominal_codes`' stride), dropped after the count: no mask, and every kept
+        cell adds the same entries in the same order."""
+        codes, S, columns = self.nominal_codes()
+        K, V, q, G = self.n_classes, self.max_values, self.nominal_idx.size, g1 - g0
         lo, hi = b.seg[g0], b.seg[g1]
         rows, w = b.rows[lo:hi], b.w[lo:hi]
         we = w if b.we is None else b.we[lo:hi]
-        T = G * q * V  # the cells; cell T collects the unknown values
-        cell = self.X.take(rows, axis=0)[:, cols]  # (rows, q): 2-3x np.ix_'s gather
-        # (node, column, value), row-major; exact in floating point (integers below 2^53)
-        cell += ((b.node[lo:hi] - g0) * (q * V))[:, None] + np.arange(0, q * V, V, dtype=float)
-        np.putmask(cell, np.isnan(cell), T)
-        cell = cell.astype(np.intp)
+        cell = codes.take(rows, axis=0)  # (rows, q)
+        if columns is not None:
+            cell = cell[:, columns]
+        # (node, column, value), row-major
+        cell += ((b.node[lo:hi] - g0) * (q * S))[:, None] + np.arange(0, q * S, S)
         flat = cell * K
         flat += self.y.take(rows)[:, None]
-        counts = np.bincount(flat.ravel(), weights=np.repeat(w, q), minlength=(T + 1) * K)
-        elig = np.bincount(cell.ravel(), weights=np.repeat(we, q), minlength=T + 1)
-        return counts[:T * K].reshape(G, q, V, K), elig[:T].reshape(G, q, V)
+        w_q = np.repeat(w, q)
+        counts = np.bincount(flat.ravel(), weights=w_q, minlength=G * q * S * K)
+        elig = np.bincount(cell.ravel(), weights=w_q if we is w else np.repeat(we, q),
+                           minlength=G * q * S)
+        counts, elig = counts.reshape(G, q, S, K), elig.reshape(G, q, S)
+        if S > V:  # the unknown values' cells dropped
+            counts, elig = (np.ascontiguousarray(counts[:, :, :V]),
+                            np.ascontiguousarray(elig[:, :, :V]))
+        return counts, elig
 
     # Hooks: what the nominal scores read of the last :meth:`_nominal_tally`'s counts
     # (G, q, V, K). The transductive engine's shared tallies answer them per group of nodes
