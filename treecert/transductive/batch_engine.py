@@ -344,16 +344,20 @@ class BatchEngine(BaseWalk):
                     continue
                 # the other branches hang off x's path: their rows only if not yet grown
                 column = feature_column(finder, split.feature)
+                sides = None  # each training row's branch, found once for the node
                 for b in range(split.n_branches):
                     if b == explicit[job][3][-1]:
                         continue
                     child = self._child_key(key, split, b)
                     got = self.memo.get(self._leaf_key(child, depth + 1))
                     if got is None:
-                        rows_b, w_b = _branch_rows(column, rows[:-1], w[:-1], split, b)
-                        if not rows_b.size:
+                        if sides is None:
+                            sides = _branch_sides(column, rows[:-1], split)
+                        at = flat_nonzero(sides == b)
+                        if not at.size:
                             continue
-                        got = self.hanging_leaves(rows_b, w_b, depth + 1, forest, grown, child)
+                        got = self.hanging_leaves(rows.take(at), w.take(at), depth + 1,
+                                                  forest, grown, child)
                     jobs[job]["hanging"].append(got)
         if forest is not None:
             for (i, key), leaves in zip(grown, forest.leaves(len(grown)), strict=True):
@@ -504,14 +508,18 @@ class BatchEngine(BaseWalk):
         job["x_inst"] = float(n_inst)
 
 
+def _branch_sides(column: np.ndarray, rows: np.ndarray, split) -> np.ndarray:
+    """Each row's branch under ``split`` (no missing values): a bool (right of a cut)
+    or the value's branch."""
+    vals = column[rows]
+    if split.value_branch is None:
+        return vals > split.threshold
+    return split.value_branch[vals.astype(np.int64)]
+
+
 def _branch_rows(column: np.ndarray, rows: np.ndarray, w: np.ndarray, split,
                  b: int) -> tuple[np.ndarray, np.ndarray]:
     """The rows (and their weights) on branch ``b`` of ``split``, in order (no missing
     values)."""
-    vals = column[rows]
-    if split.value_branch is None:
-        sel = (vals > split.threshold) if b else (vals <= split.threshold)
-    else:
-        sel = split.value_branch[vals.astype(np.int64)] == b
-    at = flat_nonzero(sel)
+    at = flat_nonzero(_branch_sides(column, rows, split) == b)
     return rows[at], w[at]
