@@ -163,3 +163,10 @@ class Dataset:
             source=self.source,
             has_class=self.has_class,
         )
+
+
+def integer_codes(values: np.ndarray, unknown) -> np.ndarray:
+    """Nominal values as stored (each value's code as a float, ``NaN`` where unknown) as
+    integers, an unknown value coded ``unknown`` (one number, or one per column): the form
+    that indexes a tally's cells or a table's columns."""
+    return np.where(np.isnan(values), unknown, values).astype(np.intp)

@@ -35,7 +35,7 @@ from typing import ClassVar
 import numpy as np
 
 from treecert.data.discretize import assign_bins, mdl_cut_points
-from treecert.data.schema import Dataset, Schema
+from treecert.data.schema import Dataset, Schema, integer_codes
 from treecert.errors import ConfigError
 from treecert.methods.base import Method, Prediction
 
@@ -129,11 +129,7 @@ class NBStats:
 
     def padded_codes(self, X: np.ndarray) -> np.ndarray:
         """Nominal codes (n, q) with a missing value mapped to one past the last value."""
-        out = np.empty((X.shape[0], len(self.nominal)), dtype=np.int64)
-        for k, (f, cnt) in enumerate(zip(self.nominal_idx, self.nominal, strict=True)):
-            v = X[:, f]
-            out[:, k] = np.where(np.isnan(v), cnt.shape[1], np.nan_to_num(v)).astype(np.int64)
-        return out
+        return integer_codes(X[:, self.nominal_idx], [cnt.shape[1] for cnt in self.nominal])
 
     def numeric_log_lik(self, Xr: np.ndarray, classes: np.ndarray | None = None) -> np.ndarray:
         """Per-attribute log-likelihoods (n, p, K') of rounded numeric values (0 if missing),

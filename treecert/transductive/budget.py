@@ -8,7 +8,9 @@ sized from the budgets below, so that its memory depends on the training data (r
 attributes p, classes K, tree depth) and never on the number of test rows:
 
     peak ≈ 8·n·p·(3K + 6)     data, its augmented copy, value ranks, and one node's
-                              rescoring table while it is built (p numeric columns)
+                              rescoring table while it is built (p numeric columns;
+                              a nominal column's integer codes on the split finders
+                              take less than its share)
          + 16·n·depth         the base tree's per-node rows and weights
          + COMPETITOR_BYTES + SCORE_BYTES + TABLE_BYTES + LEAF_BYTES   caches, 4 × 128 MiB
          + SPLIT_BYTES        the hanging nodes' splits, 32 MiB

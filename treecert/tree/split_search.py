@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treecert.data.schema import integer_codes
 from treecert.errors import ConfigError
 from treecert.tree.impurity import (
     _ROUND,
@@ -342,7 +343,7 @@ class SplitFinder(NumericSearch):
             values = self.X[:, self.nominal_idx]
             unknown = np.isnan(values)
             stride = self.max_values + bool(unknown.any())
-            codes = np.where(unknown, stride - 1, values).astype(np.intp)
+            codes = integer_codes(values, stride - 1)
             got = self._nominal_codes = codes, stride, None
         return got
 
@@ -354,9 +355,8 @@ class SplitFinder(NumericSearch):
             return
         codes, stride, _ = got
         values = self.X[i, self.nominal_idx]
-        unknown = np.isnan(values)
-        if codes.flags.writeable and (stride > self.max_values or not unknown.any()):
-            codes[i] = np.where(unknown, stride - 1, values)
+        if codes.flags.writeable and (stride > self.max_values or not np.isnan(values).any()):
+            codes[i] = integer_codes(values, stride - 1)
         else:
             del self._nominal_codes
 
