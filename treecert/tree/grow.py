@@ -354,11 +354,11 @@ def route_entries(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np
         sent[:, unknown] = to_all.take(ne[unknown], axis=0).T
     at = flat_nonzero(sent)
     to, entry = np.divmod(at, ne.size)
-    if not unknown.size:
-        return entry, to, w.take(entry), branch, to_all
-    scale = np.ones(sent.shape)  # a known value's weight times 1.0: itself
-    scale[:, unknown] = frac.take(ne[unknown], axis=0).T
-    return entry, to, (w * scale).ravel().take(at), branch, to_all
+    weight = w.take(entry)
+    if unknown.size:  # an unknown value's weight times its branch's fraction
+        pair = flat_nonzero(missing.take(entry))
+        weight[pair] *= frac.reshape(-1).take(ne.take(entry[pair]) * frac.shape[1] + to[pair])
+    return entry, to, weight, branch, to_all
 
 
 def split_arrays(G: int, nodes, splits: list) -> tuple:

@@ -376,14 +376,16 @@ class SplitFinder(NumericSearch):
         cell = codes.take(rows, axis=0)  # (rows, q)
         if columns is not None:
             cell = cell[:, columns]
-        # (node, column, value), row-major
-        cell += ((b.node[lo:hi] - g0) * (q * S))[:, None] + np.arange(0, q * S, S)
-        flat = cell * K
-        flat += self.y.take(rows)[:, None]
+        # (node, column, value), row-major; then ((node, column, value), class) in place:
+        # every step on the one (rows, q) array, none of that size beside it
+        cell += np.arange(0, q * S, S)
+        cell += ((b.node[lo:hi] - g0) * (q * S))[:, None]
         w_q = np.repeat(w, q)
-        counts = np.bincount(flat.ravel(), weights=w_q, minlength=G * q * S * K)
         elig = np.bincount(cell.ravel(), weights=w_q if we is w else np.repeat(we, q),
                            minlength=G * q * S)
+        cell *= K
+        cell += self.y.take(rows)[:, None]
+        counts = np.bincount(cell.ravel(), weights=w_q, minlength=G * q * S * K)
         counts, elig = counts.reshape(G, q, S, K), elig.reshape(G, q, S)
         if S > V:  # the unknown values' cells dropped
             counts, elig = (np.ascontiguousarray(counts[:, :, :V]),
