@@ -238,6 +238,7 @@ def test_nominal_tally_by_hand_and_after_a_row_written_in_place():
                          GrowParams())
     rows, w = np.arange(5), np.array([1.0, 0.5, 1.0, 2.0, 0.25])
     counts, elig = _tally(finder, rows, w)
+    assert finder.nominal_codes()[0].dtype == np.uint8  # kept small: a byte a value
     np.testing.assert_array_equal(counts[0, 0], [[3.0, 0], [0, 0.5], [0, 1.0]])  # A, x unknown
     np.testing.assert_array_equal(counts[0, 1], [[1.0, 0.75], [2.0, 1.0], [0, 0]])  # 2 values
     np.testing.assert_array_equal(elig[0], [[3.0, 0.5, 1.0], [1.75, 3.0, 0]])

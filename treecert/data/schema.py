@@ -165,8 +165,8 @@ class Dataset:
         )
 
 
-def integer_codes(values: np.ndarray, unknown) -> np.ndarray:
+def integer_codes(values: np.ndarray, unknown, dtype=np.intp) -> np.ndarray:
     """Nominal values as stored (each value's code as a float, ``NaN`` where unknown) as
-    integers, an unknown value coded ``unknown`` (one number, or one per column): the form
-    that indexes a tally's cells or a table's columns."""
-    return np.where(np.isnan(values), unknown, values).astype(np.intp)
+    integers of ``dtype``, an unknown value coded ``unknown`` (one number, or one per
+    column): the form that indexes a tally's cells or a table's columns."""
+    return np.where(np.isnan(values), unknown, values).astype(dtype)

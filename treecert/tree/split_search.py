@@ -332,18 +332,20 @@ class SplitFinder(NumericSearch):
         return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
 
     def nominal_codes(self) -> tuple[np.ndarray, int, np.ndarray | None]:
-        """(codes, stride, columns): every row's value code in each of the finder's first
-        nominal columns (n, q) as integers, an unknown value coded ``stride - 1`` — one
-        past the widest column's values where any is unknown (else stride is the widest
-        column's count) —, and the positions of this finder's columns among them (None:
-        all). Kept on the finder, and shared by the finders that search some of its columns
-        (:func:`~treecert.transductive.settled_tests.among`); its rows never change."""
+        """(codes, stride, columns): every row's value code (n, q) in the nominal columns
+        of the finder that made them, as the smallest unsigned integers that hold them (a
+        byte each where no column has over 255 values: an eighth of X's share), an unknown
+        value coded ``stride - 1`` — one past the widest column's values where any is
+        unknown (else stride is the widest column's count) —, and the positions of this
+        finder's columns among them (None: all). Kept on the finder, and shared by the
+        finders that search some of its columns
+        (:func:`~treecert.transductive.settled_tests.among`)."""
         got = self.__dict__.get("_nominal_codes")
         if got is None:
             values = self.X[:, self.nominal_idx]
             unknown = np.isnan(values)
             stride = self.max_values + bool(unknown.any())
-            codes = integer_codes(values, stride - 1)
+            codes = integer_codes(values, stride - 1, np.min_scalar_type(max(stride - 1, 0)))
             got = self._nominal_codes = codes, stride, None
         return got
 
@@ -373,12 +375,12 @@ class SplitFinder(NumericSearch):
         lo, hi = b.seg[g0], b.seg[g1]
         rows, w = b.rows[lo:hi], b.w[lo:hi]
         we = w if b.we is None else b.we[lo:hi]
-        cell = codes.take(rows, axis=0)  # (rows, q)
+        codes = codes.take(rows, axis=0)  # (rows, q) small integers
         if columns is not None:
-            cell = cell[:, columns]
+            codes = codes[:, columns]
         # (node, column, value), row-major; then ((node, column, value), class) in place:
-        # every step on the one (rows, q) array, none of that size beside it
-        cell += np.arange(0, q * S, S)
+        # every step on the one (rows, q) array of indices, none of that size beside it
+        cell = np.add(codes, np.arange(0, q * S, S, dtype=np.intp))
         cell += ((b.node[lo:hi] - g0) * (q * S))[:, None]
         w_q = np.repeat(w, q)
         elig = np.bincount(cell.ravel(), weights=w_q if we is w else np.repeat(we, q),
