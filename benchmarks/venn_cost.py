@@ -85,7 +85,7 @@ def _warm(args) -> None:
         for label, code in codes:
             for spec in ("frequency", "venn"):
                 times = _run(code, name, spec, 0, args.warm, args.allocator)
-                print(f"{name} {label} {spec}: " + ", ".join(f"{t:.2f}" for t in times),
+                print(f"{name} {label} {spec}: " + ", ".join(f"{t:.3f}" for t in times),
                       flush=True)
 
 
