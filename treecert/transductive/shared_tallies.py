@@ -57,7 +57,10 @@ class SharedTallies(SplitFinder):
 
     @classmethod
     def of(cls, finder: SplitFinder) -> SharedTallies:
-        """The finder ``finder`` (its arrays, not copies) with shared tallies."""
+        """The finder ``finder`` (its arrays, not copies) with shared tallies; its nominal
+        codes made on ``finder`` itself first, so that every such copy shares them."""
+        if finder.nominal_idx.size:
+            finder.nominal_codes()
         out = cls.__new__(cls)
         out.__dict__.update(finder.__dict__)
         out._chunk = None
