@@ -23,7 +23,9 @@ m rows of each test fold (the total is then extrapolated and marked so). ``build
 a plain tree build, the batched engine's build (base tree, and the certificate tables of
 the first test row's paths: since session 19 a node's table is built when a walk first
 reaches it, so the rest of the tables' cost is in the prediction's time) and TPCE
-prediction of ``--test`` rows, with the peak memory.
+prediction of ``--test`` rows, with the peak memory. Every process runs under the
+command line's malloc thresholds, as ``treecert evaluate`` and ``predict`` do
+(``--allocator default``: glibc's own, a library caller's; :mod:`allocator`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import subprocess
 import sys
 import time
 
+import allocator
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -168,9 +171,11 @@ def main() -> None:
     ap.add_argument("--only-fold", type=int, help="run this fold alone (cv)")
     ap.add_argument("--code", help="import treecert from this checkout (an older commit, "
                     "extracted with git archive) instead of this one")
+    allocator.add_option(ap)
     args = ap.parse_args()
     if args.code:  # nothing of treecert is imported before this point
         sys.path.insert(0, os.path.abspath(args.code))
+    allocator.apply(args.allocator)
     if args.what == "cv":
         print(json.dumps(run_cv(args.case, args.method, args.folds, args.max_folds,
                                 args.sample, args.only_fold)))
@@ -180,11 +185,12 @@ def main() -> None:
         print(f"load average {os.getloadavg()}", flush=True)
         for case in ("letter", "shuttle"):
             for method in ("tpce", "kk", "venn"):
-                extra = [] if args.max_folds is None else ["--max-folds", str(args.max_folds)]
+                extra = ["--allocator", args.allocator]
+                extra += [] if args.max_folds is None else ["--max-folds", str(args.max_folds)]
                 extra += [] if args.sample is None else ["--sample", str(args.sample)]
                 print(json.dumps(subprocess_json(["cv", case, method, *extra])), flush=True)
-        print(json.dumps(subprocess_json(["build", "big", "--test", str(args.test)])),
-              flush=True)
+        print(json.dumps(subprocess_json(["build", "big", "--test", str(args.test),
+                                          "--allocator", args.allocator])), flush=True)
         print(f"load average {os.getloadavg()}", flush=True)
 
 
