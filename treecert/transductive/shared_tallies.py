@@ -138,12 +138,10 @@ class SharedTallies(SplitFinder):
         take = _ranges(lo[r], lens)
         rseg = offsets(lens)
         # the groups' rows as a batch (what the tally reads of one: no sums, no sorts);
-        # their eligible weights are their weights (None) where every row is eligible
-        sub_rows = b.rows.take(take)
-        sub = SimpleNamespace(seg=rseg, rows=sub_rows, w=b.w.take(take), we=None,
+        # training rows only — x, a node's one ineligible row, is left out —, so their
+        # eligible weights are their weights (we None)
+        sub = SimpleNamespace(seg=rseg, rows=b.rows.take(take), w=b.w.take(take), we=None,
                               node=np.repeat(np.arange(r.size), lens))
-        if b.we is not None and not self.eligible.take(sub_rows).all():
-            sub.we = b.we.take(take)
         shared, shared_elig = super()._nominal_tally(sub, 0, r.size)
         # bincount of no entries (every shared row unknown here) is int64 zeros: x's float
         # weight is added below, so take float64 zeros (the same values)
