@@ -234,3 +234,38 @@ def test_glibc_accepts_the_command_lines_thresholds():
                           "print(s(h, h))"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_that_cuts_a_close_short_still_stops_the_run(monkeypatch, capsys, signame):
+    """The signal handler raises anywhere, also inside a file's close: the cleanup that
+    unwinds may then fail on the released descriptor. That OSError ("Bad file descriptor")
+    is the signal's stop — temporaries removed, 128 + signum, its one line — not exit 2."""
+    import errno
+    import signal
+
+    import typer
+
+    import treecert.cli.main as cli_main
+    import treecert.data.fileio as fileio
+
+    signum = getattr(signal, signame)
+    real = typer.main.get_command
+
+    def cut_short(*args, **kwargs):
+        try:
+            raise cli_main.Interrupted(signum)
+        finally:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+
+    def command(app_):
+        got = real(app_)
+        got.main = cut_short
+        return got
+
+    removed = []
+    monkeypatch.setattr(typer.main, "get_command", command)
+    monkeypatch.setattr(fileio, "remove_temporaries", lambda: removed.append(True))
+    assert cli_main.main(["show", "x"]) == 128 + signum
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [cli_main._STOPPING[signame]] and removed == [True]

@@ -84,8 +84,6 @@ def main(argv: list[str] | None = None) -> int:
     """
     import signal
 
-    from treecert.data.fileio import remove_temporaries
-
     command = typer.main.get_command(app)
     plain_values.install(command)
     previous = {}
@@ -108,11 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     except TreecertError as exc:
         return _error(str(exc), exc.exit_code)
     except Interrupted as exc:
-        remove_temporaries()
-        name = signal.Signals(exc.signum).name
-        _say(_STOPPING.get(name, f"Stopped by {name}."))
-        return 128 + exc.signum
+        return _stopped(exc)
     except OSError as exc:  # the system refused something (disk full, no permission, ...)
+        stop = _interruption_of(exc)
+        if stop is not None:  # a signal that cut a file's closing short: the signal's stop
+            return _stopped(stop)
         where = f"{exc.filename}: " if exc.filename else ""
         return _error(f"{where}{exc.strerror or type(exc).__name__}.", 2)
     except MemoryError:
@@ -123,6 +121,32 @@ def main(argv: list[str] | None = None) -> int:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0
+
+
+def _interruption_of(exc: BaseException) -> Interrupted | None:
+    """The signal's :class:`Interrupted` an error was raised while handling, if any. The
+    handler raises at any point, also inside a file's ``close`` between its flush and the
+    descriptor's release; the cleanup that unwinds then can fail on that descriptor (``Bad
+    file descriptor``), and its OSError replaces the signal's exception."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, Interrupted):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__context__
+    return None
+
+
+def _stopped(exc: Interrupted) -> int:
+    """A run stopped by a signal: temporary outputs removed, one line said, 128 + signum."""
+    import signal
+
+    from treecert.data.fileio import remove_temporaries
+
+    remove_temporaries()
+    name = signal.Signals(exc.signum).name
+    _say(_STOPPING.get(name, f"Stopped by {name}."))
+    return 128 + exc.signum
 
 
 def _say(line: str) -> None:
