@@ -205,18 +205,15 @@ def _kernels():
 
 def compiled_batch(finder, b, table, kernels):
     """``_numeric_batch(b)``'s four arrays through the kernels (integer weights, entropy)."""
-    from treecert.tree.impurity import _impurity, _split_info, _sum_cols
-    from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
+    from treecert.tree.impurity import _impurity, _sum_cols
+    from treecert.tree.numeric_search import chosen_cut_ratio, no_cuts
 
     known_totals, best_cuts = kernels
     params = finder.params
     K = finder.n_classes
     G, seg, V, Y = b.G, b.seg, b.V, b.Y
     p, M = b.S.shape
-    out_ok = np.zeros((G, p), dtype=bool)
-    out_gain = np.zeros((G, p))
-    out_score = np.zeros((G, p))
-    out_thr = np.full((G, p), np.nan)
+    out_ok, out_gain, out_score, out_thr = no_cuts(G, p)
     if M < 2:
         return out_ok, out_gain, out_score, out_thr
     Wt = b.w.astype(np.int64)[b.S]
@@ -238,12 +235,8 @@ def compiled_batch(finder, b, table, kernels):
         L = [bL[k][gj, gg].astype(float) for k in range(K)]
         KCt = [KCf[k][gj, gg] for k in range(K)]
         R = [KCt[k] - L[k] for k in range(K)]
-        tw = b.total_w[gg]
-        g_best = g_best - np.log2(nv[gj, gg]) / tw  # J48's MDL correction
-        ok = g_best >= MIN_NUMERIC_GAIN
-        si = _split_info([_sum_cols(L), _sum_cols(R)], tw - _sum_cols(KCt), tw)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            score = np.where(si > 0, g_best / si, 0.0)
+        g_best, ok, score = chosen_cut_ratio(g_best, nv[gj, gg], _sum_cols(L), _sum_cols(R),
+                                             _sum_cols(KCt), b.total_w[gg])
     else:
         score = g_best
     out_ok[gg, gj] = ok

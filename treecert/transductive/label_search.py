@@ -70,8 +70,8 @@ import numpy as np
 from treecert.transductive.budget import key_bytes
 from treecert.transductive.cut_tables import NodeTable, nimp, node_tables, tallies_pay, xlogx_of
 from treecert.transductive.node_search import SEARCH_CELLS, evaluate_nodes, parts, row_keys
-from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, _split_info, unit_rise
-from treecert.tree.numeric_search import MIN_NUMERIC_GAIN
+from treecert.tree.impurity import _LN2, _ROUND, _impurity_last, _lastsum, unit_rise
+from treecert.tree.numeric_search import chosen_cut_ratio
 from treecert.tree.segments import (
     _ranges,
     first_max_of_runs,
@@ -528,12 +528,6 @@ def _ratio_cuts(tabs, gl, Tx, tw, ok, gain, score, li, kj, w_left, p) -> None:
     gain ratio. x never makes a cut valid nor removes one
     (module docstring), so the number of cuts is R's; no weight is unknown."""
     per_column = np.stack([np.bincount(t.col, minlength=p) for t in tabs])  # (G, p)
-    n_cuts = per_column[gl[li], kj]
     total = tw[li]
-    g = gain[li, kj] - np.log2(n_cuts) / total
-    unknown = total - _lastsum(Tx[li])
-    si = _split_info([w_left, total - w_left], unknown, total)
-    ok[li, kj] = g >= MIN_NUMERIC_GAIN
-    gain[li, kj] = g
-    with np.errstate(invalid="ignore", divide="ignore"):
-        score[li, kj] = np.where(si > 0, g / si, 0.0)
+    gain[li, kj], ok[li, kj], score[li, kj] = chosen_cut_ratio(
+        gain[li, kj], per_column[gl[li], kj], w_left, total - w_left, _lastsum(Tx[li]), total)

@@ -42,6 +42,29 @@ _TABLE_MAX = 2.0**22
 MIN_NUMERIC_GAIN = 1e-6
 
 
+def no_cuts(G: int, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:meth:`NumericSearch._numeric_batch`'s (ok, gain, score, threshold) of G nodes × p
+    columns before any cut is found: none ok, gains 0, no threshold."""
+    return (np.zeros((G, p), dtype=bool), np.zeros((G, p)), np.zeros((G, p)),
+            np.full((G, p), np.nan))
+
+
+def chosen_cut_ratio(gain: np.ndarray, n_cuts: np.ndarray, left: np.ndarray,
+                     right: np.ndarray, known: np.ndarray, total: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gain ratio of each column's chosen cut (J48's ``C45Split``): the gain less the MDL
+    term log2(#valid cuts) / N, kept only at or above :data:`MIN_NUMERIC_GAIN`, and divided
+    by the split information of its branch weights ``left`` and ``right`` (the unknown
+    weight, N less the ``known``, counts as a third branch). Returns (corrected gain, ok,
+    score). The grower's search and the engine's shared label searches both score with it."""
+    gain = gain - np.log2(n_cuts) / total  # J48's MDL correction
+    ok = gain >= MIN_NUMERIC_GAIN
+    si = _split_info([left, right], total - known, total)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(si > 0, gain / si, 0.0)
+    return gain, ok, score
+
+
 class NumericSearch:
     """The numeric cut search of :class:`~treecert.tree.split_search.SplitFinder`."""
 
@@ -60,10 +83,7 @@ class NumericSearch:
         gini = params.criterion == "gini"
         G, seg, S, V, ys = b.G, b.seg, b.S, b.V, b.Y
         p, M = S.shape
-        out_ok = np.zeros((G, p), dtype=bool)
-        out_gain = np.zeros((G, p))
-        out_score = np.zeros((G, p))
-        out_thr = np.full((G, p), np.nan)
+        out_ok, out_gain, out_score, out_thr = no_cuts(G, p)
         if M < 2:
             return out_ok, out_gain, out_score, out_thr
         exact, node = b.exact, b.node
@@ -260,12 +280,8 @@ class NumericSearch:
             valid_pad[:, :-1] = valid
             n_cuts = np.add.reduceat(valid_pad, starts, axis=1, dtype=np.int64)[gj, gg]
             L, R, KCt = cut_counts(gj, i_best, gg)
-            tw = total_w[gg]
-            g_best = g_best - np.log2(n_cuts) / tw  # J48's MDL correction
-            ok = g_best >= MIN_NUMERIC_GAIN
-            si = _split_info([_sum_cols(L), _sum_cols(R)], tw - _sum_cols(KCt), tw)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                score = np.where(si > 0, g_best / si, 0.0)
+            g_best, ok, score = chosen_cut_ratio(g_best, n_cuts, _sum_cols(L), _sum_cols(R),
+                                                 _sum_cols(KCt), total_w[gg])
         else:
             score = g_best
         vi = V[gj, i_best]
