@@ -16,6 +16,7 @@ it)::
     python benchmarks/compiled_search.py time      # CPU time, fresh processes alternating
     python benchmarks/compiled_search.py load      # numba's import, cached load and compile
     python benchmarks/compiled_search.py grow      # one tree on engine_scale's large data
+    python benchmarks/compiled_search.py scale letter tpce   # engine_scale's fold 0, 200 rows
 
 ``check`` runs 10-fold CVs with both searches, compares each batch's four result arrays
 (ok, gain, score, threshold) and the CVs' probabilities and Venn bounds bit for bit.
@@ -25,8 +26,10 @@ from numba's on-disk cache, and their compilation from nothing (in a temporary c
 directory). ``grow`` times one tree's growing (``DecisionTree().fit``, information gain)
 on the synthetic data of ``engine_scale.py`` (``big``: 100 000 × 20, 5 classes; ``letter``:
 20 000 × 16, 26 classes; ``shuttle``: 58 000 × 9, 7 classes), the second of two fits a
-process, alternating as ``time`` does. Every process runs under the command line's malloc
-thresholds.
+process, alternating as ``time`` does. ``scale CASE METHOD`` times fold 0 of
+``engine_scale.py cv CASE METHOD`` on its first ``--sample`` test rows (fit plus the
+prediction scaled to the fold), alternating likewise. Every process runs under the command
+line's malloc thresholds.
 """
 
 from __future__ import annotations
@@ -373,6 +376,31 @@ def grow(rounds: int) -> None:
         print(f"| {case} | {a:.2f} | {b:.2f} | {a / b:.2f}x |", flush=True)
 
 
+def _one_fold(path: str, case: str, method: str, sample: str) -> None:
+    """In a fresh process: engine_scale's CPU seconds of fold 0 (``sample`` rows)."""
+    from engine_scale import run_cv
+
+    if path == "compiled":
+        install(compare=False)
+    print(run_cv(case, method, 10, None, int(sample), only=0)["cpu_s_per_fold"][0])
+
+
+def scale(case: str, method: str, sample: int, rounds: int) -> None:
+    env = {**os.environ, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="treecert-numba-")}
+    subprocess.run([sys.executable, __file__, "one-fold", "compiled", case, method, "5"],
+                   env=env, capture_output=True, check=True)  # compiled into the cache
+    got = {"numpy": [], "compiled": []}
+    for _ in range(rounds):
+        for path in got:
+            out = subprocess.run([sys.executable, __file__, "one-fold", path, case, method,
+                                  str(sample)], env=env, capture_output=True, text=True,
+                                 check=True)
+            got[path].append(float(out.stdout.split()[-1]))
+    a, b = (statistics.median(got[k]) for k in ("numpy", "compiled"))
+    print(f"| {case} | {method} | {sample} | {got['numpy']} | {got['compiled']} | "
+          f"{a / b:.2f}x |", flush=True)
+
+
 _LOAD_ONCE = """
 import sys, time
 t0 = time.perf_counter()
@@ -407,9 +435,11 @@ def load() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("check", "time", "load", "grow", "one", "one-tree"))
+    ap.add_argument("what", choices=("check", "time", "load", "grow", "scale", "one",
+                                     "one-tree", "one-fold"))
     ap.add_argument("rest", nargs="*")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--sample", type=int, default=200)
     allocator.add_option(ap)
     args = ap.parse_args()
     allocator.apply(args.allocator)
@@ -421,8 +451,12 @@ def main() -> None:
         load()
     elif args.what == "grow":
         grow(args.rounds)
+    elif args.what == "scale":
+        scale(*args.rest, args.sample, args.rounds)
     elif args.what == "one-tree":
         _one_tree(*args.rest)
+    elif args.what == "one-fold":
+        _one_fold(*args.rest)
     else:
         _one(*args.rest)
 
