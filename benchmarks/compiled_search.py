@@ -46,9 +46,8 @@ from pathlib import Path
 import allocator
 import numpy as np
 from numba import njit
+from venn_cost import cv_seconds, data_with_folds
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
 CASES = (("diabetes", "tpce"), ("diabetes", "laplace"), ("credit-g", "venn"),
          ("credit-g", "laplace"), ("segment-challenge", "tpce"),
          ("segment-challenge", "venn"), ("segment-challenge", "laplace"),
@@ -277,29 +276,10 @@ def install(compare: bool) -> dict:
     return counts
 
 
-def _data(name: str):
-    from treecert.data.folds import read_fold_ids
-    from treecert.data.loading import load_dataset
-
-    data = load_dataset(DATA / f"{name}.arff")
-    folds = DATA / f"{name}.folds.csv"
-    return data, read_fold_ids(folds.read_text(), data.n_samples, str(folds))
-
-
-def _cv_seconds(name: str, spec: str) -> float:
-    from treecert.evaluation.experiment import Protocol, evaluate
-
-    data, ids = _data(name)
-    t0 = time.process_time()
-    evaluate(data, [spec], protocol=Protocol(kind="folds", fold_ids=ids), dataset_name=name,
-             timing=False)
-    return time.process_time() - t0
-
-
 def _predictions(name: str, spec: str) -> list[np.ndarray]:
     from treecert.methods import make_method
 
-    data, ids = _data(name)
+    data, ids = data_with_folds(name)
     out = []
     for f in np.unique(ids):
         p = make_method(spec).fit(data.subset(np.flatnonzero(ids != f))).predict(
@@ -329,8 +309,8 @@ def _one(path: str, name: str, spec: str) -> None:
     """In a fresh process: the median CPU seconds of five warm CVs (one discarded first)."""
     if path == "compiled":
         install(compare=False)
-    _cv_seconds(name, spec)
-    print(statistics.median(_cv_seconds(name, spec) for _ in range(5)))
+    cv_seconds(name, spec)
+    print(statistics.median(cv_seconds(name, spec) for _ in range(5)))
 
 
 def time_cases(rounds: int, cases) -> None:

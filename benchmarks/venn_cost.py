@@ -35,18 +35,24 @@ DATA = ROOT / "tests" / "data"
 DATASETS = ("credit-g", "vote", "segment-challenge", "soybean")
 
 
-def _measure(name: str, spec: str, sample: int) -> float:
-    """CPU seconds of the 10-fold CV of ``spec`` on ``name`` (in this process)."""
-    import numpy as np
-
+def data_with_folds(name: str):
+    """The dataset ``name`` of ``tests/data`` and its fixed fold ids (``NAME.folds.csv``)."""
     from treecert.data.folds import read_fold_ids
     from treecert.data.loading import load_dataset
-    from treecert.evaluation.experiment import Protocol, evaluate
-    from treecert.methods import make_method
 
     data = load_dataset(DATA / f"{name}.arff")
     folds = DATA / f"{name}.folds.csv"
-    ids = read_fold_ids(folds.read_text(), data.n_samples, str(folds))
+    return data, read_fold_ids(folds.read_text(), data.n_samples, str(folds))
+
+
+def cv_seconds(name: str, spec: str, sample: int = 0) -> float:
+    """CPU seconds of the 10-fold CV of ``spec`` on ``name`` (in this process)."""
+    import numpy as np
+
+    from treecert.evaluation.experiment import Protocol, evaluate
+    from treecert.methods import make_method
+
+    data, ids = data_with_folds(name)
     if not sample:
         t0 = time.process_time()
         evaluate(data, [spec], protocol=Protocol(kind="folds", fold_ids=ids), dataset_name=name)
@@ -65,7 +71,7 @@ def _measure(name: str, spec: str, sample: int) -> float:
 
 def _run(code: Path, name: str, spec: str, sample: int, warm: int = 0,
          malloc: str = "command-line"):
-    """:func:`_measure` in a fresh process importing ``treecert`` from ``code``, with the
+    """:func:`cv_seconds` in a fresh process importing ``treecert`` from ``code``, with the
     allocator ``malloc`` (:mod:`allocator`); with ``warm``, the list of ``warm`` whole runs
     one after the other in that process."""
     env = {**os.environ, "PYTHONPATH": str(code)}
@@ -105,9 +111,9 @@ def main() -> None:
         allocator.apply(args.allocator)
         name, spec, sample = args.one
         if args.warm:
-            print(json.dumps([_measure(name, spec, 0) for _ in range(args.warm)]))
+            print(json.dumps([cv_seconds(name, spec, 0) for _ in range(args.warm)]))
         else:
-            print(json.dumps(_measure(name, spec, int(sample))))
+            print(json.dumps(cv_seconds(name, spec, int(sample))))
         return
     if args.warm:
         _warm(args)

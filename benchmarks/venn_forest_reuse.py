@@ -19,12 +19,9 @@ root, every test above it kept too) with the same test, or both are leaves.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
+from venn_cost import data_with_folds
 
 
 def _test(forest, u: int) -> tuple:
@@ -39,14 +36,10 @@ def _kids(forest, u: int) -> np.ndarray:
 def count(name: str, fold: int) -> tuple[int, int, int, int]:
     """(job-tree nodes, of them keeping D's test, forest nodes, of them keeping it)."""
     import treecert.methods.venn_fast as venn_fast
-    from treecert.data.folds import read_fold_ids
-    from treecert.data.loading import load_dataset
     from treecert.methods import make_method
     from treecert.transductive.venn_forest import grow_forest
 
-    data = load_dataset(DATA / f"{name}.arff")
-    folds = DATA / f"{name}.folds.csv"
-    ids = read_fold_ids(folds.read_text(), data.n_samples, str(folds))
+    data, ids = data_with_folds(name)
     train = data.subset(np.flatnonzero(ids != fold))
     test = data.subset(np.flatnonzero(ids == fold))
     grown = []
