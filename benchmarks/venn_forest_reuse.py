@@ -24,7 +24,8 @@ import numpy as np
 from venn_cost import data_with_folds
 
 
-def _test(forest, u: int) -> tuple:
+def node_test(forest, u: int) -> tuple:
+    """Node u's test: (feature, threshold or None); (-1, None) for a leaf."""
     t = forest.threshold[u]
     return int(forest.feature[u]), None if np.isnan(t) else float(t)
 
@@ -64,7 +65,7 @@ def count(name: str, fold: int) -> tuple[int, int, int, int]:
             stack = [(job, 0)]  # (forest node, D's node at the same path or -1)
             while stack:
                 u, v = stack.pop()
-                same = v >= 0 and _test(forest, u) == _test(base, v)
+                same = v >= 0 and node_test(forest, u) == node_test(base, v)
                 totals[0] += 1
                 totals[1] += same
                 seen.setdefault(u, same)

@@ -43,15 +43,11 @@ import time
 
 import numpy as np
 from venn_cost import data_with_folds
+from venn_forest_reuse import node_test as _test
 
 
 def _key(rows: np.ndarray, w: np.ndarray) -> bytes:
     return rows.tobytes() + b"|" + w.tobytes()
-
-
-def _test(tree, u: int) -> tuple:
-    t = tree.threshold[u]
-    return int(tree.feature[u]), None if np.isnan(t) else float(t)
 
 
 def _kids(tree, u: int) -> np.ndarray:
