@@ -213,7 +213,7 @@ def test_the_malloc_thresholds_go_to_glibc_and_nowhere_else(monkeypatch):
 
 def test_the_entry_point_keeps_freed_memory_for_reuse(monkeypatch, capsys):
     """Every command's process asks glibc to serve allocations below 1 GiB from the heap and
-    keep what is freed (BENCHMARKS.md, session 32)."""
+    keep what is freed (the allocator's figures are in BENCHMARKS.md)."""
     from treecert.cli import main as cli_main
 
     called = []

@@ -1,6 +1,6 @@
 """The command line's options through its real entry point: --version, choice lists, one
 spelling per name, compare's data options, --j48, predict --format arff, --nominal kept in
-the model, attributes without a known value left out as J48 does (issue 15)."""
+the model, attributes without a known value left out as J48 does."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile and careless use (issue #16): every case answers with exit 0, or with one line
+"""Hostile and careless use: every case answers with exit 0, or with one line
 ``Error: ...`` and exit 2 (128 + the signal for a signal), and leaves no temporary file.
 
 Cases that need a process of their own (signals, closed or redirected standard output,

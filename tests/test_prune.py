@@ -158,7 +158,8 @@ def test_ccp_sequence_under_a_loss_matrix_by_hand():
 
 def test_cv_loss_is_l_true_predicted_not_transposed():
     """A fold tree that is one leaf predicting class 1 (counts 1:4), a held-out row of
-    class 0: its loss is L[0, 1] = 1, not L[1, 0] = 10 (rpart's xerror, issue #74)."""
+    class 0: its loss is L[0, 1] = 1, not L[1, 0] = 10 (rpart's xerror reads
+    it transposed: https://github.com/bethatkinson/rpart/issues/74)."""
     L = np.array([[0.0, 1.0], [10.0, 0.0]])
     full = stump([2, 8], [2, 0], [0, 8])
     fold_tree = hand_tree([[1, 4]], {})

@@ -344,7 +344,7 @@ def test_report_stream_fuzz_count():
 
 def test_a_venn_product_runs_on_one_blas_thread_and_numpy_keeps_its_own():
     """one_blas_thread limits numpy's BLAS to one thread for the product (its helper threads
-    would spin ~0.1 s after each: BENCHMARKS.md, session 31) and gives back the count the
+    would spin ~0.1 s after each) and gives back the count the
     user's numpy had (two here, set before numpy loads, as a notebook's numpy has one per
     core)."""
     import json

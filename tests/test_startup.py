@@ -1,4 +1,4 @@
-"""Start-up cost (issue 15): what the command line imports, not how long it takes.
+"""Start-up cost: what the command line imports, not how long it takes.
 
 Every shell call pays for the modules it imports: pandas alone is about 0.65 CPU-s, numpy
 0.2, rich 0.1, pydantic (typer's converter of option values) 0.17. ``--help`` must build

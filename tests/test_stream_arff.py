@@ -1,4 +1,4 @@
-"""Streamed ARFF input (issue 17): ``predict`` reads an ARFF file in blocks of lines through
+"""Streamed ARFF input: ``predict`` reads an ARFF file in blocks of lines through
 the parser of whole files, and gets the same rows, predictions, warnings and errors."""
 
 from __future__ import annotations

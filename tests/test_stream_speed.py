@@ -1,4 +1,4 @@
-"""The shortcuts that make streamed ``predict`` fast (issue 15) give what the general code
+"""The shortcuts that make streamed ``predict`` fast give what the general code
 gives, bit for bit: the tree descent for rows without unknown values against
 ``route_weighted``, and the CSV writer's grouped paths on blocks as large as a streamed
 chunk against ``pandas.DataFrame.to_csv``."""

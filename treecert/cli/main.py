@@ -205,13 +205,13 @@ HOLD_BYTES = 1 << 30
 def run() -> None:  # console-script entry point
     # One OpenBLAS thread unless the user asks for more: numpy's import starts one thread
     # per core that spins (0.12 CPU-s of every command on 2 cores, a third of a short
-    # `predict`, issue 15), and treecert's matrix products are a few columns wide.
+    # `predict`), and treecert's matrix products are a few columns wide.
     # Processes (--jobs) are its parallelism.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # Freed memory kept for reuse: a command's process ends with its job, so what it holds
     # is its peak anyway, and by default glibc unmaps every array over 32 MiB when it is
     # freed and faults the next one in page by page (soybean's Venn CV: 6 of 20 s in the
-    # kernel; BENCHMARKS.md, session 32). A library caller's allocator is left alone.
+    # kernel). A library caller's allocator is left alone.
     set_malloc_thresholds(HOLD_BYTES, HOLD_BYTES)
     _open_standard_streams()
     code = main()

@@ -3,15 +3,14 @@ without pydantic.
 
 Typer 0.2x converts every option value, defaults included, through a pydantic
 ``TypeAdapter``: importing pydantic and building one adapter per option costs about 0.17
-CPU-s on each command, more than the rest of a small ``predict`` (issue 15's start-up
-target). The options of treecert are plain ``str``, ``int``, ``float``, ``bool`` and
-``list[str]``, so :func:`install` gives each of those a converter for the spellings whose
-value is not in doubt — an ``int`` written as ASCII digits, a ``float`` as a plain decimal,
-any ``str``, a ``bool`` flag's own value — and hands every other value to typer's own
-converter, built on first use, so that ``--jobs 1_000`` or ``--cp inf`` mean, and ``--jobs
-abc`` fails with, exactly what typer says. ``tests/test_startup.py`` checks the two agree
-on every spelling it tries. Older typer versions convert through click types and have
-nothing to replace; then this does nothing.
+CPU-s on each command, more than the rest of a small ``predict``. The options of treecert
+are plain ``str``, ``int``, ``float``, ``bool`` and ``list[str]``, so :func:`install` gives
+each of those a converter for the spellings whose value is not in doubt — an ``int`` written
+as ASCII digits, a ``float`` as a plain decimal, any ``str``, a ``bool`` flag's own value —
+and hands every other value to typer's own converter, built on first use, so that ``--jobs
+1_000`` or ``--cp inf`` mean, and ``--jobs abc`` fails with, exactly what typer says.
+``tests/test_startup.py`` checks the two agree on every spelling it tries. Older typer
+versions convert through click types and have nothing to replace; then this does nothing.
 """
 
 from __future__ import annotations

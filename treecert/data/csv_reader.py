@@ -8,7 +8,7 @@ with values in order of first appearance (:mod:`treecert.data.loading`,
 row with its line. Large texts go through ``pandas.read_csv`` (:func:`_csv_fast`, several
 times faster per row); small ones (below :data:`PANDAS_MIN_CHARS`) through the csv module
 with pandas' choice of numeric columns reproduced (:func:`_csv_small`), so that a short
-``predict`` does not import pandas (0.45 CPU-s, issue 15). Both give the same table; a text
+``predict`` does not import pandas (0.45 CPU-s). Both give the same table; a text
 on which that reproduction is not certain (quotes, blank-looking lines, spellings such as
 ``True`` or huge integers) goes to pandas whatever its size. ``tests/test_startup.py``
 compares the engines. The chunked reader of :mod:`treecert.data.stream` parses each block

@@ -357,7 +357,7 @@ def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) 
     fh, index=False, header=header, lineterminator="\\n")`` writes, without pandas.
 
     ``predict`` writes its rows through here so that a short call need not import pandas
-    (0.45 CPU-s, issue 15). Values are formatted as pandas formats them (floats by numpy's
+    (0.45 CPU-s). Values are formatted as pandas formats them (floats by numpy's
     shortest round-trip ``astype(str)``, NaN and None as '', booleans as ``True``/``False``),
     quoted as pandas quotes them (QUOTE_MINIMAL, the csv module), but each distinct value is
     formatted once, and when the rows after their first column (``row``) take few distinct

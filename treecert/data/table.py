@@ -45,7 +45,7 @@ class _Column:
     ``coded``, when the reader factorised a text column on the way (pandas' parser does
     for a streamed block), is ``(codes, table)`` with ``values == table[codes]`` (the table
     may repeat a value): matching the column to a schema then looks each table entry up
-    once instead of hashing every value again (a million-row class column, issue 15).
+    once instead of hashing every value again (a million-row class column).
     """
 
     attr: Attribute
@@ -83,7 +83,7 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, list]:
     other (floats: pass their bits, so that -0.0 is not 0.0; pandas' path reads a NaN in an
     object array as None).
 
-    A dict numbers few values (no pandas import for a short ``predict``, issue 15); from
+    A dict numbers few values (no pandas import for a short ``predict``); from
     :data:`_PANDAS_MIN_VALUES` on ``pandas.factorize`` does, twice as fast — an input that
     large was, as a rule, parsed by pandas, which is then loaded; pandas is used from
     :data:`_PANDAS_LOADED_MIN_VALUES` on when it is loaded anyway. Both number the values

@@ -201,7 +201,8 @@ def cv_path_losses(
     ratio (training weight of the fold tree) / (weight of all the data) by which rpart
     rescales α. Each fold tree is pruned at every representative α of :func:`_betas` and
     the held-out rows are scored with ``L[true, predicted]`` — the orientation rpart's
-    ``ginipred`` gets wrong (rpart issue #74). Returns the total loss per subtree and its
+    ``ginipred`` gets wrong
+    (https://github.com/bethatkinson/rpart/issues/74). Returns the total loss per subtree and its
     standard error (rpart's ``xstd``, unscaled).
     """
     L = loss_or_zero_one(loss, folds[0][0].n_classes)

@@ -72,7 +72,7 @@ FINDER_X_CELLS = 1 << 20
 #: PATH_ENTRIES): a call costs a round per depth whatever its jobs, so larger calls share
 #: each round among more jobs, but past about this many entries its arrays outgrow the
 #: caches (10 numeric columns, 1 500 rows, 5 % unknown: 2^22 entries a call took 1.3x
-#: the time of 2^20; BENCHMARKS.md, session 18).
+#: the time of 2^20).
 CALL_ENTRIES = 1 << 20
 #: Jobs of one certified walk (their records, ~0.5 KB each): a walk costs a round per depth
 #: whatever its jobs, so one test file's jobs walk together up to this many.

@@ -207,7 +207,7 @@ class Competitors:
     Built for the nodes walked, as they are walked: a node's candidates are tabled the
     first time a job reaches it, with the other nodes new in that round, as a *group*
     (one test row's paths hold about 2n of the tree's n · depth entries, so a first
-    prediction does not pay for every node's table; 100k rows: BENCHMARKS.md, session 19).
+    prediction does not pay for every node's table; 100k rows: BENCHMARKS.md).
 
     Bounded memory: the candidates of all nodes (n · depth · p of them) are never held at
     once. A group holds at most :data:`~treecert.transductive.budget.CHUNK_CELLS` rows ×

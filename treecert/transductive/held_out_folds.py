@@ -66,8 +66,7 @@ def pays(n_rows: int, train_sizes: list[int], labels_per_row: int,
     numeric columns × (classes + 1)), at most a quarter of
     :data:`~treecert.transductive.budget.CALL_ENTRIES` — a round's fixed cost dominates
     and sharing rounds pays (vote, nominal: 1.6x); past that one engine only makes calls
-    that outgrow the caches (10 numeric columns: 1.2–1.3x slower from 300 rows on;
-    BENCHMARKS.md, session 18)."""
+    that outgrow the caches (10 numeric columns: 1.2–1.3x slower from 300 rows on)."""
     return all((n_rows - m) * labels_per_row * (m + 1) * cells_per_entry
                <= budget.CALL_ENTRIES // 4 for m in train_sizes)
 
