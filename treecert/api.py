@@ -7,6 +7,10 @@ calls them, and writes the results.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from treecert.errors import ConfigError
@@ -16,6 +20,7 @@ if TYPE_CHECKING:  # imported where used: `import treecert.api` stays cheap for 
     import pandas as pd
 
     from treecert.data.schema import Dataset
+    from treecert.data.stream import Chunk, SchemaReader
     from treecert.tree.model import Model
 
 
@@ -129,6 +134,94 @@ def predict(
     """
     runner = predictor(model, method=method, loss=loss, jobs=jobs, explain=explain)
     return predict_with(runner, model, data, id_column=id_column, loss=loss)
+
+
+@dataclass
+class PredictedChunk:
+    """One chunk of a :class:`PredictionStream`: rows ``row_offset`` to
+    ``row_offset + data.n_samples`` of the input, aligned to the model's schema (``data``),
+    their predictions as named numpy columns (``columns``, :func:`predict_columns`'s table),
+    and how much of the input has been read (``fraction``, for progress)."""
+
+    row_offset: int
+    data: Dataset
+    columns: dict[str, np.ndarray]
+    fraction: float
+
+
+class PredictionStream:
+    """The predictions of a data file, chunk by chunk (:func:`predict_stream`).
+
+    ``total`` is the number of rows it will predict when known before reading (a shard:
+    the file is counted first), else None. ``warnings`` holds, once the chunks have been
+    read, what reading the whole file at once would have warned about (values the model
+    never saw). Iterating it is :meth:`chunks` without a progress hook.
+    """
+
+    def __init__(self, runner, model: Model, reader: SchemaReader, *,
+                 rows: tuple[int, int] | None, id_column: str | None,
+                 loss: np.ndarray | None) -> None:
+        self.runner, self.model, self.reader = runner, model, reader
+        self.rows, self.id_column, self.loss = rows, id_column, loss
+        self.total = None if rows is None else rows[1] - rows[0]
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.reader.warnings
+
+    def __iter__(self) -> Iterator[PredictedChunk]:
+        return self.chunks()
+
+    def chunks(self, progress: Callable[[Chunk], AbstractContextManager] | None = None
+               ) -> Iterator[PredictedChunk]:
+        """The predicted chunks, in file order. ``progress(chunk)``, when given, returns a
+        context entered while that chunk is scored (the command line's progress bar).
+
+        Rows selected by no chunk (a shard of a file with fewer rows than shards) give one
+        chunk of no rows, so that the caller still learns the columns (the header)."""
+        any_rows = False
+        for chunk in self.reader.chunks(self.rows):
+            with progress(chunk) if progress is not None else nullcontext():
+                columns = self._columns(chunk.data, chunk.row_offset)
+            any_rows = True
+            yield PredictedChunk(chunk.row_offset, chunk.data, columns, chunk.fraction)
+        if not any_rows:  # the columns of the first row, with no row
+            first = next(iter(self.reader.chunks((0, 1))))
+            columns = self._columns(first.data, 0)
+            yield PredictedChunk(self.rows[0] if self.rows is not None else 0,
+                                 first.data.subset(slice(0, 0)),
+                                 {name: col[:0] for name, col in columns.items()}, 1.0)
+
+    def _columns(self, data: Dataset, row_offset: int) -> dict[str, np.ndarray]:
+        return predict_columns(self.runner, self.model, data, id_column=self.id_column,
+                               loss=self.loss, row_offset=row_offset)
+
+
+def predict_stream(model: Model, source: str | Path, *, method: str | None = None,
+                   loss: np.ndarray | None = None, jobs: int = 1, explain: bool = False,
+                   id_column: str | None = None, chunk_bytes: int = 1 << 20,
+                   shard: tuple[int, int] | None = None, fmt: str | None = None
+                   ) -> PredictionStream:
+    """Score a data file in chunks, in memory bounded by the chunk: what ``treecert predict``
+    runs (the command line only writes the chunks).
+
+    ``source`` is an ARFF or CSV file (``.csv.gz`` too; ``'-'``: CSV on standard input;
+    ``fmt`` overrides the format the name implies), read about ``chunk_bytes`` of text at a
+    time and aligned to the model's schema (:class:`treecert.data.stream.SchemaReader`).
+    ``shard = (i, n)`` scores only rows ``[i·N//n, (i+1)·N//n)`` of the file's N rows (it
+    is read once more to count them), with their row numbers in the whole file. The other
+    options are :func:`predict`'s. Each chunk's ``columns`` are the rows of
+    :func:`predict_columns` — the same, to the byte once written, as one call of
+    :func:`predict` on the whole file, since every row is scored on its own.
+    """
+    from treecert.data.stream import SchemaReader
+    from treecert.parallel import shard_bounds
+
+    reader = SchemaReader(source, model.schema, fmt=fmt, id_column=id_column,
+                          chunk_bytes=chunk_bytes)
+    rows = None if shard is None else shard_bounds(reader.count_rows(), *shard)
+    runner = predictor(model, method=method, loss=loss, jobs=jobs, explain=explain)
+    return PredictionStream(runner, model, reader, rows=rows, id_column=id_column, loss=loss)
 
 
 def prune(

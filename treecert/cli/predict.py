@@ -78,8 +78,7 @@ def predict(
 
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv
     """
-    from treecert.data.stream import SchemaReader
-    from treecert.parallel import backend, parse_shard, shard_bounds
+    from treecert.parallel import backend, parse_shard
     from treecert.tree.model import read_model
 
     _state["quiet"] = quiet
@@ -89,33 +88,18 @@ def predict(
         raise ConfigError("--chunk-size must be at least 1 byte.")
     model = read_model(model_path)
     loss_matrix = _read_loss(loss, model.schema.classes)
-    reader = SchemaReader(data, model.schema, id_column=id_column, chunk_bytes=chunk_size)
-    rows, total = None, None
-    if part is not None:
-        total = reader.count_rows()
-    if part is not None:
-        rows = shard_bounds(total, *part)
-        total = rows[1] - rows[0]
     write = _arff_writer(id_column) if fmt == "arff" else _csv_writer
     with backend(scheduler):
-        runner = api.predictor(model, method=method, loss=loss_matrix, jobs=jobs,
-                                explain=explain)
-        written = 0
-        with atomic_writer(output) as fh, _RowProgress("predicting", total) as bar:
-            for chunk in reader.chunks(rows):
-                with bar.chunk(chunk):
-                    table = api.predict_columns(runner, model, chunk.data,
-                                                id_column=id_column, loss=loss_matrix,
-                                                row_offset=chunk.row_offset)
-                write(table, chunk.data, fh, written == 0)
+        stream = api.predict_stream(model, data, method=method, loss=loss_matrix, jobs=jobs,
+                                    explain=explain, id_column=id_column,
+                                    chunk_bytes=chunk_size, shard=part)
+        written, header = 0, True
+        with atomic_writer(output) as fh, _RowProgress("predicting", stream.total) as bar:
+            for chunk in stream.chunks(progress=bar.chunk):
+                write(chunk.columns, chunk.data, fh, header)
                 written += chunk.data.n_samples
-            if written == 0:  # an empty shard: the header alone, from the first row's table
-                first = next(iter(reader.chunks((0, 1))))
-                table = api.predict_columns(runner, model, first.data, id_column=id_column,
-                                            loss=loss_matrix)
-                write({name: col[:0] for name, col in table.items()},
-                      first.data.subset(slice(0, 0)), fh, True)
-    _warn_all(reader.warnings)
+                header = False
+    _warn_all(stream.warnings)
     if output != "-":
         say(f"Wrote {written} predictions to {output}")
 
