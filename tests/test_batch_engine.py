@@ -243,7 +243,7 @@ def test_gain_ratio_certificates_serve_the_venn_rows():
 @given(seed=st.integers(0, 2**32 - 1), gini=st.booleans(), integral=st.booleans(),
        K=st.integers(1, 7))
 def test_plus_many_equals_plus_bit_for_bit(seed, gini, integral, K):
-    """Device 2's batched rescoring: :meth:`CountRows.plus_many` gives each change's
+    """Exact rescoring, batched: :meth:`CountRows.plus_many` gives each change's
     :meth:`CountRows.plus` to the bit (unit changes, larger single-class changes, swaps
     e_c − w·e_y, counts pushed below zero; integer counts read x ln x from the table)."""
     from treecert.transductive.certificates import CountRows, xlogx_table
@@ -407,8 +407,8 @@ def _competitor_bound(sub, data, params, gini: bool, v: int, d: np.ndarray) -> f
                          [("credit-g", "info_gain", False), ("credit-g", "gini", True),
                           ("iris", "info_gain", False), ("weather.nominal", "info_gain", True)])
 def test_competitor_bounds_are_every_other_tests_best_gain(name, criterion, binary):
-    """Device 1's bounds (:meth:`Competitors.upper_many`, the changes of one pass scored
-    together) equal every other test's best gain with the change on its favoured side,
+    """The competitor bounds (:meth:`Competitors.upper_many`, the changes of one pass
+    scored together) equal every other test's best gain with the change on its favoured side,
     scored test by test — so every test, not just the ones near the top, is in the table
     (Fayyad-Irani's skipped cuts never hold the maximum)."""
     from treecert.data.loading import load_dataset
@@ -429,10 +429,10 @@ def test_competitor_bounds_are_every_other_tests_best_gain(name, criterion, bina
 
 @pytest.mark.parametrize("name", ["credit-g", "soybean"])
 def test_competitor_bounds_tabled_as_walked_equal_the_whole_tree_s(name):
-    """Device 1 tables a node's candidates when a walk first reaches it, in groups of the
-    nodes new at once: bounds asked for a few nodes at a time (groups that overlap, the
-    same node asked again) are the bounds of the whole tree's one pass, and the nodes not
-    asked for stay unknown (NaN)."""
+    """The competitor bound tables a node's candidates when a walk first reaches it, in
+    groups of the nodes new at once: bounds asked for a few nodes at a time (groups that
+    overlap, the same node asked again) are the bounds of the whole tree's one pass, and the
+    nodes not asked for stay unknown (NaN)."""
     from treecert.data.loading import load_dataset
 
     data = load_dataset(SAMPLE_DATA / f"{name}.arff")
@@ -478,8 +478,8 @@ def test_paths_are_the_internal_nodes_rows_pass():
 @given(st.integers(0, 2**32 - 1), st.integers(8, 2000), st.integers(1, 4),
        st.sampled_from([0.02, 0.1, 0.3, 1.0]))
 def test_value_order_from_ranks_is_the_stable_sort(seed, n, n_cols, share):
-    """Device 2's value order read from D's stable ranks — marked for a node holding much
-    of D (more than ``MARK_ROWS`` rows), sorted for a small one — is the stable sort of the
+    """Exact rescoring's value order read from D's stable ranks — marked for a node holding
+    much of D (more than ``MARK_ROWS`` rows), sorted for a small one — is the stable sort of the
     node's values, ties (few distinct values) by row."""
     rng = np.random.default_rng(seed)
     X = rng.integers(0, rng.integers(1, 6), size=(n, n_cols + 1)).astype(float)

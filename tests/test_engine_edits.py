@@ -93,7 +93,7 @@ def _nested(counts, feature, threshold, kids_of, u):
 def test_edited_forest_holds_each_jobs_edited_tree(data, criterion, binary, edit, walked,
                                                    loo):
     """Every job's tree in the edited forest — grown whole (unknown values), or composed
-    from the certified walk on complete data (``walked``, its devices on small trees too),
+    from the certified walk on complete data (``walked``, its certificates on small trees too),
     x new or swapped for a training row (``loo``) — is the tree grown whole and edited by
     tree.arrays' collapse and prune_to_cp: every node, not only x's leaves."""
     from treecert.transductive.batch_engine import BatchEngine
@@ -175,7 +175,7 @@ def test_j48_and_cp_on_real_data(name):
 
 
 def test_cli_j48_tpce_evaluates(capsys, tmp_path):
-    """``--j48`` sets collapse: TPCE no longer stops at it (the real entry point)."""
+    """``--j48`` sets collapse, and TPCE follows it (the real entry point)."""
     code, out, err = run_cli(["evaluate", SAMPLE_DATA / "weather.nominal.arff", "--j48",
                               "--method", "tpce", "--method", "kk", "--method", "venn",
                               "--folds", "2"], capsys)

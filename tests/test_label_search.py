@@ -1,6 +1,6 @@
-"""The split search shared by the labels of one x (device 4 of the batched engine) chooses
-what the grower's search of every node R ∪ {(x, c)} chooses, bit for bit, with its
-tables of R built at once or found in its cache.
+"""The split search shared by the labels of one x (the label search of the batched
+engine) chooses what the grower's search of every node R ∪ {(x, c)} chooses, bit for bit,
+with its tables of R built at once or found in its cache.
 
 ``TREECERT_ENGINE_EXAMPLES`` raises the number of random cases (CI uses the default).
 """

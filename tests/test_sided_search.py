@@ -75,7 +75,7 @@ def test_tables_choose_the_growers_split(n, K, p, criterion, min_leaf, rule, min
     rank = value_ranks(finder)
     nodes = [(np.r_[R, n + j], np.r_[train.weights[R], 1.0]) for j, (R, _, _) in enumerate(jobs)]
     want = evaluate_nodes(finder, nodes, rank)
-    # tables built from device 4's in the call, then kept: twice through one cache (or a
+    # tables built from the label search's in the call, then kept: twice through one cache (or a
     # cache of one byte, where every table is evicted at once)
     cache = ByteLRU(1 if rng.random() < 0.3 else 1 << 30)
     queries = [(rows, w, Xq[i], c) for (rows, w), (_, i, c) in zip(nodes, jobs, strict=True)]
@@ -91,7 +91,7 @@ def test_tables_choose_the_growers_split(n, K, p, criterion, min_leaf, rule, min
 
 
 def test_nominal_columns_are_not_covered():
-    """Nominal tests take device 4's search (the tables hold numeric cuts only)."""
+    """Nominal tests take the label search (the tables hold numeric cuts only)."""
     schema = Schema((Attribute("a", "numeric"), Attribute("b", "nominal", ("u", "v"))),
                     Attribute("class", "nominal", ("p", "q")))
     data = Dataset(schema, np.array([[1.0, 0.0], [2.0, 1.0], [3.0, 0.0], [4.0, 1.0]]),

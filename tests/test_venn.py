@@ -430,8 +430,8 @@ def test_leaf_taxonomy_with_missing_values_equals_whole_trees(data, criterion, b
 
 def test_gain_ratio_on_numeric_data_equals_reference_when_row_sets_repeat():
     """Many test rows search the same training rows R (numeric data): the per-R tables of
-    :mod:`treecert.transductive.sided_search` score gains only, so under gain ratio device 4
-    (MDL correction, split information) must serve them."""
+    :mod:`treecert.transductive.sided_search` score gains only, so under gain ratio the label
+    search (MDL correction, split information) must serve them."""
     data = load_dataset(SAMPLE_DATA / "diabetes.arff")
     train, test = data.subset(np.arange(60, 400)), data.subset(np.arange(24))
     a, b = _fast_and_naive("venn:criterion=gain_ratio", train, test)

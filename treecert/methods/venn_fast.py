@@ -92,8 +92,8 @@ class TreeVennBatch(BatchEngine):
 
     def _search(self, finder, items: list, rank: np.ndarray, Xq: np.ndarray,
                 labels: np.ndarray) -> list:
-        """The grower's split of every node holding x, as the engine's: where device 4
-        covers numeric data, a training row set R searched before serves every later x
+        """The grower's split of every node holding x, as the engine's: where the label
+        search covers numeric data, a training row set R searched before serves every later x
         from its table of gains with x either side of each cut (the Venn machine's x
         reach the same R: many change a base test, or to the same competitor)."""
         if self._sided is None:

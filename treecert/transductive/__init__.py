@@ -20,4 +20,7 @@ foundation modules.
   without being grown with (K&K's leave-one-out inductive step).
 - :mod:`~treecert.transductive.leaf_forest`: the subtrees hanging off x's paths, grown
   leaves-only.
+
+``docs/architecture.md`` gives every module here one line, and follows the path of one
+TPCE row through them.
 """

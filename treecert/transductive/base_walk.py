@@ -1,5 +1,5 @@
-"""The certified walk of x down the base tree (devices 1 and 2 of
-:mod:`treecert.transductive.batch_engine`): at each base node on x's path, the node's test
+"""The certified walk of x down the base tree (the competitor bound and exact rescoring
+of :mod:`treecert.transductive.batch_engine`): at each base node on x's path, the node's test
 is certified unchanged by the competitor table
 (:class:`~treecert.transductive.certificates.Competitors`) or by rescoring every candidate
 for x's position (:class:`~treecert.transductive.node_scores.NodeScores`; with gain ratio
@@ -25,7 +25,7 @@ from treecert.tree.split_search import _EPS
 
 
 class BaseWalk:
-    """Devices 1 and 2: x's walk down the certified tests of the base tree."""
+    """x's walk down the certified tests of the base tree (competitor bound, rescoring)."""
 
     def _competitors(self) -> Competitors | None:
         """The base tree's competitor table; None for small trees, where an exact
@@ -175,7 +175,7 @@ class BaseWalk:
         return safe
 
     def _rescore(self, v: np.ndarray, Xq: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        """Device (2) for jobs at base nodes v whose bound failed."""
+        """Exact rescoring for jobs at base nodes v whose competitor bound failed."""
         out = np.zeros(v.size, dtype=bool)
         min_gain = float(self.params.min_gain)
         order = v.argsort(kind="stable")

@@ -4,29 +4,28 @@
 
 Every such tree differs from the tree grown on D (the *base*) only on x's path and below
 it, and growing even that path one (x, c) at a time is dominated by the fixed cost of one
-split search per node. Four devices remove almost all of it without changing a single
+split search per node. Four parts remove almost all of it without changing a single
 result (``tests/test_batch_engine.py`` checks bit-identity with the naive reference):
 
-1. **A table of every other test's best case.** x is ineligible for thresholds, so the
-   candidate tests of a node holding x are the base node's, and x only adds its class c
-   (weight 1) to one branch of each. For each base node and each class change d,
-   :class:`~treecert.transductive.certificates.Competitors` gives, vectorised over the
-   nodes walked, the largest gain any test other than the chosen T1 can reach with d on
+1. **The competitor bound: a table of every other test's best case.** x is ineligible for
+   thresholds, so the candidate tests of a node holding x are the base node's, and x only
+   adds its class c (weight 1) to one branch of each. For each base node and each class
+   change d, :class:`~treecert.transductive.certificates.Competitors` gives, vectorised over
+   the nodes walked, the largest gain any test other than the chosen T1 can reach with d on
    whichever branch suits it best; T1's own gain with x is exact (x's branch of T1 is
    known). When T1 leads by more than 1e-9 (the grower compares gains rounded to 10
-   decimals) it stays the chosen test and x's child is the base child. Leave-one-out
-   swaps x for its own row r (same values, so the same side of every test,
-   d = e_c − e_{y_r}): the new candidates are old tests with r replaced by x on r's side
-   — a subset of what the table scores — unless r alone sets T1's threshold or T1's
-   admissibility, which is checked (:meth:`BatchEngine._drop_safe`); with c = y_r nothing
-   changes at all.
+   decimals) it stays the chosen test and x's child is the base child. Leave-one-out swaps x
+   for its own row r (same values, so the same side of every test, d = e_c − e_{y_r}): the
+   new candidates are old tests with r replaced by x on r's side — a subset of what the
+   table scores — unless r alone sets T1's threshold or T1's admissibility, which is checked
+   (:meth:`BatchEngine._drop_safe`); with c = y_r nothing changes at all.
 2. **Exact rescoring where x's position matters.** Where the table is not enough — a
    competitor close to T1 — every candidate of the node is rescored for x's actual
    position (:class:`~treecert.transductive.node_scores.NodeScores`): with a column's
    cuts sorted, those left of x and those right of it are two ranges, and prefix/suffix
    maxima give the best per column in O(1) per x. Exact ties of T1 with a later column
    splitting the rows identically are settled as the grower settles them (lower wins).
-3. **Batched exact searches.** Every node that is not certified — x's leaf when x's label
+3. **The batched search.** Every node that is not certified — x's leaf when x's label
    makes it impure, nodes whose certificate fails, and every node of a subtree regrown
    below a changed test — is searched in one call of the grower's split finder per round,
    over all (x, c) at once, exactly as the level-wise grower batches a level
@@ -34,20 +33,21 @@ result (``tests/test_batch_engine.py`` checks bit-identity with the naive refere
    :data:`~treecert.transductive.node_search.SEARCH_CELLS` rows × attributes, to bound
    memory); the Venn machine's subtrees without x hanging off the paths
    (:class:`~treecert.transductive.leaf_forest.LeafForest`) grow in the same rounds.
-4. **Searches shared by the labels of one x.** The nodes x's jobs search hold the same
-   training rows R for every label that reaches them; R's cut tables are built once,
-   kept per R (many x change a test to the same competitor), and only the side holding
-   x is rescored per label, with the grower's arithmetic and choice
-   (:mod:`treecert.transductive.label_search`; any criterion, J48's gain-ratio
-   selection included, integer weights; elsewhere device 3; large hanging nodes too).
+4. **The label search: one search shared by the labels of one x.** The nodes x's jobs
+   search hold the same training rows R for every label that reaches them; R's cut tables
+   are built once, kept per R (many x change a test to the same competitor), and only the
+   side holding x is rescored per label, with the grower's arithmetic and choice
+   (:mod:`treecert.transductive.label_search`; any criterion, J48's gain-ratio selection
+   included, integer weights; elsewhere the batched search; large hanging nodes too).
 
-Devices 1–4 live in :mod:`~treecert.transductive.certificates`,
+The four live in :mod:`~treecert.transductive.certificates`,
 :mod:`~treecert.transductive.node_scores`, :mod:`~treecert.transductive.node_search` and
 :mod:`~treecert.transductive.label_search` (the Venn rows' repeated R: its sibling
 :mod:`~treecert.transductive.sided_search`), the hanging subtrees in
 :mod:`~treecert.transductive.leaf_forest`; the walk down the base tree's certified
-tests (devices 1 and 2) in :mod:`~treecert.transductive.base_walk`; this module follows
-x's paths with them. With ``gain_ratio`` devices 1 and 2 give way to
+tests (the competitor bound, then exact rescoring) in
+:mod:`~treecert.transductive.base_walk`; this module follows x's paths with them. With
+``gain_ratio`` the bound and the rescoring give way to
 :class:`~treecert.transductive.ratio_scores.RatioScores` (J48's whole selection replayed on
 intervals; complete data, integer weights, no leave-one-out swap). Missing values in D or
 x (C4.5's fractional instances) go to the exact batched paths
@@ -74,7 +74,7 @@ from treecert.errors import ConfigError
 from treecert.transductive import budget, engine_registry, held_out_folds, label_search, node_search
 from treecert.transductive.base_walk import BaseWalk
 from treecert.transductive.budget import key_bytes
-from treecert.transductive.certificates import Competitors, Sub
+from treecert.transductive.certificates import BaseTree, Competitors
 from treecert.transductive.exact_paths import ReachedLeaves, mix_laplace, reach_leaves
 from treecert.transductive.leaf_forest import LeafForest
 from treecert.transductive.node_search import (
@@ -96,8 +96,8 @@ class BatchEngine(BaseWalk):
     A subtree without x depends only on its training rows, so it is grown once (its leaves
     only, :class:`LeafForest`, memoised by its rows' derivation, :meth:`_child_key`) and
     shared; along the path the test is
-    certified unchanged (module docstring, devices 1 and 2) or found by a batched exact
-    search (device 3).
+    certified unchanged (module docstring: the competitor bound or exact rescoring) or found
+    by the batched search.
 
     Parameters
     ----------
@@ -106,10 +106,10 @@ class BatchEngine(BaseWalk):
         :class:`~treecert.transductive.edited_trees.EditedEngine`).
     """
 
-    #: Trees on fewer training rows skip device (1) (an exact search costs less); tests
-    #: set it to 0 to exercise the certificates on small data.
+    #: Trees on fewer training rows skip the competitor bound (an exact search costs less);
+    #: tests set it to 0 to exercise the certificates on small data.
     cert_min_rows = 64
-    #: Nodes lighter than this skip device (2): a batched exact search costs less there.
+    #: Nodes lighter than this skip exact rescoring: the batched search costs less there.
     rescore_min_rows = 64
     #: Whether :meth:`estimates` applies collapse and cp (only the subclass that does).
     follows_edits = False
@@ -132,8 +132,8 @@ class BatchEngine(BaseWalk):
         self._comp: Competitors | None = None
         self._t1 = None
         self._gains: tuple[np.ndarray, np.ndarray] | None = None
-        self._labels_shared: bool | None = None  # device 4 applies (:meth:`_search`)
-        #: device 4's tables of searched training rows (:class:`cut_tables.NodeTable`)
+        self._labels_shared: bool | None = None  # the label search applies (:meth:`_search`)
+        #: the label search's tables of searched rows (:class:`cut_tables.NodeTable`)
         self._tables = budget.ByteLRU(budget.TABLE_BYTES)
         #: x's nodes below changed tests: their training rows by key (:meth:`_x_child`),
         #: class counts and light flags by (key, x's weight) (``node_counts_stops``)
@@ -145,7 +145,7 @@ class BatchEngine(BaseWalk):
         self.certified = self.certifies(data, learner)
         rows, w = np.arange(self.n), self.w
         # the grower's own tree, walked by (x, c) on complete data (:meth:`grow_batch`)
-        self.base_sub = (Sub(grow(self.finder, rows, w), self.n)
+        self.base_sub = (BaseTree(grow(self.finder, rows, w), self.n)
                          if not np.isnan(data.X).any() else None)
         #: leaves (counts, n_rows) of the subtrees hanging off x's paths (Venn machine)
         self.leaf_sets: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -180,8 +180,9 @@ class BatchEngine(BaseWalk):
     @staticmethod
     def certifies(data: Dataset, learner: DecisionTree) -> bool:
         """Whether the certificates apply: data without missing values, with information
-        gain or Gini (devices 1 and 2), or with gain ratio and integer weights (its own
-        rescoring, :mod:`treecert.transductive.ratio_scores`: exact admissibility sums).
+        gain or Gini (the competitor bound and exact rescoring), or with gain ratio and
+        integer weights (its own rescoring, :mod:`treecert.transductive.ratio_scores`: exact
+        admissibility sums).
         Elsewhere every node on x's paths is searched exactly
         (:mod:`treecert.transductive.exact_paths`)."""
         w = np.asarray(data.weights, float)
@@ -394,8 +395,8 @@ class BatchEngine(BaseWalk):
                 labels: np.ndarray) -> list:
         """The grower's split of every node ``(job, u, rows, w, depth)`` holding x (the last
         row): nodes of one x with the same training rows — its jobs differing only in x's
-        class — searched together (device 4, :mod:`treecert.transductive.label_search`),
-        where it covers the data; else one batched search of every node (device 3)."""
+        class — searched together (the label search, :mod:`treecert.transductive.label_search`),
+        where it covers the data; else the batched search of every node."""
         if self._labels_shared is None:
             self._labels_shared = label_search.covers(finder, self.w)
         if not self._labels_shared:

@@ -1,11 +1,11 @@
 """Certificates and exact rescoring: proofs that x leaves a base node's test unchanged.
 
-The tree grown on D (:class:`Sub`, with each node's rows) is walked by every (x, c). At each
-of its nodes, :class:`Competitors` bounds every other test's gain for all nodes at once
-(device 1 of :mod:`treecert.transductive.batch_engine`) and, where that bound is not
-enough, :class:`~treecert.transductive.node_scores.NodeScores` rescores every candidate
-for x's actual position (device 2); :class:`CountRows` gives both the impurity after a small
-class-weight change.
+The tree grown on D (:class:`BaseTree`, with each node's rows) is walked by every (x, c). At
+each of its nodes, :class:`Competitors` bounds every other test's gain for all nodes at once
+(the competitor bound of :mod:`treecert.transductive.batch_engine`) and, where that bound is
+not enough, :class:`~treecert.transductive.node_scores.NodeScores` rescores every candidate
+for x's actual position (exact rescoring); :class:`CountRows` gives both the impurity after
+a small class-weight change.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def xlogx_table(w: np.ndarray) -> np.ndarray | None:
 
 
 # ------------------------------------------------------------------------------ trees on D
-class Sub:
+class BaseTree:
     """The tree grown on the training rows alone (the base tree), with each node's rows and
     each row's leaf; every (x, c) walks it."""
 
@@ -196,7 +196,7 @@ class Competitors:
     """Every admissible test of every internal node of a tree on D, other than the node's
     chosen test T1, as class counts — so that the best of them with one instance's class
     change ``d`` added on whichever side suits it best (:meth:`upper_many`) takes a few
-    vectorised operations for many nodes at once (device 1 of
+    vectorised operations for many nodes at once (the competitor bound of
     :mod:`treecert.transductive.batch_engine`).
 
     Admissible: both sides of a numeric cut, or two values of a multiway test, or the value
@@ -219,7 +219,7 @@ class Competitors:
     pass; a leave-one-out swap e_c − w·e_y those of every c.
     """
 
-    def __init__(self, sub: Sub, data: Dataset, params, gini: bool,
+    def __init__(self, sub: BaseTree, data: Dataset, params, gini: bool,
                  rank: dict | None = None) -> None:
         tree = sub.tree
         self.sub, self.data, self.params, self.gini = sub, data, params, gini
@@ -360,7 +360,7 @@ class Competitors:
 
     def table_paths(self, D: np.ndarray, v: np.ndarray, X: np.ndarray) -> None:
         """The bounds of job i's change ``D[i]`` at every internal node on the path of row
-        ``X[i]`` from node ``v[i]`` (:meth:`Sub.paths`: all a walk of them can reach),
+        ``X[i]`` from node ``v[i]`` (:meth:`BaseTree.paths`: all a walk of them can reach),
         tabled in one pass at the walk's start; nothing once every node has its table."""
         if v.size and (self.group < 0).any():
             self._ensure([tuple(d.tolist()) for d in distinct_changes(D)[0]],

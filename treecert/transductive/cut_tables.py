@@ -1,4 +1,4 @@
-"""Tables of a node's training rows R alone, whatever x and its class (device 4 of
+"""Tables of a node's training rows R alone, whatever x and its class (the label search of
 :mod:`treecert.transductive.batch_engine`, :mod:`.label_search` and :mod:`.sided_search`):
 every valid cut of every numeric column — its threshold, R's class counts and weight left of
 it and their N·impurities — and R's class counts per nominal value.

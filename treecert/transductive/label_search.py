@@ -1,4 +1,4 @@
-"""Exact split searches shared by the labels of one test row (device 4 of
+"""Exact split searches shared by the labels of one test row (the label search of
 :mod:`treecert.transductive.batch_engine`).
 
 Below a test that x changed, the batched engine searches x's node exactly for every job

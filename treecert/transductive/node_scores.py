@@ -1,6 +1,6 @@
-"""Exact rescoring of one base node's candidate tests for x's position (device 2 of
-:mod:`treecert.transductive.batch_engine`), split from
-:mod:`treecert.transductive.certificates` (device 1) to keep modules small."""
+"""Exact rescoring of one base node's candidate tests for x's position (the step of
+:mod:`treecert.transductive.batch_engine` after the competitor bound of
+:mod:`treecert.transductive.certificates`, where that bound is not enough)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.transductive.certificates import (
     _MARGIN,
+    BaseTree,
     CountRows,
-    Sub,
     _nbytes,
     distinct_changes,
 )
@@ -50,14 +50,14 @@ def cut_places(valid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 class NodeScores:
     """Every candidate test of one base node, as class counts, ready to be rescored with one
-    instance added (or swapped for one of the node's rows) — device (2) of
-    :mod:`treecert.transductive.batch_engine`. Built once per node, shared by every (x, c)
+    instance added (or swapped for one of the node's rows) — exact rescoring
+    in :mod:`treecert.transductive.batch_engine`. Built once per node, shared by every (x, c)
     that needs it; the class changes of one call (the K labels of the jobs reaching the node
     in one walk round) are rescored together, in whole-array operations over a leading axis
     of changes (:meth:`_arrays`): these tables are small (columns × cuts), so one pass per
     change was mostly call overhead."""
 
-    def __init__(self, sub: Sub, v: int, data: Dataset, params, gini: bool,
+    def __init__(self, sub: BaseTree, v: int, data: Dataset, params, gini: bool,
                  table: np.ndarray | None = None, rank: dict | None = None) -> None:
         tree = sub.tree
         self.table = table  # x ln x of integer counts (certificates.xlogx_table)

@@ -7,8 +7,8 @@ cut of largest *gain*, MDL-corrected by log2(#cuts)/N (Quinlan 1996) and kept on
 at least Weka's 1e-6; among the candidates whose gain is at least the average gain (minus
 1e-3) the largest gain *ratio* wins. Adding x (class c, weight 1, ineligible) moves every one
 of these numbers a little, and the average as well, so a bound on the best competitor alone
-(device 1 of :mod:`treecert.transductive.batch_engine`) does not decide anything. Instead every
-candidate of the node is rescored for x's actual position — the analogue of device 2 —
+(the competitor bound of :mod:`treecert.transductive.batch_engine`) decides nothing. Instead every
+candidate of the node is rescored for x's actual position — the analogue of exact rescoring —
 and the whole selection is replayed on *intervals*:
 
 * On complete data x changes no candidate's admissibility and no cut's partition of the

@@ -1,8 +1,8 @@
 """Searches of one node's training rows R served for every test row x that reaches it
-(the Venn machine's searches of x's nodes, beyond device 4 of
+(the Venn machine's searches of x's nodes, beyond the label search of
 :mod:`treecert.transductive.batch_engine`).
 
-Device 4 (:mod:`treecert.transductive.label_search`) shares a search among the labels of
+The label search (:mod:`treecert.transductive.label_search`) shares a search among the labels of
 one x; yet below a changed test — and at the base node where it changes — many different
 x search the very same rows R (segment-challenge: 20 000 label-nodes per 10-fold Venn
 run, 3 100 distinct R, five sixths of the rows × labels in R already searched for
@@ -11,24 +11,24 @@ another x). Where x enters, only through which side of each cut it lies on:
 * x is ineligible, so R's cuts (columns, thresholds, admissibility) and R's class counts
   either side of each are x's own (``label_search`` module docstring), and a cut's gain
   with (x, c) is one of two numbers — x on its left (``x <= threshold``) or on its right —
-  computed here once per (cut, label c) with device 4's arithmetic
+  computed here once per (cut, label c) with the label search's arithmetic
   (``cut_tables.nimp``: the same class counts, operations and order), so bit for bit
-  the gain device 4 computes;
+  the gain the label search computes;
 * a column's thresholds increase along its cuts, so x is right of a prefix of them and
   left of the rest: the grower's choice in that column, the first cut of largest gain
   rounded to 10 decimals, is the better of the prefix's best with x right and the
   suffix's best with x left (the prefix on a tie: its cuts come first), read from
   running maxima kept per (cut, label);
 * the columns' bests go to the grower's own selection (``SplitFinder._choose``), as in
-  device 4.
+  the label search.
 
-Device 4's Fayyad–Irani pruning changes no choice (it loses no first-best cut), so the
-exhaustive scoring here chooses the same tests. A table costs a few of device 4's
-searches of R (every cut, both sides, all K labels), so it is built only once at least
-:data:`MIN_X` test rows have searched R — from device 4's table of R, kept in the shared
-cache by device 4's search of an earlier one — and kept in that byte-bounded
+The label search's Fayyad–Irani pruning changes no choice (it loses no first-best cut), so the
+exhaustive scoring here chooses the same tests. A table costs a few of the label
+search's searches of R (every cut, both sides, all K labels), so it is built only once at least
+:data:`MIN_X` test rows have searched R — from the label search's table of R, kept in the
+shared cache by the label search of an earlier one — and kept in that byte-bounded
 cache (:data:`~treecert.transductive.budget.TABLE_BYTES`) for later batches. It covers
-what device 4 covers without nominal columns or gain ratio (:func:`covers`). The Venn
+what the label search covers without nominal columns or gain ratio (:func:`covers`). The Venn
 machine's engine (:class:`~treecert.methods.venn_fast.TreeVennBatch`) searches through it.
 """
 
@@ -46,15 +46,15 @@ from treecert.tree.segments import flat_nonzero, offsets, run_starts
 
 #: Test rows searching the same training rows R from which R's table serves them
 #: (segment-challenge's Venn CV, counted per batch: 2 → 10.0 s, 3 → 9.8, 5 → 9.3,
-#: 8 → 9.5; device 4 alone 11.6).
+#: 8 → 9.5; the label search alone 11.6).
 MIN_X = 5
 
 
 def covers(finder, weights: np.ndarray) -> bool:
-    """Whether the tables apply to this finder's nodes, given that device 4 does: numeric
-    columns only (nominal tests take device 4's search), a criterion whose choice is the
-    largest gain (gain ratio's MDL correction and split information are device 4's
-    alone), and every node's gains reading x ln x from the grower's table (or Gini)
+    """Whether the tables apply to this finder's nodes, given that the label search does:
+    numeric columns only (nominal tests take the label search), a criterion whose choice is
+    the largest gain (gain ratio's MDL correction and split information are the label
+    search's alone), and every node's gains reading x ln x from the grower's table (or Gini)
     whatever else its batch holds — training weights below that table's bound."""
     return (finder.nominal_idx.size == 0 and finder.numeric_idx.size > 0
             and finder.params.criterion != "gain_ratio"
@@ -66,7 +66,7 @@ class SidedCuts:
     of it and right of it, and the running bests along each column (module docstring)."""
 
     def __init__(self, finder, table) -> None:
-        """From device 4's :class:`~treecert.transductive.cut_tables.NodeTable` of R."""
+        """From the label search's :class:`~treecert.transductive.cut_tables.NodeTable` of R."""
         K = finder.n_classes
         gini = finder.params.criterion == "gini"
         tw = table.N + 1.0
@@ -136,9 +136,9 @@ def _first_best_so_far(r: np.ndarray, col: np.ndarray, ties_later: bool = False)
 def search_groups(finder, groups: list, cache, keys: list | None = None) -> list:
     """Per group ``(rows, w, x, labels)`` (as :func:`label_search.search_groups`, with its
     ``keys``): the grower's split of R ∪ {(x, c)} for every c in ``labels`` — or None for
-    the whole group when R has no table yet (device 4 has not searched R, or its table
-    left the cache): the caller searches those with device 4, which keeps R's table for
-    the next time."""
+    the whole group when R has no table yet (the label search has not searched R, or its
+    table left the cache): the caller searches those with the label search, which keeps R's
+    table for the next time."""
     served, tables = [], []
     if keys is None:
         keys = row_keys(groups, x_last=False)
@@ -173,11 +173,10 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache,
                  keys: list | None = None) -> list:
     """The grower's split of every node ``(rows, w, x, c)`` (as
     :func:`label_search.search_nodes`, with its ``keys``). R's table serves x's nodes of
-    R when it is kept,
-    and once at least :data:`MIN_X` x have searched R, in this call and earlier ones
-    (counted in ``cache``) — built from device 4's cut table of R, kept since an earlier
-    call or left by device 4's search of the first x of this one; device 4 searches the
-    rest."""
+    R when it is kept, and once at least :data:`MIN_X` x have searched R, in this call and
+    earlier ones (counted in ``cache``) — built from the label search's cut table of R, kept
+    since an earlier call or left by the label search of the first x of this one; the label
+    search searches the rest."""
     by_r: dict[tuple, dict[bytes, list[int]]] = {}
     out: list = [None] * len(nodes)
     if keys is None:
@@ -195,10 +194,10 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache,
             served += members[(1 if before == 0 or r_key not in cache else 0):]
         else:
             cache.put(("x searched", *r_key), before + len(members), key_bytes(r_key) + 64)
-    device_4 = np.ones(len(nodes), dtype=bool)
+    by_label = np.ones(len(nodes), dtype=bool)
     for m in served:
-        device_4[m] = False
-    _device_4(finder, nodes, keys, flat_nonzero(device_4), rank, cache, out)
+        by_label[m] = False
+    _label_search(finder, nodes, keys, flat_nonzero(by_label), rank, cache, out)
     groups = [(nodes[m[0]][0][:-1], nodes[m[0]][1][:-1], nodes[m[0]][2],
                [nodes[i][3] for i in m]) for m in served]
     unserved = []  # R's cut table left the cache meanwhile
@@ -209,13 +208,13 @@ def search_nodes(finder, nodes: list, rank: np.ndarray, cache,
             continue
         for i, split in zip(m, splits, strict=True):
             out[i] = split
-    _device_4(finder, nodes, keys, np.array(unserved, dtype=np.int64), rank, cache, out)
+    _label_search(finder, nodes, keys, np.array(unserved, dtype=np.int64), rank, cache, out)
     return out
 
 
-def _device_4(finder, nodes: list, keys: list, idx: np.ndarray, rank: np.ndarray, cache,
-              out: list) -> None:
-    """Device 4's splits of ``nodes[idx]`` into ``out``."""
+def _label_search(finder, nodes: list, keys: list, idx: np.ndarray, rank: np.ndarray, cache,
+                  out: list) -> None:
+    """The label search's splits of ``nodes[idx]`` into ``out``."""
     found = label_search.search_nodes(finder, [nodes[i] for i in idx], rank, cache,
                                       [keys[i] for i in idx])
     for i, split in zip(idx, found, strict=True):
