@@ -86,11 +86,24 @@ def _known_objects(root: Path, tokens: set[str]) -> set[str]:
 
 
 def files_of(root: Path) -> list[Path]:
-    """Every Markdown file of the repository and every Python file under PY_DIRS."""
-    skip = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
-    md = [p for p in root.rglob("*.md") if not skip & set(p.relative_to(root).parts)]
-    py = [p for d in PY_DIRS for p in (root / d).rglob("*.py")
-          if not skip & set(p.relative_to(root).parts)]
+    """Every Markdown file of the repository and every Python file under PY_DIRS: the files
+    git does not ignore where there is a repository, else every such file outside hidden
+    directories and the usual build and environment folders."""
+    globs = ["*.md", *(f"{d}/*.py" for d in PY_DIRS)]  # git's "*" crosses "/"
+    if (root / ".git").exists() and shutil.which("git") is not None:
+        res = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "--", *globs],
+                             cwd=root, capture_output=True, text=True, check=False)
+        if res.returncode == 0:
+            return sorted({root / line for line in res.stdout.splitlines()
+                           if (root / line).is_file()})
+    skip = {"venv", "node_modules", "__pycache__", "build", "dist", "site-packages"}
+
+    def kept(path: Path) -> bool:
+        parts = path.relative_to(root).parts[:-1]
+        return not any(p.startswith(".") or p in skip or p.endswith(".egg-info") for p in parts)
+
+    md = [p for p in root.rglob("*.md") if kept(p)]
+    py = [p for d in PY_DIRS for p in (root / d).rglob("*.py") if kept(p)]
     return sorted(md + py)
 
 
