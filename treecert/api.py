@@ -1,4 +1,5 @@
-"""One function per subcommand: objects in, objects out; no paths, no printing.
+"""One function per subcommand: objects in, objects out; no printing, and no paths but the
+one :func:`predict_stream` reads in chunks (bounded memory needs the file, not a table).
 
 A notebook user calls these directly; ``treecert.cli`` is a thin layer that reads files,
 calls them, and writes the results.
@@ -210,9 +211,17 @@ def predict_stream(model: Model, source: str | Path, *, method: str | None = Non
     time and aligned to the model's schema (:class:`treecert.data.stream.SchemaReader`).
     ``shard = (i, n)`` scores only rows ``[i·N//n, (i+1)·N//n)`` of the file's N rows (it
     is read once more to count them), with their row numbers in the whole file. The other
-    options are :func:`predict`'s. Each chunk's ``columns`` are the rows of
-    :func:`predict_columns` — the same, to the byte once written, as one call of
-    :func:`predict` on the whole file, since every row is scored on its own.
+    options are :func:`predict`'s. Each chunk's ``columns`` are :func:`predict_columns`'s
+    table of its rows (every row is scored on its own, so chunks change no value); written
+    in order with :func:`treecert.data.fileio.write_columns` (the header with the first
+    chunk only), they are the bytes ``treecert predict`` writes.
+
+    Example::
+
+        stream = predict_stream(model, "sample_data/iris.csv", method="tpce")
+        for chunk in stream:
+            use(chunk.row_offset, chunk.columns["predicted"], chunk.columns["certainty"])
+        print(stream.warnings)
     """
     from treecert.data.stream import SchemaReader
     from treecert.parallel import shard_bounds
