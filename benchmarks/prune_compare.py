@@ -6,7 +6,8 @@ with information gain and ``min_leaf`` 2 (the TPCE paper's learner) and pruned i
 fold through the leaf methods' ``prune`` option. Reported per dataset: the average loss
 under two loss matrices, 1:10 and 10:1 (misclassifying the first class costs 1 and the
 second 10, and the reverse), the normalised MSE (Brier / 2), the log-loss and the tree size
-(leaves), plus — the paper's ROC argument — which method has the lowest loss at each cost ratio, and ROC curves (PNG).
+(leaves), plus — the paper's ROC argument — which method has the lowest loss at each cost
+ratio, and ROC curves (PNG).
 
 Methods: ``none``; ``ccp`` (error-based CCP: α on a 20 % holdout, the paper's protocol);
 ``ccp_loss`` (the same with the loss matrix: loss-based CCP); ``ebp`` (C4.5, CF 0.25);
