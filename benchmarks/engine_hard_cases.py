@@ -58,8 +58,8 @@ HARD_CASES = {
     "vote-gain_ratio": ("vote", "gain_ratio", 0.0),
     "soybean-gain_ratio": ("soybean", "gain_ratio", 0.0),
 }
-#: Complete data with information gain, the issue's last aim (>= 10x the peers' loop): run
-#: only when named (their "complete" is the data itself).
+#: Complete data with information gain (the aim: >= 10x the peers' loop): run only when named
+#: (their "complete" is the data itself).
 CASES = {**HARD_CASES,
          "diabetes": ("diabetes", "info_gain", 0.0),
          "segment-challenge": ("segment-challenge", "info_gain", 0.0)}

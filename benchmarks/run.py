@@ -82,7 +82,8 @@ def quick(args: argparse.Namespace) -> bool:
 
 def replace_table(text: str, name: str, table: str) -> str:
     """``text`` with the block between ``name``'s markers replaced by ``table``."""
-    pattern = re.compile(re.escape(START.format(name)) + r"\n.*?" + re.escape(END), re.S)
+    pattern = re.compile("^" + re.escape(START.format(name)) + r"\n.*?^" + re.escape(END) + "$",
+                         re.S | re.M)
     if not pattern.search(text):
         raise SystemExit(f"error: no '{START.format(name)}' ... '{END}' block in the page")
     return pattern.sub(lambda _: f"{START.format(name)}\n{table.strip()}\n{END}", text, count=1)

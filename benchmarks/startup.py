@@ -78,8 +78,8 @@ def main() -> None:
     }
     roots = [ROOT] + ([args.before.resolve()] if args.before else [])
     print(f"load before: {os.getloadavg()}", file=sys.stderr)
-    head = " | ".join(f"CPU s {'now' if r == ROOT else 'before'} (median; min-max)"
-                      for r in roots)
+    head = " | ".join(f"CPU s{'' if len(roots) == 1 else ' now' if r == ROOT else ' before'}"
+                      " (median; min-max)" for r in roots)
     print(f"| command | {head} |")
     print("|---|" + "---:|" * len(roots))
     for name, cmd in commands.items():
