@@ -50,7 +50,7 @@ DATA_DIR = REPO / "tests" / "data"
 
 WORK = REPO / "benchmarks" / "results" / "tmp" / "certainty_variants"
 OUT_CSV = REPO / "benchmarks" / "results" / "certainty_variants.csv"
-#: The shared datasets without missing values, less segment-challenge and unbalanced (the
+#: The datasets of tests/data without missing values, less segment-challenge and unbalanced (the
 #: 20-tree TPCE ensemble on them did not fit the time box of the run reported in the docs;
 #: ``--datasets`` adds them).
 DATASETS = ("contact-lenses", "credit-g", "diabetes", "glass", "ionosphere", "iris", "wdbc",
