@@ -1,6 +1,7 @@
-"""The calibration papers' comparisons on the shared datasets (docs/calibration.md).
+"""docs/calibration.md tables: the calibration papers' comparisons, and Venn's speed.
 
-Run from the repository root (needs ../shared/datasets)::
+Run from the repository root (``--quick``: one or two small datasets, one repeat, results
+in a temporary directory instead of ``benchmarks/results``)::
 
     python benchmarks/calibration_compare.py lindsay-cox   # Table 1 of Lindsay & Cox
     python benchmarks/calibration_compare.py eb            # EB paper's before/after tables
@@ -9,7 +10,7 @@ Run from the repository root (needs ../shared/datasets)::
     python benchmarks/calibration_compare.py eb --from-csv # tables from the recorded CSV only
 
 Every run is ``treecert.evaluation.experiment.evaluate`` (what ``treecert evaluate`` runs) with the
-shared ``NAME.folds.csv`` folds. Times are **CPU seconds of this process**
+``tests/data/NAME.folds.csv`` folds. Times are **CPU seconds of this process**
 (``time.process_time``) for the whole 10-fold run of one method — fit and predict — so
 other load on the machine does not distort the ratios. Results go to
 ``benchmarks/results/calibration_*.csv``; the markdown tables to stdout.
@@ -36,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from run import add_quick, quick
 
 from treecert.data.folds import read_fold_ids
 from treecert.data.loading import load_dataset
@@ -43,7 +45,7 @@ from treecert.evaluation.experiment import Protocol, evaluate
 from treecert.methods import make_method
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "datasets"
+DATA = ROOT / "tests" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
 
 # soybean is left out: with missing values the tree Venn machine falls back to the engine
@@ -69,7 +71,7 @@ EB_TREES = (*(f"cp={cp:g}" for cp in EB_CPS), "pruned")
 
 
 def _protocol(name: str, data) -> Protocol:
-    folds = SHARED / f"{name}.folds.csv"
+    folds = DATA / f"{name}.folds.csv"
     ids = read_fold_ids(folds.read_text(), data.n_samples, str(folds))
     return Protocol(kind="folds", fold_ids=ids)
 
@@ -110,7 +112,7 @@ def lindsay_cox(datasets, min_leaf: float, resume: bool = False) -> None:
               f"{', '.join(datasets) or 'none'}", file=sys.stderr, flush=True)
     frame = pd.DataFrame(rows)
     for name in datasets:
-        data = load_dataset(SHARED / f"{name}.arff")
+        data = load_dataset(DATA / f"{name}.arff")
         for label, (spec, _) in LC_METHODS.items():
             r = _run(data, name, spec, tree_params={"min_leaf": min_leaf}, bins="mdl")
             r["learner"] = label
@@ -171,7 +173,7 @@ def empirical_bayes(datasets, repeats: int) -> None:
     rows = []
     params = {"criterion": "gini", "min_leaf": 7.0}
     for name in datasets:
-        data = load_dataset(SHARED / f"{name}.arff")
+        data = load_dataset(DATA / f"{name}.arff")
         for tree in EB_TREES:
             cp = 0.0 if tree == "pruned" else float(tree[3:])
             prune = "," + EB_PRUNED if tree == "pruned" else ""
@@ -228,7 +230,7 @@ def eb_tables(frame: pd.DataFrame) -> str:
 
 def speed(sample: int) -> None:
     name = "credit-g"
-    data = load_dataset(SHARED / f"{name}.arff")
+    data = load_dataset(DATA / f"{name}.arff")
     rows = []
     for spec in ("frequency", "venn", "venn:taxonomy=leaf", "naive_bayes",
                  "venn:base=naive_bayes"):
@@ -273,7 +275,7 @@ def speed_table(frame: pd.DataFrame) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("part", choices=["lindsay-cox", "eb", "speed"])
-    ap.add_argument("--datasets", nargs="*", help="subset of the shared datasets")
+    ap.add_argument("--datasets", nargs="*", help="subset of the datasets of tests/data")
     ap.add_argument("--repeats", type=int, default=5, help="eb: repeated 10-fold CV")
     ap.add_argument("--sample", type=int, default=100, help="speed: rows for engine=naive")
     ap.add_argument("--min-leaf", type=float, default=2.0, help="lindsay-cox: tree min_leaf")
@@ -281,12 +283,29 @@ def main() -> None:
                     help="lindsay-cox: skip datasets already complete in the CSV, append the rest")
     ap.add_argument("--from-csv", action="store_true",
                     help="run nothing: print the tables from the CSV in benchmarks/results")
+    add_quick(ap)
     args = ap.parse_args()
+    global RESULTS
+    if quick(args) and not args.from_csv:
+        import tempfile
+
+        RESULTS = Path(tempfile.mkdtemp(prefix="treecert-calibration-"))
+        print(f"quick: results in {RESULTS}", file=sys.stderr)
+        args.datasets = args.datasets or (["breast-cancer"] if args.part == "eb" else ["iris"])
+        args.repeats, args.sample = 1, 10
+    if args.datasets == []:
+        sys.exit("calibration_compare.py: nothing to run (--datasets is empty)")
     if args.from_csv:
+        for path in (_lc_path(args.min_leaf), RESULTS / "calibration_eb.csv",
+                     RESULTS / "calibration_speed.csv"):
+            if args.part in path.name.replace("lindsay_cox", "lindsay-cox") and not path.exists():
+                sys.exit(f"calibration_compare.py: no recorded run: {path} is missing")
         if args.part == "lindsay-cox":
             frame = pd.read_csv(_lc_path(args.min_leaf))
             if args.datasets:
                 frame = frame[frame.dataset.isin(args.datasets)]
+            if frame.empty:
+                sys.exit("calibration_compare.py: none of --datasets in the recorded run")
             print(lindsay_cox_tables(frame))
         elif args.part == "eb":
             print(eb_tables(pd.read_csv(RESULTS / "calibration_eb.csv")))

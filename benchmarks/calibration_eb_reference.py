@@ -1,8 +1,10 @@
-"""Reference values for the empirical-Bayes prior fit, from the paper's own recipe in R.
+"""tests/test_empirical_bayes.py reference values: the empirical-Bayes prior fit, in R.
 
 Writes ``tests/fixtures/eb/NAME_rpart_leaves.csv`` (leaf counts n0, n1 of an rpart tree) and
-``tests/fixtures/eb/reference.csv`` (R's alpha, beta) for the shared binary datasets. Needs
-``Rscript`` with rpart and MASS (Debian: ``apt-get install r-cran-rpart r-cran-mass``)::
+``tests/fixtures/eb/reference.csv`` (R's alpha, beta) for binary datasets of ``tests/data``.
+Needs ``Rscript`` with rpart and MASS (Debian: ``apt-get install r-cran-rpart
+r-cran-mass``); exits 2 without it. ``--quick``: diabetes only, written to a temporary
+directory instead of the fixtures::
 
     python benchmarks/calibration_eb_reference.py
 
@@ -16,17 +18,21 @@ shape2=10))``. On diabetes (the paper's "pima") it gives alpha = 0.4757, beta = 
 
 from __future__ import annotations
 
+import argparse
+import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from run import add_quick, quick
 
 from treecert.data.loading import load_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "datasets"
+DATA = ROOT / "tests" / "data"
 OUT = ROOT / "tests" / "fixtures" / "eb"
 DATASETS = ("diabetes", "credit-g", "ionosphere", "wdbc", "breast-cancer", "vote")
 
@@ -48,13 +54,26 @@ cat(sprintf("%.10f,%.10f,%d,%s\n", f$estimate[1], f$estimate[2], sum(leaves), fi
 
 
 def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
+    add_quick(ap)
+    args = ap.parse_args()
+    out_dir = OUT
+    if quick(args):
+        args.datasets = ["diabetes"]
+        out_dir = Path(tempfile.mkdtemp(prefix="treecert-eb-reference-"))
+    if not args.datasets:
+        sys.exit("calibration_eb_reference.py: nothing to run (--datasets is empty)")
+    if shutil.which("Rscript") is None:
+        print("calibration_eb_reference.py: needs Rscript with rpart and MASS", file=sys.stderr)
+        sys.exit(2)
+    out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "eb.R"
         script.write_text(R_SCRIPT)
-        for name in DATASETS:
-            data = load_dataset(SHARED / f"{name}.arff")
+        for name in args.datasets:
+            data = load_dataset(DATA / f"{name}.arff")
             cols = {}
             for j, a in enumerate(data.schema.attributes):
                 col = data.X[:, j]
@@ -68,14 +87,14 @@ def main() -> None:
             frame["class"] = np.asarray(data.schema.classes, dtype=object)[data.y]
             csv = Path(tmp) / f"{name}.csv"
             frame.to_csv(csv, index=False, na_rep="NA")
-            leaves = OUT / f"{name}_rpart_leaves.csv"
+            leaves = out_dir / f"{name}_rpart_leaves.csv"
             out = subprocess.run(["Rscript", str(script), str(csv), str(leaves)],
                                  capture_output=True, text=True, check=True).stdout
             alpha, beta, n_leaves, first = out.strip().split(",")
             rows.append({"dataset": name, "alpha": float(alpha), "beta": float(beta),
                          "leaves": int(n_leaves), "label_1": first})
             print(rows[-1])
-    pd.DataFrame(rows).to_csv(OUT / "reference.csv", index=False)
+    pd.DataFrame(rows).to_csv(out_dir / "reference.csv", index=False)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
-"""The combinations of TPCE with other certainty methods that were tried and dropped.
+"""docs/certainty-quality.md table: TPCE combined with other certainty methods.
 
 Each is measured against the same 50 bagged Laplace trees that ``calibrated_bagging`` uses
-(before its temperature), on eight shared datasets without missing values (the transductive
-engines are fast there; ``docs/certainty-quality.md`` reports the figures):
+(before its temperature), on eight datasets of ``tests/data`` without missing values (the
+transductive engines are fast there):
 
 * ``tpce_alpha``: TPCE's Eq. 1 with smoothed leaves — (n_c + α)/(n + Kα) with α = 1/K (the
   m-estimate with m = 1 and a uniform prior) and α = 0.1 instead of Laplace's α = 1.
@@ -21,6 +21,7 @@ repository root, niced::
 
 Output: a markdown table on stdout and ``benchmarks/results/certainty_variants.csv`` (mean
 and average rank of each variant per metric; ranks among the variants listed only).
+``--quick``: iris and wine, 2 TPCE trees, the cache and CSV in a temporary directory.
 """
 
 from __future__ import annotations
@@ -42,11 +43,14 @@ from treecert.transductive.engine import TransductiveEngine  # noqa: E402
 from treecert.tree.classifier import DecisionTree  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from peers_quality import DATA_DIR, HIGHER, METRICS, score  # noqa: E402
+from peers_quality import HIGHER, METRICS, score  # noqa: E402
+from run import add_quick, quick  # noqa: E402
+
+DATA_DIR = REPO / "tests" / "data"
 
 WORK = REPO / "benchmarks" / "results" / "tmp" / "certainty_variants"
 OUT_CSV = REPO / "benchmarks" / "results" / "certainty_variants.csv"
-#: The shared datasets without missing values, less segment-challenge and unbalanced (the
+#: The datasets of tests/data without missing values, less segment-challenge and unbalanced (the
 #: 20-tree TPCE ensemble on them did not fit the time box of the run reported in the docs;
 #: ``--datasets`` adds them).
 DATASETS = ("contact-lenses", "credit-g", "diabetes", "glass", "ionosphere", "iris", "wdbc",
@@ -161,7 +165,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--tpce-trees", type=int, default=20)
+    add_quick(ap)
     args = ap.parse_args(argv)
+    global WORK, OUT_CSV
+    if quick(args):
+        import tempfile
+
+        tmp = Path(tempfile.mkdtemp(prefix="treecert-certainty-variants-"))
+        WORK, OUT_CSV = tmp / "cache", tmp / "certainty_variants.csv"
+        args.datasets, args.tpce_trees = ["iris", "wine"], 2
+        print(f"quick: results in {tmp}", file=sys.stderr)
+    WORK.mkdir(parents=True, exist_ok=True)
     rows = []
     for ds in args.datasets:
         t0 = time.perf_counter()

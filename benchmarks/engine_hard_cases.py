@@ -1,40 +1,26 @@
-"""The transductive engine on the hard cases: missing values, gain ratio, many classes.
+"""BENCHMARKS.md table "hard_cases": TPCE on missing values, gain ratio, many classes.
 
-Run from the repository root (needs ../shared/datasets and scikit-learn)::
+    python benchmarks/engine_hard_cases.py --repeat 3 --venn --cases all   # the page's table
+    python benchmarks/engine_hard_cases.py --quick                         # vote, one row a fold
 
-    python benchmarks/engine_hard_cases.py [--sample 2] [--cases vote,soybean,...]
-    git archive 1f4238b | tar -x -C /tmp/base_frac          # the code before, then:
-    python benchmarks/engine_hard_cases.py --before /tmp/base_frac --cases vote,soybean
-    python benchmarks/engine_hard_cases.py --cases diabetes,segment-challenge  # complete data
+For every case, 10-fold CV on ``tests/data`` and its fixed folds, in-process CPU time
+(``time.process_time``; everything is single-threaded), in ms per test row:
 
-For every case, 10-fold CV on the shared folds, in-process CPU time
-(``time.process_time``; everything is single-threaded):
-
-* ``fast``: TPCE with the default engine over every test row, fit included (ms per row),
-  one fit per fold (what ``treecert predict`` does for one training set);
-* ``evaluate``: the same 10 folds as ``treecert evaluate`` runs them: where every job takes
-  the exact paths (missing values), all folds from one engine (``predict_held_out``, one
-  batched search per depth for every fold), else one fit per fold as ``fast``; checked bit
-  for bit against ``fast``;
-* ``complete``: the same on the same rows made easy — unknown values filled with the
-  column's mode/mean, information gain — the cost the hard case is compared with;
-* ``naive``: ``engine=naive`` (a whole tree per label per row) on ``--sample`` rows per fold;
-* ``sklearn``: the refit-per-label loop a user would write (``benchmarks/tpce_speed.py``) on
-  the same sample;
-* ``peers' loop``: the loop issue #13 names, ``../shared/peers/naive_transductive.py`` (its
-  own ``run``: unpruned trees, one-hot with a missing-value column, its own timer — wall
-  clock, one thread), on the first ``--sample`` test rows of every fold of the data file as
-  it is (no blanks: credit-g-blank2 gets credit-g's), when that directory exists.
-The fast and naive probabilities are checked bit for bit on the sample. ``--venn`` adds the
-Venn machine's and K&K's 10-fold cost against a plain tree's; ``--kk-loo`` times K&K's
-leave-one-out instead (:func:`kk_loo_row`). ``--before DIR`` adds ``fast`` of the code in
-DIR (an older checkout; only its ``treecert`` is imported), and then times ``fast`` of both
-codes in fresh processes, one after the other per case (:func:`fast_seconds`).
-``--repeat R`` times every part but the naive engine R times (interleaved) and reports the
-medians, with the spread of the peers' loop and of ``evaluate`` in a comment line per case.
-Everything is timed under the command line's malloc thresholds, as ``treecert evaluate``
-runs, the peers' loop too (it runs in this process); ``--allocator default`` times under
-glibc's own, what a library caller gets (:mod:`allocator`).
+* ``evaluate``: TPCE as ``treecert evaluate`` runs it: where every job takes the exact paths
+  (missing values), all folds from one engine (``predict_held_out``), else one fit per fold;
+  checked bit for bit against one fit per fold;
+* ``complete``: the same on the same rows made easy (unknown values filled with the
+  column's mode or mean, information gain): the cost the hard case is compared with;
+* ``naive``: ``engine=naive`` (a whole tree per label per row) on ``--sample`` rows per fold,
+  checked bit for bit against the fast engine;
+* ``peers' loop``: ``../shared/peers/naive_transductive.py``, the scikit-learn refit loop
+  the peers ran (unpruned trees, one-hot with a missing-value column, its own wall-clock
+  timer), on the first ``--sample`` test rows of every fold; "–" without that folder.
+``--venn`` adds the Venn machine's and K&K's 10-fold CV against a plain tree's. ``--repeat
+R`` times every part but the naive engine R times, interleaved, and reports medians (the
+spreads go to stderr). ``--kk-loo`` prints K&K's leave-one-out against refitting the
+inductive tree per row instead. Everything runs under the command line's malloc thresholds
+(``--allocator default``: glibc's own; ``venn_cost.apply``).
 """
 
 from __future__ import annotations
@@ -47,9 +33,10 @@ import sys
 import time
 from pathlib import Path
 
-import allocator
 import numpy as np
+from run import add_quick, quick
 from tpce_speed import sklearn_tpce_seconds
+from venn_cost import add_allocator, apply
 
 from treecert.data.folds import read_fold_ids
 from treecert.data.loading import load_dataset
@@ -57,7 +44,7 @@ from treecert.data.schema import Dataset
 from treecert.methods import make_method
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "datasets"
+DATA = ROOT / "tests" / "data"
 PEERS = ROOT.parent / "shared" / "peers"
 
 #: name -> (dataset, criterion, fraction of values blanked): what runs without ``--cases``
@@ -71,8 +58,8 @@ HARD_CASES = {
     "vote-gain_ratio": ("vote", "gain_ratio", 0.0),
     "soybean-gain_ratio": ("soybean", "gain_ratio", 0.0),
 }
-#: Complete data with information gain, the issue's last aim (>= 10x the peers' loop): run
-#: only when named (their "complete" is the data itself).
+#: Complete data with information gain (the aim: >= 10x the peers' loop): run only when named
+#: (their "complete" is the data itself).
 CASES = {**HARD_CASES,
          "diabetes": ("diabetes", "info_gain", 0.0),
          "segment-challenge": ("segment-challenge", "info_gain", 0.0)}
@@ -127,8 +114,8 @@ def _evaluate_seconds(data: Dataset, ids: np.ndarray, spec: str,
 
 def _case_data(case: str) -> tuple[Dataset, np.ndarray]:
     name, _, blank = CASES[case]
-    data = load_dataset(SHARED / f"{name}.arff")
-    ids = read_fold_ids((SHARED / f"{name}.folds.csv").read_text(), data.n_samples, name)
+    data = load_dataset(DATA / f"{name}.arff")
+    ids = read_fold_ids((DATA / f"{name}.folds.csv").read_text(), data.n_samples, name)
     return (_blanked(data, blank) if blank else data), ids
 
 
@@ -136,7 +123,7 @@ def fast_seconds(case: str, code: Path | None = None,
                  malloc: str = "command-line") -> float:
     """CPU seconds of ``fast`` (10 folds, fit and predict of every test row) of the
     ``treecert`` in ``code``, in a fresh process (this checkout's when None) with the
-    allocator ``malloc`` (:mod:`allocator`)."""
+    allocator ``malloc`` (:func:`venn_cost.apply`)."""
     env = {**os.environ, "PYTHONPATH": str(code or ROOT)}
     out = subprocess.run([sys.executable, __file__, "--fast-only", case,
                           "--allocator", malloc], env=env,
@@ -156,7 +143,7 @@ def peers_loop_ms(case: str, sample: int) -> float:
     sys.path.insert(0, str(PEERS))
     import naive_transductive
 
-    naive_transductive.SHARED = SHARED  # it looks in <its parent>/shared/datasets
+    naive_transductive.SHARED = DATA  # it looks in <its parent>/shared/datasets
     runs = [naive_transductive.run(CASES[case][0], f, sample) for f in range(10)]
     return 1e3 * float(np.mean([r["s_per_instance"] for r in runs]))
 
@@ -223,7 +210,7 @@ def kk_loo_row(case: str, sample: int) -> dict:
     tree grown without the row) against refitting the inductive tree per row, as before
     (measured on ``sample`` rows and scaled), checked bit for bit against engine=naive."""
     name, criterion, blank = CASES[case]
-    data = load_dataset(SHARED / f"{name}.arff")
+    data = load_dataset(DATA / f"{name}.arff")
     if blank:
         data = _blanked(data, blank)
     n = data.n_samples
@@ -243,69 +230,80 @@ def kk_loo_row(case: str, sample: int) -> dict:
     return {"case": case, "n": n, "fast_ms": 1e3 * fast_s / n, "refit_ms": refit_ms}
 
 
+def _ratio(a: float, b: float) -> str:
+    return "–" if np.isnan(a) or np.isnan(b) else f"{a / b:.1f}x"
+
+
+def table_line(r: dict, venn: bool) -> str:
+    """One row of the page's table."""
+    peers = "–" if np.isnan(r["peers_ms"]) else f"{r['peers_ms']:.1f}"
+    line = (f"| {r['case']} | {r['n']} | {r['classes']} | {100 * r['missing']:.1f} % | "
+            f"{r['criterion']} | {r['evaluate_ms']:.2f} | {r['complete_ms']:.2f} | "
+            f"{r['naive_ms']:.1f} | {peers} | "
+            f"{_ratio(r['evaluate_ms'], r['complete_ms'])} | "
+            f"{_ratio(r['naive_ms'], r['evaluate_ms'])} | "
+            f"{_ratio(r['peers_ms'], r['evaluate_ms'])} |")
+    if venn:
+        line += f" {_ratio(r['venn_s'], r['tree_s'])} | {_ratio(r['kk_s'], r['tree_s'])} |"
+    return line
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sample", type=int, default=2, help="naive/sklearn rows per fold")
-    ap.add_argument("--cases", default=",".join(HARD_CASES))
+    ap.add_argument("--sample", type=int, default=2, help="naive/peers' rows per fold")
+    ap.add_argument("--cases", default=",".join(HARD_CASES),
+                    help=f"comma-separated, or 'all'; of: {', '.join(CASES)}")
     ap.add_argument("--venn", action="store_true")
     ap.add_argument("--kk-loo", action="store_true",
                     help="K&K leave-one-out: engine vs refitting the inductive tree per row")
     ap.add_argument("--before", type=Path, help="an older checkout: its fast engine too")
     ap.add_argument("--repeat", type=int, default=1,
-                    help="time each part R times and report medians (and the spreads of "
-                    "the peers' loop and evaluate)")
+                    help="time each part R times and report medians")
     ap.add_argument("--fast-only", help=argparse.SUPPRESS)  # one case's fast seconds, JSON
-    allocator.add_option(ap)
+    add_allocator(ap)
+    add_quick(ap)
     args = ap.parse_args()
-    allocator.apply(args.allocator)
+    apply(args.allocator)
     if args.fast_only:
         print(json.dumps(_fast_here(args.fast_only)))
         return
+    if quick(args):
+        args.cases, args.sample, args.repeat, args.venn = "vote", 1, 1, True
+    cases = list(CASES) if args.cases == "all" else [c for c in args.cases.split(",") if c]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown or not cases:
+        sys.exit(f"engine_hard_cases.py: no case to run (--cases {args.cases!r}); "
+                 f"known: {', '.join(CASES)}")
+    print(f"load: {os.getloadavg()}", file=sys.stderr)
     if args.kk_loo:
-        print("| case | n | K&K LOO ms/row (engine, all steps) | inductive refit ms/row (before,"
-              " that step alone) |")
+        print("| case | n | K&K LOO ms/row (engine, all steps) | inductive refit ms/row (that "
+              "step alone) |")
         print("|---|---:|---:|---:|")
-        for case in args.cases.split(","):
+        for case in cases:
             r = kk_loo_row(case, 40)
             print(f"| {r['case']} | {r['n']} | {r['fast_ms']:.2f} | {r['refit_ms']:.2f} |",
                   flush=True)
         return
-    before = {}
-    for case in args.cases.split(",") if args.before else ():
+    for case in cases if args.before else ():
         n = _case_data(case)[0].n_samples
         old, new = (fast_seconds(case, code, args.allocator) for code in (args.before, None))
-        before[case] = (1e3 * old / n, 1e3 * new / n)
-        print(f"{case}: fast before {before[case][0]:.2f} ms/row, after {before[case][1]:.2f}"
+        print(f"{case}: fast before {1e3 * old / n:.2f} ms/row, after {1e3 * new / n:.2f}"
               f" ms/row (fresh processes, one after the other): {old / new:.2f}x",
-              flush=True)
-    print("| case | n | K | missing | criterion | fast ms/row | complete-data ms/row |"
-          " naive ms/row | sklearn loop ms/row | peers' loop ms/row | fast/complete |"
-          " naive/fast | sklearn/fast | peers/fast | evaluate ms/row | evaluate/complete |"
-          " naive/evaluate | sklearn/evaluate | peers/evaluate |"
-          + (" tree CV s | venn/tree | kk/tree |" if args.venn else ""))
-    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|---:|---:|---:|"
-          + ("---:|---:|---:|" if args.venn else ""))
-    for case in args.cases.split(","):
+              file=sys.stderr, flush=True)
+    print("| case | n | K | missing | criterion | evaluate ms/row | complete-data ms/row |"
+          " naive ms/row | peers' loop ms/row | evaluate/complete | naive/evaluate |"
+          " peers/evaluate |" + (" venn/tree | kk/tree |" if args.venn else ""))
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+          + ("---:|---:|" if args.venn else ""))
+    for case in cases:
         r = case_row(case, args.sample, args.venn, args.repeat)
-        line = (f"| {r['case']} | {r['n']} | {r['classes']} | {100 * r['missing']:.1f} % | "
-                f"{r['criterion']} | {r['fast_ms']:.2f} | {r['complete_ms']:.2f} | "
-                f"{r['naive_ms']:.1f} | {r['sklearn_ms']:.1f} | {r['peers_ms']:.1f} | "
-                f"{r['fast_ms'] / r['complete_ms']:.1f}x | {r['naive_ms'] / r['fast_ms']:.1f}x | "
-                f"{r['sklearn_ms'] / r['fast_ms']:.1f}x | {r['peers_ms'] / r['fast_ms']:.1f}x | "
-                f"{r['evaluate_ms']:.2f} | {r['evaluate_ms'] / r['complete_ms']:.1f}x | "
-                f"{r['naive_ms'] / r['evaluate_ms']:.1f}x | "
-                f"{r['sklearn_ms'] / r['evaluate_ms']:.1f}x | "
-                f"{r['peers_ms'] / r['evaluate_ms']:.1f}x |")
-        if args.venn:
-            line += (f" {r['tree_s']:.2f} | {r['venn_s'] / r['tree_s']:.1f}x | "
-                     f"{r['kk_s'] / r['tree_s']:.1f}x |")
-        print(line, flush=True)
-        if args.repeat > 1:
-            print(f"<!-- {r['case']}: medians of {r['repeat']} runs; peers' loop ms/row "
-                  f"{r['peers_spread'][0]:.1f}-{r['peers_spread'][1]:.1f}, evaluate ms/row "
-                  f"{r['evaluate_spread'][0]:.2f}-{r['evaluate_spread'][1]:.2f} -->",
-                  flush=True)
+        print(table_line(r, args.venn), flush=True)
+        print(f"{r['case']}: medians of {r['repeat']} runs; peers' loop ms/row "
+              f"{r['peers_spread'][0]:.1f}-{r['peers_spread'][1]:.1f}, evaluate ms/row "
+              f"{r['evaluate_spread'][0]:.2f}-{r['evaluate_spread'][1]:.2f}; fast ms/row "
+              f"{r['fast_ms']:.2f}, our sklearn loop ms/row {r['sklearn_ms']:.1f}",
+              file=sys.stderr, flush=True)
+    print(f"load: {os.getloadavg()}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,9 @@
-"""The transductive engine at scale (issue #13): CPU time and peak memory of 10-fold CV with
-``tpce``, ``kk`` and ``venn`` on synthetic data shaped like two large numeric datasets, and
-of TPCE prediction from 100k training rows, each measurement in a fresh process.
+"""BENCHMARKS.md table "scale": CPU time and peak memory of TPCE, K&K and Venn on large data.
 
-    nice -n 5 python benchmarks/engine_scale.py cv letter tpce [--folds 10] [--max-folds 2]
-    nice -n 5 python benchmarks/engine_scale.py cv shuttle tpce --only-fold 6 [--code /tmp/old]
-    nice -n 5 python benchmarks/engine_scale.py build big [--test 500]
-    nice -n 5 python benchmarks/engine_scale.py all          # every case, one at a time
+    python benchmarks/engine_scale.py all                 # the page's table (about 24 min)
+    python benchmarks/engine_scale.py all --quick         # 2,000-row cases, one fold, 5 rows
+    python benchmarks/engine_scale.py cv letter tpce [--max-folds 2] [--sample 200]
+    python benchmarks/engine_scale.py build big [--test 500]
 
 Cases (seeded, learnable but noisy: class-dependent Gaussian means, integer-valued
 attributes as in the UCI sets they imitate, 5 % of the labels replaced at random):
@@ -19,13 +17,13 @@ attributes as in the UCI sets they imitate, 5 % of the labels replaced at random
 permutation folds), in one process, and prints one JSON line: CPU seconds
 (``time.process_time``) per fold and in total, and the peak resident memory
 (``ru_maxrss``). ``--max-folds k`` stops after k folds and ``--sample m`` predicts only
-m rows of each test fold (the total is then extrapolated and marked so). ``build`` times
-a plain tree build, the batched engine's build (base tree, and the certificate tables of
-the first test row's paths: since session 19 a node's table is built when a walk first
-reaches it, so the rest of the tables' cost is in the prediction's time) and TPCE
-prediction of ``--test`` rows, with the peak memory. Every process runs under the
-command line's malloc thresholds, as ``treecert evaluate`` and ``predict`` do
-(``--allocator default``: glibc's own, a library caller's; :mod:`allocator`).
+m rows of each test fold (the total is then extrapolated and marked ≈). ``build`` times
+a plain tree, the batched engine's build (base tree and the certificate tables of the
+first test row's paths; later tables are built when a walk first reaches them, in the
+prediction's time) and TPCE prediction of ``--test`` rows, with the peak memory. ``all``
+runs every case in a fresh process each and prints the page's two tables. ``--rows N``
+shrinks every case to N rows. Every process runs under the command line's malloc
+thresholds (``--allocator default``: glibc's own; ``venn_cost.apply``).
 """
 
 from __future__ import annotations
@@ -38,10 +36,9 @@ import subprocess
 import sys
 import time
 
-import allocator
 import numpy as np
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from run import add_quick, quick
+from venn_cost import add_allocator, apply
 
 CASES = {
     "letter": {"n": 20_000, "p": 16, "k": 26, "major": None, "sep": 1.5, "scale": 2.0,
@@ -53,12 +50,16 @@ CASES = {
 }
 
 
+#: ``--rows``: the cases shrunk (quick mode), case -> rows
+ROWS: dict[str, int] = {}
+
+
 def synthetic(case: str, seed: int = 0):
     """The case's Dataset: class-dependent Gaussian means, 5 % label noise."""
     from treecert.data.schema import Attribute, Dataset, Schema
 
     c = CASES[case]
-    n, p, k = c["n"], c["p"], c["k"]
+    n, p, k = ROWS.get(case, c["n"]), c["p"], c["k"]
     rng = np.random.default_rng(seed)
     if c["major"] is None:
         prior = np.full(k, 1.0 / k)
@@ -113,8 +114,9 @@ def run_cv(case: str, method: str, folds: int, max_folds: int | None,
     total = sum(times) * folds / len(times)
     import treecert
 
-    return {"case": case, "method": method, "code": os.path.dirname(os.path.dirname(
-                os.path.abspath(treecert.__file__))), "folds_run": len(times), "folds": folds,
+    return {"case": case, "method": method, "rows": data.n_samples,
+            "code": os.path.dirname(os.path.dirname(os.path.abspath(treecert.__file__))),
+            "folds_run": len(times), "folds": folds,
             "sampled_rows": sample, "cpu_s_per_fold": [round(t, 2) for t in times],
             "cpu_s_total": round(total, 1),
             "extrapolated": len(times) < folds or sample is not None,
@@ -158,6 +160,29 @@ def subprocess_json(args: list[str]) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def _tables(cvs: list[dict], build: dict) -> str:
+    """The page's two tables from ``all``'s results."""
+    def cpu(r: dict) -> str:
+        return f"{'≈' if r['extrapolated'] else ''}{r['cpu_s_total']:.1f}"
+
+    out = ["| case | rows | tpce CV, CPU s | kk CV, CPU s | venn CV, CPU s |"
+           " peak MiB (tpce / kk / venn) |", "|---|---:|---:|---:|---:|---|"]
+    for case in dict.fromkeys(r["case"] for r in cvs):
+        by = {r["method"]: r for r in cvs if r["case"] == case}
+        out.append(f"| {case} | {by['tpce']['rows']:,} | {cpu(by['tpce'])} | {cpu(by['kk'])} | "
+                   f"{cpu(by['venn'])} | "
+                   + " / ".join(f"{by[m]['peak_mib']:.0f}" for m in ("tpce", "kk", "venn"))
+                   + " |")
+    out += ["", "| case | training rows | plain tree, CPU s | engine build, CPU s |"
+            " build / plain | TPCE fit + predict, CPU s (test rows) | peak MiB |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+            f"| {build['case']} | {build['train_rows']:,} | {build['plain_tree_s']:.2f} | "
+            f"{build['engine_build_s']:.2f} | {build['build_ratio']:.2f} | "
+            f"{build['tpce_fit_predict_s']:.1f} ({build['tpce_test_rows']}) | "
+            f"{build['peak_mib']:.0f} |"]
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("what", choices=("cv", "build", "all"))
@@ -169,29 +194,43 @@ def main() -> None:
     ap.add_argument("--sample", type=int, help="predict only this many rows of each fold "
                     "(the fold's prediction time is scaled up)")
     ap.add_argument("--only-fold", type=int, help="run this fold alone (cv)")
+    ap.add_argument("--rows", type=int, help="shrink every case to this many rows")
     ap.add_argument("--code", help="import treecert from this checkout (an older commit, "
                     "extracted with git archive) instead of this one")
-    allocator.add_option(ap)
+    add_allocator(ap)
+    add_quick(ap)
     args = ap.parse_args()
     if args.code:  # nothing of treecert is imported before this point
         sys.path.insert(0, os.path.abspath(args.code))
-    allocator.apply(args.allocator)
+    if quick(args):
+        args.rows, args.max_folds, args.sample, args.test = 2000, 1, 5, 5
+    if args.what == "cv" and not args.case:
+        sys.exit("engine_scale.py: cv needs a case: " + ", ".join(CASES))
+    if args.rows:
+        ROWS.update(dict.fromkeys(CASES, args.rows))
+    apply(args.allocator)
     if args.what == "cv":
         print(json.dumps(run_cv(args.case, args.method, args.folds, args.max_folds,
                                 args.sample, args.only_fold)))
     elif args.what == "build":
         print(json.dumps(run_build(args.case or "big", args.test)))
     else:
-        print(f"load average {os.getloadavg()}", flush=True)
+        print(f"load average {os.getloadavg()}", file=sys.stderr, flush=True)
+        extra = ["--allocator", args.allocator]
+        extra += [] if args.max_folds is None else ["--max-folds", str(args.max_folds)]
+        extra += [] if args.sample is None else ["--sample", str(args.sample)]
+        extra += [] if args.rows is None else ["--rows", str(args.rows)]
+        cvs = []
         for case in ("letter", "shuttle"):
             for method in ("tpce", "kk", "venn"):
-                extra = ["--allocator", args.allocator]
-                extra += [] if args.max_folds is None else ["--max-folds", str(args.max_folds)]
-                extra += [] if args.sample is None else ["--sample", str(args.sample)]
-                print(json.dumps(subprocess_json(["cv", case, method, *extra])), flush=True)
-        print(json.dumps(subprocess_json(["build", "big", "--test", str(args.test),
-                                          "--allocator", args.allocator])), flush=True)
-        print(f"load average {os.getloadavg()}", flush=True)
+                cvs.append(subprocess_json(["cv", case, method, *extra]))
+                print(json.dumps(cvs[-1]), file=sys.stderr, flush=True)
+        build = subprocess_json(["build", "big", "--test", str(args.test), "--allocator",
+                                 args.allocator, *([] if args.rows is None else
+                                                   ["--rows", str(args.rows)])])
+        print(json.dumps(build), file=sys.stderr, flush=True)
+        print(f"load average {os.getloadavg()}", file=sys.stderr, flush=True)
+        print(_tables(cvs, build))
 
 
 if __name__ == "__main__":

@@ -1,16 +1,15 @@
-"""What ``predict --explain`` costs: CPU seconds of scoring with and without it, in the
-same process and run, for a leaf method on many rows and for the transductive methods.
+"""BENCHMARKS.md table "explain": the CPU cost of ``predict --explain``.
 
-    python benchmarks/explain_overhead.py --rows 200000 --repeat 3
+    python benchmarks/explain_overhead.py --rows 200000 --repeat 3   # the page's table
+    python benchmarks/explain_overhead.py --quick                    # 2,000 rows, 20 for tpce
 
-Data: credit-g (1000 rows, 20 attributes) tiled to ``--rows`` rows with 5 % of the values
-set missing (so that rows reach several leaves and paths carry ``(?)``). The model is the
-unpruned credit-g tree. Each figure is the minimum over ``--repeat`` runs of
-``time.process_time`` around the library calls ``predict_with`` (the part ``--explain``
-changes; reading the file is the same with and without it), in chunks of 50,000 rows as the
-command line scores them. ``tpce`` and ``kk`` score the first ``--transductive-rows``
-tiled rows (1000), ``venn`` a fifth of them (its rows with missing values go one at a
-time).
+Data: credit-g of ``sample_data`` (1000 rows, 20 attributes) tiled to ``--rows`` rows with
+5 % of the values set missing (so that rows reach several leaves and paths carry ``(?)``).
+The model is the unpruned credit-g Laplace tree. Each figure is the minimum over
+``--repeat`` runs of ``time.process_time`` around the library calls ``predict_with`` (the
+part ``--explain`` changes; reading and writing files are the same with and without it),
+in chunks of 50,000 rows as the command line scores them. ``tpce`` and ``kk`` score the
+first ``--transductive-rows`` tiled rows, ``venn`` a fifth of them.
 """
 
 from __future__ import annotations
@@ -21,8 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from run import add_quick, quick
 
 from treecert import api
 from treecert.data.loading import load_dataset
@@ -51,11 +49,16 @@ def cpu(model, data: Dataset, method: str, explain: bool, repeat: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--transductive-rows", type=int, default=1000)
+    add_quick(ap)
     args = ap.parse_args()
+    if quick(args):
+        args.rows, args.repeat, args.transductive_rows = 2000, 1, 20
+    if args.rows < 1 or args.repeat < 1:
+        sys.exit("explain_overhead.py: nothing to run (--rows and --repeat must be >= 1)")
     train = load_dataset(DATA)
     model = api.train(train, leaf="laplace")
     big = tiled(train, args.rows)

@@ -1,6 +1,6 @@
-"""10-fold parity check of treecert against Weka J48 (``-U -M 2 -A``) on the shared datasets.
+"""docs/j48-parity.md table: treecert against Weka J48 (``-U -M 2 -A``), 10-fold.
 
-For every ``*.arff`` with a ``*.folds.csv`` beside it (default: ``<repo>/../shared/datasets``),
+For every ``*.arff`` with a ``*.folds.csv`` beside it (default: ``tests/data``),
 and every fold id in the folds file, J48 is trained/tested on fold files written by
 ``peers.weka_fold_files`` and treecert (if importable) on the same rows through its Python API
 (``DecisionTree(criterion="gain_ratio", min_leaf=2, leaf="laplace", threshold="lower",
@@ -16,6 +16,7 @@ Run from the repo root (needs ``apt-get install weka``; see ``peers.py``)::
     python benchmarks/j48_parity.py --datasets iris labor   # a subset
     python benchmarks/j48_parity.py --no-treecert           # J48 only
     python benchmarks/j48_parity.py --dist-datasets all     # distribution check everywhere
+    python benchmarks/j48_parity.py --quick                 # iris, CSV to a temporary file
 
 Columns of the CSV: dataset, fold, tool, accuracy (% correct on the test fold), leaves, size
 (number of nodes), seconds (J48: wall time of the whole java process incl. JVM start and ARFF
@@ -35,9 +36,10 @@ from pathlib import Path
 
 import numpy as np
 import peers
+from run import add_quick, quick
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+DEFAULT_DATA_DIR = REPO / "tests" / "data"
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "j48_parity.csv"
 DEFAULT_DIST = ("iris", "labor", "credit-g", "vote", "glass", "soybean", "weather.numeric")
 FIELDS = ("dataset", "fold", "tool", "accuracy", "leaves", "size", "seconds")
@@ -186,7 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         help="datasets for the fold-0 distribution check ('all', or none to skip)",
     )
     ap.add_argument("--options", default="-U -M 2 -A", help="J48 options")
+    add_quick(ap)
     args = ap.parse_args(argv)
+    if quick(args):
+        args.datasets, args.dist_datasets = ["iris"], ["iris"]
+        args.out = Path(tempfile.mkdtemp(prefix="treecert-j48-parity-")) / "j48_parity.csv"
 
     if not peers.weka_available():
         print(f"error: java or {peers.WEKA_JAR} missing (apt-get install weka)", file=sys.stderr)
@@ -246,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             wr.writerow({k: (f"{r[k]:.6g}" if isinstance(r[k], float) else r[k]) for k in FIELDS})
 
-    print(f"## J48 ({' '.join(options)}) vs treecert, 10-fold (shared folds)\n")
+    print(f"## J48 ({' '.join(options)}) vs treecert, 10-fold (fixed folds)\n")
     print(summarize(rows, [n for n, _, _ in datasets], sizes))
     print(
         "\nacc = mean of per-fold test accuracy; pooled = total correct / total instances "

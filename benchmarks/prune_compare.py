@@ -1,12 +1,13 @@
-"""Bradford et al. (1998)'s comparison of pruning methods, on the shared binary datasets.
+"""docs/pruning.md tables: Bradford et al. (1998)'s comparison of pruning methods.
 
-Every pruning method x {frequency, laplace} leaves, 10-fold cross-validation on the shared
-folds (``NAME.folds.csv``), each tree grown with information gain and ``min_leaf`` 2 (the
-TPCE paper's learner) and pruned inside every fold through the leaf methods' ``prune``
-option. Reported per dataset: the average loss under two loss matrices, 1:10 and 10:1
-(misclassifying the first class costs 1 and the second 10, and the reverse), the
-normalised MSE (Brier / 2), the log-loss and the tree size (leaves), plus — the paper's ROC
-argument — which method has the lowest loss at each cost ratio, and ROC curves (PNG).
+Every pruning method x {frequency, laplace} leaves, 10-fold cross-validation on the binary
+datasets of ``tests/data`` and their fixed folds (``NAME.folds.csv``), each tree grown
+with information gain and ``min_leaf`` 2 (the TPCE paper's learner) and pruned inside every
+fold through the leaf methods' ``prune`` option. Reported per dataset: the average loss
+under two loss matrices, 1:10 and 10:1 (misclassifying the first class costs 1 and the
+second 10, and the reverse), the normalised MSE (Brier / 2), the log-loss and the tree size
+(leaves), plus — the paper's ROC argument — which method has the lowest loss at each cost
+ratio, and ROC curves (PNG).
 
 Methods: ``none``; ``ccp`` (error-based CCP: α on a 20 % holdout, the paper's protocol);
 ``ccp_loss`` (the same with the loss matrix: loss-based CCP); ``ebp`` (C4.5, CF 0.25);
@@ -20,6 +21,7 @@ Run from the repo root (about 3 minutes on 2 cores)::
 
     python benchmarks/prune_compare.py                       # markdown to stdout
     python benchmarks/prune_compare.py --datasets vote labor --plots
+    python benchmarks/prune_compare.py --quick       # labor, CSV in a temporary directory
 
 Results: ``benchmarks/results/prune_compare.csv`` (one row per dataset x method x matrix)
 and, with ``--plots``, ``benchmarks/results/prune_compare/<dataset>_roc.png``.
@@ -33,9 +35,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from run import add_quick, quick
 
 REPO = Path(__file__).resolve().parents[1]
-DATA_DIR = REPO.parent / "shared" / "datasets"
+DATA_DIR = REPO / "tests" / "data"
 OUT = REPO / "benchmarks" / "results"
 BINARY = ("breast-cancer", "credit-g", "diabetes", "ionosphere", "labor", "unbalanced",
           "vote", "wdbc")
@@ -167,9 +170,17 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR)
     ap.add_argument("--datasets", nargs="*", default=list(BINARY))
     ap.add_argument("--plots", action="store_true", help="ROC curves (needs matplotlib)")
+    add_quick(ap)
     args = ap.parse_args()
-    if str(REPO) not in sys.path:
-        sys.path.append(str(REPO))
+    global OUT
+    if quick(args):
+        import tempfile
+
+        args.datasets = ["labor"]
+        OUT = Path(tempfile.mkdtemp(prefix="treecert-prune-compare-"))
+        print(f"quick: results in {OUT}", file=sys.stderr)
+    if not args.datasets:
+        sys.exit("prune_compare.py: nothing to run (--datasets is empty)")
     frames = []
     for name in args.datasets:
         path = args.data_dir / f"{name}.arff"

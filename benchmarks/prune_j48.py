@@ -1,6 +1,6 @@
-"""Tree sizes of Weka J48's error-based pruning against treecert's ``ebp``.
+"""docs/pruning.md table: tree sizes of Weka J48's error-based pruning against ``ebp``.
 
-For every ``*.arff`` in the shared datasets directory (default ``<repo>/../shared/datasets``),
+For every ``*.arff`` in the datasets directory (default ``tests/data``),
 J48 (Weka 3.6, ``/usr/share/java/weka.jar``) is trained on the whole file with
 ``-U -M 2`` (unpruned, but collapsed), ``-C 0.25 -M 2`` (the default: error-based pruning
 with subtree raising) and ``-C 0.25 -M 2 -S`` (no raising), e.g.::
@@ -21,6 +21,7 @@ Run from the repo root::
 
     python benchmarks/prune_j48.py                 # whole files, markdown to stdout
     python benchmarks/prune_j48.py --folds         # also every 10-fold training set
+    python benchmarks/prune_j48.py --quick         # iris, CSVs in a temporary directory
 
 Results: ``benchmarks/results/prune_j48.csv`` (and ``prune_j48_folds.csv``).
 """
@@ -36,9 +37,10 @@ from pathlib import Path
 
 import numpy as np
 import peers
+from run import add_quick, quick
 
 REPO = Path(__file__).resolve().parents[1]
-DATA_DIR = REPO.parent / "shared" / "datasets"
+DATA_DIR = REPO / "tests" / "data"
 OUT = REPO / "benchmarks" / "results"
 J48_OPTIONS = {
     "j48_unpruned": ("-U", "-M", "2"),
@@ -115,12 +117,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR)
     ap.add_argument("--folds", action="store_true", help="also every 10-fold training set")
+    ap.add_argument("--datasets", nargs="*", help="dataset stems (default: all)")
+    add_quick(ap)
     args = ap.parse_args()
-    if str(REPO) not in sys.path:
-        sys.path.append(str(REPO))
+    global OUT
+    if quick(args):
+        args.datasets = ["iris"]
+        OUT = Path(tempfile.mkdtemp(prefix="treecert-prune-j48-"))
     if not peers.weka_available():
         sys.exit("Weka is not available (apt-get install weka).")
-    files = sorted(args.data_dir.glob("*.arff"))
+    files = [f for f in sorted(args.data_dir.glob("*.arff"))
+             if args.datasets is None or f.stem in args.datasets]
+    if not files:
+        sys.exit(f"prune_j48.py: no dataset to run in {args.data_dir}")
     rows = []
     for path in files:
         rows.append({"dataset": path.stem, "fold": "all", **j48_sizes(path),

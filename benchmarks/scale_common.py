@@ -1,4 +1,4 @@
-"""Shared helpers of the scale_* benchmarks: synthetic data and measuring a command.
+"""Helpers of BENCHMARKS.md tables "stream", "stream_arff" and "cluster": data, measuring.
 
 ``measure`` runs a command and samples the resident memory of its whole process tree
 (psutil, every 50 ms), so local worker processes (joblib/loky) are counted too.

@@ -1,32 +1,25 @@
-"""Streaming prediction: leaf-method ``treecert predict`` on large CSV files vs plain
-``pandas.read_csv`` of the same file, in the same run; peak memory at two file sizes.
+"""BENCHMARKS.md tables "stream" and "stream_arff": streaming ``predict`` vs ``read_csv``.
 
-    nice -n 10 python benchmarks/scale_stream.py --rows 1000000 250000 --repeat 3
+    python benchmarks/scale_stream.py --rows 1000000 250000 --repeat 3          # "stream"
+    python benchmarks/scale_stream.py --rows --arff-mb 500 50 --sparse-mb 50 5  # "stream_arff"
+    python benchmarks/scale_stream.py --quick                 # 20,000 rows, one run
 
-Both are timed as whole commands (interpreter start and imports included, as a user runs
-them); the figures are medians of ``--repeat`` runs, wall-clock and CPU (user + system)
-time, the latter being what a loaded shared machine disturbs least. Memory is the peak RSS
-of the process. A streamed predict should hold about the same memory for both sizes, while
-read_csv's grows with the file.
+A leaf-method ``treecert predict`` of a synthetic CSV file (8 numeric columns, a two-class
+label; a Laplace tree trained on 5,000 rows of the same kind) against plain
+``pandas.read_csv`` of the same file. Both are timed as whole commands (interpreter start
+and imports included, as a user runs them); the figures are medians of ``--repeat`` runs,
+wall-clock and CPU (user + system) time, the latter being what a loaded machine disturbs
+least. Memory is the peak RSS of the process: a streamed predict holds about the same
+memory for every size, read_csv's grows with the file.
 
-``--arff-mb 500 50`` then scores generated dense ARFF files of those sizes, and
-``--sparse-mb 50 5`` sparse ones (``{i v, ...}`` rows, 70 % of the values zero), with the
-same model, and reports each run's peak RSS: streamed, the peak does not grow with the
-file. Each file is deleted as soon as it is scored (check ``df -h /tmp`` first: the
-largest file is on disk once at a time).
+``--arff-mb`` scores generated dense ARFF files of those sizes, and ``--sparse-mb`` sparse
+ones (``{i v, ...}`` rows, 70 % of the values zero), with the same model. Each file is
+deleted as soon as it is scored (the largest is on disk once at a time).
 
-    nice -n 10 python benchmarks/scale_stream.py --rows --arff-mb 500 50 --sparse-mb 50 5
-
-``--root DIR`` runs the treecert of another checkout (e.g. ``git archive 28f08e5 | tar -x
--C DIR``), for the figures before a change; ``--before DIR`` runs both, this checkout and
-DIR, in the same run (their runs alternating, so that both see the same machine load),
-adds a row per size for DIR and checks that both wrote the same bytes.
-
-Python's bytecode cache is on (in a temporary ``PYTHONPYCACHEPREFIX``, as in an installed
-package, and as ``benchmarks/startup.py`` measures), whatever ``PYTHONDONTWRITEBYTECODE``
-says: without it every run would compile treecert's modules again (~0.15 CPU-s), which an
-installed treecert never does. One untimed run of each checkout fills the cache. The machine
-load (``os.getloadavg``) is printed before and after.
+``--root DIR`` runs the treecert of another checkout; ``--before DIR`` runs both, this
+checkout and DIR, alternating, adds a row per size for DIR and checks that both wrote the
+same bytes. Python's bytecode cache is on (a temporary ``PYTHONPYCACHEPREFIX``, as in an
+installed package); one untimed run of each checkout fills it.
 """
 
 from __future__ import annotations
@@ -40,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from run import add_quick, quick
 from scale_common import measure, write_synthetic
 
 N_FEATURES = 8
@@ -75,7 +69,7 @@ def write_arff(path: Path, megabytes: float, seed: int, sparse: bool) -> int:
 def arff_table(model: Path, work: Path, dense: list[float], sparse_sizes: list[float],
                method: str) -> None:
     """Peak memory of streamed ARFF predict on dense and sparse files of these sizes (MB)."""
-    print("\n| ARFF | file MB | rows | predict wall s | predict CPU s | rows/s (CPU) | "
+    print("| ARFF | file MB | rows | predict wall s | predict CPU s | rows/s (CPU) | "
           "predict peak MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for sparse, sizes in ((False, dense), (True, sparse_sizes)):
@@ -106,14 +100,22 @@ def main() -> None:
     ap.add_argument("--root", type=Path, help="run the treecert of this checkout")
     ap.add_argument("--before", type=Path,
                     help="also run the treecert of this checkout, alternating, in the same run")
+    add_quick(ap)
     args = ap.parse_args()
+    if quick(args):
+        args.rows = [20_000] if args.rows else []
+        args.repeat = 1
+        args.arff_mb = [1.0] if args.arff_mb else []
+        args.sparse_mb = [0.2] if args.sparse_mb else []
+    if not (args.rows or args.arff_mb or args.sparse_mb):
+        sys.exit("scale_stream.py: nothing to run (no --rows, --arff-mb or --sparse-mb)")
     if args.root:
         os.chdir(args.root)  # `python -m treecert` imports the package of the current directory
     here = Path.cwd()
     work = Path(tempfile.mkdtemp(prefix="treecert-scale-"))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the children inherit both
     os.environ["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
-    print(f"load before: {os.getloadavg()}")
+    print(f"load before: {os.getloadavg()}", file=sys.stderr)
     train = work / "train.csv"
     write_synthetic(train, 5_000, seed=1)
     model = work / "model.json"
@@ -126,6 +128,17 @@ def main() -> None:
     write_synthetic(warm, 1_000, seed=2)
     for root in roots.values():  # fill the bytecode cache
         predict(root, model, warm, work / "warm-out.csv", args.method)
+    if args.rows:
+        _csv_table(args, roots, model, work)
+    os.chdir(here)
+    if args.arff_mb or args.sparse_mb:
+        arff_table(model, work, args.arff_mb, args.sparse_mb, args.method)
+    print(f"load after: {os.getloadavg()}", file=sys.stderr)
+    shutil.rmtree(work)
+
+
+def _csv_table(args, roots: dict, model: Path, work: Path) -> None:
+    """The "stream" table: every size of ``--rows``, read_csv against predict."""
     print("| rows | file MB | read_csv wall s | read_csv CPU s | read_csv peak MiB | "
           "predict wall s | predict CPU s | predict rows/s (CPU) | predict peak MiB | "
           "speed vs read_csv (wall) | speed vs read_csv (CPU) |")
@@ -150,11 +163,6 @@ def main() -> None:
                   f"{max(m[2] for m in runs):.0f} | {r_s / p_s:.2f} | {r_c / p_c:.2f} |",
                   flush=True)
         data.unlink()
-    os.chdir(here)
-    if args.arff_mb or args.sparse_mb:
-        arff_table(model, work, args.arff_mb, args.sparse_mb, args.method)
-    print(f"load after: {os.getloadavg()}")
-    shutil.rmtree(work)
 
 
 def predict(root: Path, model: Path, data: Path, out: Path, method: str):

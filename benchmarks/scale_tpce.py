@@ -1,14 +1,15 @@
-"""``treecert predict --method tpce`` on synthetic test rows from a 5,000-row training set:
-one local worker, two local workers (``--jobs 2``) and a two-worker Dask ``LocalCluster``
-on loopback (``--scheduler``); throughput and peak memory of each, in the same run.
+"""BENCHMARKS.md table "cluster": ``predict --method tpce`` on local and Dask workers.
 
-    nice -n 10 python benchmarks/scale_tpce.py --rows 100000
+    python benchmarks/scale_tpce.py --rows 100000    # the page's table
+    python benchmarks/scale_tpce.py --quick          # 300 test rows from 500 training rows
 
-Memory is the peak RSS summed over the predict command's process tree (its joblib
-workers included) and, for the Dask run, the two worker processes; CPU is summed over the
-same processes. On a machine loaded by other work the wall-clock speed-up is not the
-parallel efficiency; the CPU column (1.00 = no parallel overhead) is. The three outputs are
-checked to be byte-identical.
+Synthetic test rows scored from a 5,000-row training set (``scale_common``): one local
+worker, two local workers (``--jobs 2``) and a two-worker Dask ``LocalCluster`` on loopback
+(``--scheduler``; needs ``distributed``), in the same run. Memory is the peak RSS summed
+over the predict command's process tree (its joblib workers included) and, for the Dask
+run, the two worker processes; CPU is summed over the same processes. On a loaded machine
+the wall-clock speed-up is not the parallel efficiency; the CPU column (1.00 = no parallel
+overhead) is. The three outputs are checked to be byte-identical.
 """
 
 from __future__ import annotations
@@ -16,16 +17,23 @@ from __future__ import annotations
 import argparse
 import filecmp
 import os
+import sys
 from pathlib import Path
 
+from run import add_quick, quick
 from scale_common import measure, tpce_predict_setup
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--train-rows", type=int, default=5_000)
+    add_quick(ap)
     args = ap.parse_args()
+    if quick(args):
+        args.rows, args.train_rows = 300, 500
+    if args.rows < 1:
+        sys.exit("scale_tpce.py: nothing to run (--rows must be >= 1)")
     work, base = tpce_predict_setup(str(Path(__file__).resolve().parents[1]), args.rows,
                                     args.train_rows, "treecert-tpce-")
     rows = []
@@ -45,8 +53,10 @@ def main() -> None:
                                   str(out)], extra_pids=pids)
         rows.append(("2-worker Dask LocalCluster (--scheduler)", wall, cpu, mem, out))
     same = all(filecmp.cmp(rows[0][4], r[4], shallow=False) for r in rows[1:])
-    print(f"{args.rows:,} test rows, {args.train_rows:,} training rows; outputs identical: "
-          f"{same}; load average before/after: {load[0]:.1f} / {os.getloadavg()[0]:.1f}")
+    if not same:
+        sys.exit("scale_tpce.py: the three runs wrote different predictions")
+    print(f"{args.rows:,} test rows, {args.train_rows:,} training rows; load average "
+          f"before/after: {load[0]:.1f} / {os.getloadavg()[0]:.1f}", file=sys.stderr)
     print("| run | wall s | rows/s (wall) | speed-up vs 1 worker (wall) | CPU s | "
           "rows per CPU-s | CPU vs 1 worker | peak MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -1,18 +1,16 @@
-"""Start-up cost of the command line (issue 15): CPU time of short ``treecert`` calls.
+"""BENCHMARKS.md table "startup": CPU time of short ``treecert`` calls and bare imports.
 
-    python benchmarks/startup.py --repeat 7 [--before DIR]
+    python benchmarks/startup.py --repeat 9          # the page's table
+    python benchmarks/startup.py --quick             # one run of each after the warm-up
 
 Each command runs as a child process from the repository root (interpreter start, imports,
 work and exit); its CPU time is user + system time of the child (``wait4``), the median of
 ``--repeat`` runs after one warm-up run. Python's bytecode cache is on (in a temporary
 ``PYTHONPYCACHEPREFIX``, as in an installed package), whatever ``PYTHONDONTWRITEBYTECODE``
-says. The same run measures ``python -c pass`` and bare imports of typer, numpy and pandas,
-so the figures can be read against what no CLI built on them can go below (numpy also
-with one OpenBLAS thread, which the command line asks for: numpy's import spins one thread
-per core otherwise). With
-``--before DIR`` (another checkout, e.g. ``git archive 28f08e5 | tar -x -C DIR``) every
-treecert command is also run from there, alternating with this one, in a column of its own.
-The machine load (``os.getloadavg``) is printed before and after.
+says. The same run measures ``python -c pass`` and bare imports of typer, numpy and pandas:
+what no command line built on them can go below (numpy also with one OpenBLAS thread, which
+the command line asks for). ``--before DIR`` runs every treecert command from another
+checkout too, alternating with this one, in a column of its own.
 """
 
 from __future__ import annotations
@@ -25,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from run import add_quick, quick
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -44,10 +44,15 @@ def cpu_seconds(cmd: list[str], env: dict[str, str], root: Path = ROOT) -> float
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=7)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--before", type=Path, help="another checkout to measure alongside")
+    add_quick(ap)
     args = ap.parse_args()
+    if quick(args):
+        args.repeat = 1
+    if args.repeat < 1:
+        sys.exit("startup.py: nothing to run (--repeat must be >= 1)")
     work = Path(tempfile.mkdtemp(prefix="treecert-startup-"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
@@ -72,10 +77,10 @@ def main() -> None:
             py, "-m", "treecert", "predict", str(model), str(five)],
     }
     roots = [ROOT] + ([args.before.resolve()] if args.before else [])
-    print(f"load before: {os.getloadavg()}")
-    head = " | ".join(f"CPU s {'now' if r == ROOT else 'before'} (median; min-max)"
-                      for r in roots)
-    print(f"\n| command | {head} |")
+    print(f"load before: {os.getloadavg()}", file=sys.stderr)
+    head = " | ".join(f"CPU s{'' if len(roots) == 1 else ' now' if r == ROOT else ' before'}"
+                      " (median; min-max)" for r in roots)
+    print(f"| command | {head} |")
     print("|---|" + "---:|" * len(roots))
     for name, cmd in commands.items():
         where = roots if "treecert" in name else [ROOT]
@@ -88,7 +93,7 @@ def main() -> None:
         cells = [f"{statistics.median(runs[r]):.3f} ({min(runs[r]):.2f}-{max(runs[r]):.2f})"
                  if r in runs else "" for r in roots]
         print(f"| `{name}` | {' | '.join(cells)} |", flush=True)
-    print(f"\nload after: {os.getloadavg()}")
+    print(f"load after: {os.getloadavg()}", file=sys.stderr)
     shutil.rmtree(work)
 
 

@@ -1,41 +1,37 @@
-"""TPCE speed: the fast engine against the naive reference and a scikit-learn refit loop.
+"""BENCHMARKS.md table "tpce_speed": TPCE against the naive engine and a scikit-learn loop.
 
-Run from the repository root (needs ../shared/datasets, scikit-learn)::
+    python benchmarks/tpce_speed.py --sample 40      # the page's table
+    python benchmarks/tpce_speed.py --quick          # diabetes 10-fold, 10 sampled rows
 
-    python benchmarks/tpce_speed.py [--sample 60] [--out benchmarks/results/tpce_speed.csv]
-    python benchmarks/tpce_speed.py --datasets diabetes --protocols 10-fold --no-path \
-        --sizes "" --before /tmp/base     # and the fast engine of an earlier commit
-
-What is timed (in-process CPU time, ``time.process_time``, one run each; every engine is
-single-threaded, so CPU time is wall time on a quiet machine and is much less disturbed
-by other jobs on a shared one):
+What is timed on ``tests/data`` (in-process CPU time, ``time.process_time``, one run each;
+every engine is single-threaded):
 
 * ``fast``: treecert's TPCE with the default engine
-  (:mod:`treecert.transductive.batch_engine`) over *every* test instance of the protocol
-  (10-fold CV with the shared folds files, or leave-one-out through the LOO fast path),
-  fit and predict.
-* ``path``: ``engine=path`` (x's path grown one (x, c) at a time, the previous default),
-  timed on ``--sample`` test instances and scaled to all instances.
-* ``naive``: ``engine=naive`` (a whole tree per label per instance), timed on the same
-  sample and scaled (its cost per instance is flat; timing all of it would take hours on
-  segment-challenge).
-* ``sklearn``: what a user would write with scikit-learn — refit
+  (:mod:`treecert.transductive.batch_engine`) over *every* test row of the protocol
+  (10-fold CV with the fixed folds files, or leave-one-out through the LOO fast path),
+  fit and predict;
+* ``path``: ``engine=path`` (x's path grown one (x, c) at a time), on ``--sample`` test
+  rows, scaled to all rows;
+* ``naive``: ``engine=naive`` (a whole tree per label per row), on the same sample, scaled;
+* ``sklearn``: what a user would write with scikit-learn: refit
   ``DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2)`` on the training data
-  plus the instance for each label, one-hot encoded nominal attributes, missing values
-  imputed — timed on the same sample and scaled the same way.
+  plus the row for each label (nominal attributes one-hot, missing values imputed), on the
+  same sample, scaled.
 
 The fast, path and naive engines are checked to give identical probabilities (bit for bit)
-on the sample.
-A second table shows how the per-instance cost grows with n on synthetic data.
+on the sample. A second table shows how the cost per row grows with n on synthetic data.
+``--csv PATH`` also writes the first table's rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from run import add_quick, quick
 
 from treecert.data.folds import read_fold_ids
 from treecert.data.loading import load_dataset
@@ -43,7 +39,7 @@ from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.methods import make_method
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "datasets"
+DATA = ROOT / "tests" / "data"
 
 
 def _sklearn_matrix(data: Dataset) -> np.ndarray:
@@ -89,15 +85,14 @@ def fast_seconds_in(code: str, name: str) -> float:
     directory ``code`` (e.g. ``git archive <commit> | tar -x -C code``), in a fresh
     process: the before of a before/after pair measured in one run."""
     import subprocess
-    import sys
 
     snippet = (
         "import sys, time; sys.path.insert(0, '.')\n"
         "from treecert.data.folds import read_fold_ids\n"
         "from treecert.data.loading import load_dataset\n"
         "from treecert.methods import make_method\n"
-        f"d = load_dataset('{SHARED / name}.arff')\n"
-        f"ids = read_fold_ids(open('{SHARED / name}.folds.csv').read(), d.n_samples, '{name}')\n"
+        f"d = load_dataset('{DATA / name}.arff')\n"
+        f"ids = read_fold_ids(open('{DATA / name}.folds.csv').read(), d.n_samples, '{name}')\n"
         "t0 = time.process_time()\n"
         "for f in range(10):\n"
         "    make_method('tpce').fit(d.subset(ids != f)).predict(d.subset(ids == f))\n"
@@ -108,8 +103,8 @@ def fast_seconds_in(code: str, name: str) -> float:
 
 
 def cv_row(name: str, sample: int, engines: tuple[str, ...] = ("path", "naive")) -> dict:
-    data = load_dataset(SHARED / f"{name}.arff")
-    ids = read_fold_ids((SHARED / f"{name}.folds.csv").read_text(), data.n_samples, name)
+    data = load_dataset(DATA / f"{name}.arff")
+    ids = read_fold_ids((DATA / f"{name}.folds.csv").read_text(), data.n_samples, name)
     fast_s = path_s = naive_s = sk_s = 0.0
     n_sampled = 0
     per_fold = max(1, sample // 10)
@@ -136,7 +131,7 @@ def cv_row(name: str, sample: int, engines: tuple[str, ...] = ("path", "naive"))
 
 
 def loo_row(name: str, sample: int) -> dict:
-    data = load_dataset(SHARED / f"{name}.arff")
+    data = load_dataset(DATA / f"{name}.arff")
     n = data.n_samples
     t0 = time.process_time()
     p_fast = make_method("tpce").fit(data).predict_loo(np.arange(n)).proba
@@ -193,14 +188,19 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=60)
     ap.add_argument("--datasets", default="credit-g,diabetes,segment-challenge")
     ap.add_argument("--sizes", default="1000,5000,20000")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tpce_speed.csv"))
+    ap.add_argument("--csv", type=Path, help="also write the first table's rows here")
     ap.add_argument("--protocols", default="10-fold,LOO")
     ap.add_argument("--no-path", action="store_true", help="skip the path engine (10-fold)")
     ap.add_argument("--before", help="directory holding an earlier treecert: its fast "
                     "10-fold time too, in the same run (fresh process)")
+    add_quick(ap)
     args = ap.parse_args()
+    if quick(args):
+        args.datasets, args.protocols, args.sample, args.sizes = "diabetes", "10-fold", 10, "500"
+    if not [d for d in args.datasets.split(",") if d] and not args.sizes:
+        sys.exit("tpce_speed.py: nothing to run (no --datasets and no --sizes)")
     rows = []
-    for name in args.datasets.split(","):
+    for name in [d for d in args.datasets.split(",") if d]:
         if "10-fold" in args.protocols:
             rows.append(cv_row(name, args.sample,
                                ("naive",) if args.no_path else ("path", "naive")))
@@ -208,7 +208,7 @@ def main() -> None:
                 before = fast_seconds_in(args.before, name)
                 print(f"{name} 10-fold fast: before {before:.2f} s, after "
                       f"{rows[-1]['fast_s']:.2f} s ({before / rows[-1]['fast_s']:.2f}x)",
-                      flush=True)
+                      file=sys.stderr, flush=True)
         if "LOO" in args.protocols:
             rows.append(loo_row(name, max(10, args.sample // 2)))
     print("| dataset | protocol | n | fast (s) | path (s, est.) | naive (s, est.) |"
@@ -227,14 +227,14 @@ def main() -> None:
         print(f"| {r['n']} | {r['fast_ms']:.2f} | {r['naive_ms']:.0f} | {r['sklearn_ms']:.0f} |"
               f" {r['naive_ms'] / r['fast_ms']:.0f}x | {r['sklearn_ms'] / r['fast_ms']:.0f}x |",
               flush=True)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    import csv
+    if args.csv and rows:
+        import csv
 
-    with out.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+        args.csv.parent.mkdir(parents=True, exist_ok=True)
+        with args.csv.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
 
 
 if __name__ == "__main__":

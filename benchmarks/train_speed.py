@@ -1,25 +1,24 @@
-"""Whole-process training time: ``treecert train`` vs Weka J48 vs scikit-learn (vs rpart).
+"""BENCHMARKS.md table "train": training time of treecert, Weka J48 and scikit-learn.
+
+    python benchmarks/train_speed.py --sizes 5000 20000 100000 --repeat 2 --budget 30
+    python benchmarks/train_speed.py --quick        # 2,000 rows, one run each
 
 Synthetic data (numpy ``RandomState(0)``): n rows × 20 numeric attributes, 2 classes from a
 noisy nonlinear rule; variant ``num+nom`` adds 5 nominal attributes (3–8 levels, two of them
-informative). For every n (default 2k, 10k, 50k, 100k) the data is written as ARFF and CSV to
-a temp dir, then each tool is timed as a separate process (start-up + load + fit):
+informative). For every n the data is written as ARFF and CSV to a temporary directory, then
+each tool is timed as a separate process (start-up + load + fit):
 
-* treecert: ``treecert train data.arff -o m.json --criterion gain_ratio`` (console script, or
-  ``python -m treecert`` with the repo on PYTHONPATH); "n/a" if it fails or does not exist yet
-* J48:      ``java -cp weka.jar weka.classifiers.trees.J48 -U -M 2 -no-cv -v -t data.arff``
-  (build only: ``-no-cv`` skips cross-validation, ``-v`` the evaluation on the training data)
-* sklearn:  ``python -c`` loading the CSV with pandas (nominals one-hot encoded) and fitting
-  ``DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2)``
-* rpart:    ``Rscript`` reading the CSV, ``rpart(split="information", minbucket=2, cp=0,
-  xval=0)``; skipped if R/rpart is missing
+* treecert: ``python -m treecert train data.arff -o m.json --criterion gain_ratio``, this
+  checkout's package;
+* J48: ``java -cp weka.jar weka.classifiers.trees.J48 -U -M 2 -no-cv -v -t data.arff``
+  (build only); "n/a" without Weka (``../shared/peers/setup.sh`` installs it);
+* sklearn: ``python -c`` loading the CSV with pandas (nominals one-hot encoded) and fitting
+  ``DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2)``;
+* rpart (``--tools ... rpart``): ``Rscript`` reading the CSV, ``rpart(split="information",
+  minbucket=2, cp=0, xval=0)``.
 
 Each timing is the minimum over ``--repeat`` runs (fewer once a tool has used ``--budget``
-seconds on one size). Writes ``benchmarks/results/train_speed.csv`` and prints a markdown
-table. Run from the repo root (peers: see ``peers.py``)::
-
-    python benchmarks/train_speed.py
-    python benchmarks/train_speed.py --sizes 2000 10000 --repeat 5 --tools treecert j48
+seconds on one size). ``--csv PATH`` also writes every timing. Peers: see ``peers.py``.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -35,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import peers
+from run import add_quick, quick
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "benchmarks" / "results" / "train_speed.csv"
 TOOLS = ("treecert", "j48", "sklearn", "rpart")
 NOMINAL_LEVELS = (3, 4, 5, 6, 8)
 
@@ -74,9 +72,6 @@ def write_arff(df: pd.DataFrame, path: Path, relation: str) -> None:
 
 
 def treecert_command() -> tuple[list[str], dict]:
-    exe = shutil.which("treecert")
-    if exe:
-        return [exe], dict(os.environ)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     return [sys.executable, "-m", "treecert"], env
@@ -115,9 +110,9 @@ def fmt(x, spec: str = ".2f") -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000, 50000, 100000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[5000, 20000, 100000])
     ap.add_argument("--variants", nargs="+", default=["num", "num+nom"], choices=["num", "num+nom"])
-    ap.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
+    ap.add_argument("--tools", nargs="+", default=["treecert", "j48", "sklearn"], choices=TOOLS)
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing (minimum kept)")
     ap.add_argument(
         "--budget",
@@ -126,16 +121,23 @@ def main(argv: list[str] | None = None) -> int:
         help="stop repeating once a tool has spent this many seconds on a size",
     )
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--csv", type=Path, help="also write every timing here")
+    add_quick(ap)
     args = ap.parse_args(argv)
+    if quick(args):
+        args.sizes, args.variants, args.repeat = [2000], ["num"], 1
+    if not args.sizes or not args.variants:
+        print("train_speed.py: nothing to run (no --sizes)", file=sys.stderr)
+        return 1
 
-    tools = list(args.tools)
+    tools = list(args.tools)  # a missing peer keeps its column, as n/a
+    runnable = list(tools)
     if "j48" in tools and not peers.weka_available():
-        print(f"note: no java/{peers.WEKA_JAR}; skipping J48", file=sys.stderr)
-        tools.remove("j48")
+        print(f"note: no java/{peers.WEKA_JAR}; J48 is n/a", file=sys.stderr)
+        runnable.remove("j48")
     if "rpart" in tools and not peers.rpart_available():
-        print("note: no Rscript/rpart; skipping rpart", file=sys.stderr)
-        tools.remove("rpart")
+        print("note: no Rscript/rpart; rpart is n/a", file=sys.stderr)
+        runnable.remove("rpart")
     print("treecert command: " + " ".join(treecert_command()[0]), file=sys.stderr)
 
     rows: list[dict] = []
@@ -151,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                 df.to_csv(csv_path, index=False, float_format="%.6g")
                 for tool in tools:
                     best, spent, err = None, 0.0, None
-                    for _ in range(max(1, args.repeat)):
+                    for _ in range(max(1, args.repeat) if tool in runnable else 0):
                         try:
                             r = run_tool(tool, arff, csv_path, tmpdir, args.timeout)
                         except Exception as exc:
@@ -163,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                         if spent > args.budget:
                             break
                     if best is None:
-                        if broken.get(tool) != err:
+                        if tool in runnable and broken.get(tool) != err:
                             print(f"note: {tool} failed on {stem}: {err}"[:600], file=sys.stderr)
                         broken[tool] = err or "failed"
                         best = {"seconds": None, "leaves": None, "size": None}
@@ -182,24 +184,20 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fields = ("variant", "n", "tool", "seconds", "leaves", "size", "status")
-    with args.out.open("w", newline="") as fh:
-        wr = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
-        wr.writeheader()
-        for r in rows:
-            wr.writerow(
-                {
-                    k: ("" if r[k] is None else f"{r[k]:.4f}" if isinstance(r[k], float) else r[k])
-                    for k in fields
-                }
-            )
+    if args.csv:
+        args.csv.parent.mkdir(parents=True, exist_ok=True)
+        fields = ("variant", "n", "tool", "seconds", "leaves", "size", "status")
+        with args.csv.open("w", newline="") as fh:
+            wr = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
+            wr.writeheader()
+            for r in rows:
+                wr.writerow({k: ("" if r[k] is None else f"{r[k]:.4f}"
+                                 if isinstance(r[k], float) else r[k]) for k in fields})
 
+    if all(r["seconds"] is None for r in rows):
+        print("train_speed.py: no tool ran", file=sys.stderr)
+        return 1
     print(table(rows, args.variants, args.sizes, tools))
-    print(
-        f"\nwhole-process wall seconds, min of up to {args.repeat} runs; ratios < 1 mean "
-        f"treecert is faster. CSV: {args.out}"
-    )
     return 0
 
 

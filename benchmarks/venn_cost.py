@@ -1,21 +1,17 @@
-"""The Venn machine's cost against a plain tree's, 10-fold CV with the shared folds (issue
-#13's aim: Venn ≤ 5× a plain tree's CV; soybean's Venn CV under 10 minutes).
+"""BENCHMARKS.md table "venn_cost": the Venn machine's 10-fold CV against a plain tree's.
 
-Run from the repository root::
-
-    python benchmarks/venn_cost.py                                   # this checkout
-    python benchmarks/venn_cost.py --before /tmp/old --sample 20    # and an older checkout
+    python benchmarks/venn_cost.py --warm 6          # the page's table
+    python benchmarks/venn_cost.py --quick           # vote only, two warm runs
 
 Each figure is the CPU time (``time.process_time``) of one whole 10-fold run of one method
-— fit and predict, what ``treecert evaluate DATA --method M --folds DATA.folds.csv`` runs —
-in a fresh process per (dataset, method, code), so no engine is cached across them.
-``--before DIR`` also times the Venn machine of the code in DIR (a checkout of an older
-commit; only its ``treecert`` package is imported) on ``--sample`` test rows per fold,
-scaled to the fold (the fit is timed once per fold, unscaled) on the datasets of
-``--sampled`` (by default those with unknown values: the one-(x, j)-at-a-time path it had
-takes minutes per fold there), whole elsewhere. Every process runs under the command
-line's malloc thresholds, as ``treecert evaluate`` does (``--allocator default``: glibc's
-own, what a library caller gets; :mod:`allocator`).
+(fit and predict, what ``treecert evaluate DATA --method M --folds DATA.folds.csv`` runs)
+on ``tests/data``. *Fresh*: a fresh process per (dataset, method), so no engine is cached
+and numpy's and the package's first-call costs are paid, as by a command. *Warm* (with
+``--warm N``): N whole runs in one process, the median of runs 2..N, as a library process's
+later runs. ``--before DIR`` also times the Venn machine of an older checkout in DIR (fresh
+only; on ``--sample`` test rows per fold, scaled, for the datasets of ``--sampled``).
+Every process runs under the command line's malloc thresholds, as ``treecert evaluate``
+does (``--allocator default``: glibc's own, what a library caller gets; :func:`apply`).
 """
 
 from __future__ import annotations
@@ -28,11 +24,35 @@ import sys
 import time
 from pathlib import Path
 
-import allocator
+import numpy as np
+from run import add_quick, quick
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 DATASETS = ("credit-g", "vote", "segment-challenge", "soybean")
+ALLOCATORS = ("command-line", "default")
+
+
+def add_allocator(ap: argparse.ArgumentParser) -> None:
+    """The ``--allocator`` option of the scripts that time what a command runs."""
+    ap.add_argument("--allocator", choices=ALLOCATORS, default="command-line",
+                    help="glibc's malloc thresholds: the command line's (what `treecert "
+                    "evaluate` runs with; the default) or glibc's own (a library caller's)")
+
+
+def apply(choice: str) -> None:
+    """Set the malloc thresholds of ``choice`` in this process, before anything is timed.
+
+    Every ``treecert`` command sets glibc's thresholds at its entry point
+    (``treecert.cli.main.HOLD_BYTES``: freed memory stays in the heap for reuse); under
+    glibc's own dynamic thresholds a batch's temporaries of a few MB are handed back and
+    faulted in again page by page. Nothing changes off glibc.
+    """
+    if choice == "command-line":
+        from treecert.cli.main import HOLD_BYTES
+        from treecert.parallel import set_malloc_thresholds
+
+        set_malloc_thresholds(HOLD_BYTES, HOLD_BYTES)
 
 
 def data_with_folds(name: str):
@@ -72,7 +92,7 @@ def cv_seconds(name: str, spec: str, sample: int = 0) -> float:
 def _run(code: Path, name: str, spec: str, sample: int, warm: int = 0,
          malloc: str = "command-line"):
     """:func:`cv_seconds` in a fresh process importing ``treecert`` from ``code``, with the
-    allocator ``malloc`` (:mod:`allocator`); with ``warm``, the list of ``warm`` whole runs
+    allocator ``malloc`` (:func:`apply`); with ``warm``, the list of ``warm`` whole runs
     one after the other in that process."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     args = ["--one", name, spec, str(sample), "--allocator", malloc] + (
@@ -80,19 +100,6 @@ def _run(code: Path, name: str, spec: str, sample: int, warm: int = 0,
     out = subprocess.run([sys.executable, __file__, *args],
                          env=env, cwd=code, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _warm(args) -> None:
-    """``--warm N``: N whole 10-fold runs per (dataset, method, code) in one process each,
-    the later ones without a fresh process's first-call costs, which weigh on a sub-second
-    denominator."""
-    codes = [("this", ROOT)] + ([("before", args.before)] if args.before else [])
-    for name in args.datasets:
-        for label, code in codes:
-            for spec in ("frequency", "venn"):
-                times = _run(code, name, spec, 0, args.warm, args.allocator)
-                print(f"{name} {label} {spec}: " + ", ".join(f"{t:.3f}" for t in times),
-                      flush=True)
 
 
 def main() -> None:
@@ -103,23 +110,28 @@ def main() -> None:
     ap.add_argument("--sampled", nargs="*", default=["vote", "soybean"],
                     help="--before: the datasets timed on --sample rows per fold")
     ap.add_argument("--warm", type=int, default=0,
-                    help="time N whole runs in one process per method instead (no table)")
+                    help="also N whole runs in one process per method (the warm columns)")
     ap.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
-    allocator.add_option(ap)
+    add_allocator(ap)
+    add_quick(ap)
     args = ap.parse_args()
     if args.one:
-        allocator.apply(args.allocator)
+        apply(args.allocator)
         name, spec, sample = args.one
         if args.warm:
             print(json.dumps([cv_seconds(name, spec, 0) for _ in range(args.warm)]))
         else:
             print(json.dumps(cv_seconds(name, spec, int(sample))))
         return
-    if args.warm:
-        _warm(args)
-        return
+    if quick(args):
+        args.datasets, args.warm = ["vote"], 2
+    if not args.datasets:
+        sys.exit("venn_cost.py: no dataset to run (--datasets is empty)")
     print(f"load: {os.getloadavg()}", file=sys.stderr)
-    head = "| dataset | plain tree CV, CPU s | `venn` CV, CPU s | × plain tree |"
+    warm = args.warm > 1
+    head = ("| dataset | plain tree CV, CPU s (fresh / warm) | `venn` CV, CPU s (fresh / warm) |"
+            " × plain tree (fresh / warm) |" if warm else
+            "| dataset | plain tree CV, CPU s | `venn` CV, CPU s | × plain tree |")
     rule = "|---|---:|---:|---:|"
     if args.before:
         head += " `venn` before, CPU s | × plain tree | speed-up |"
@@ -128,7 +140,14 @@ def main() -> None:
     for name in args.datasets:
         plain = _run(ROOT, name, "frequency", 0, malloc=args.allocator)
         venn = _run(ROOT, name, "venn", 0, malloc=args.allocator)
-        line = f"| {name} | {plain:.2f} | {venn:.2f} | {venn / plain:.1f} |"
+        if warm:
+            wp, wv = (float(np.median(_run(ROOT, name, spec, 0, args.warm,
+                                           args.allocator)[1:]))
+                      for spec in ("frequency", "venn"))
+            line = (f"| {name} | {plain:.3f} / {wp:.3f} | {venn:.3f} / {wv:.3f} | "
+                    f"{venn / plain:.1f} / {wv / wp:.1f} |")
+        else:
+            line = f"| {name} | {plain:.2f} | {venn:.2f} | {venn / plain:.1f} |"
         if args.before:
             sampled = name in args.sampled
             old = _run(args.before, name, "venn", args.sample if sampled else 0,
