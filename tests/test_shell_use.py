@@ -42,3 +42,18 @@ def test_predict_into_head_exits_141_and_says_nothing(tmp_path):
     assert code == "141"
     assert (tmp_path / "err").read_text() == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["err", "m.json"]
+
+
+def test_compare_keeps_both_files_of_one_stem(tmp_path):
+    """``iris.arff`` and ``iris.csv`` in one --data-dir are two datasets in the tables, each
+    named by its file, never one silently replacing the other."""
+    import shutil
+
+    for name in ("iris.arff", "iris.csv", "iris.folds.csv"):
+        shutil.copy(SAMPLE_DATA / name, tmp_path / name)
+    res = cli(["compare", "--data-dir", tmp_path, "--method", "frequency", "--method",
+               "laplace", "--no-timing", "-q"])
+    assert res.returncode == 0, res.stderr
+    rows = [line.split(" | ")[0] for line in res.stdout.splitlines()
+            if line.startswith("| iris")]
+    assert sorted(set(rows)) == ["| iris.arff", "| iris.csv"]
