@@ -29,11 +29,13 @@ def test_dash_h_is_help(command):
 
 def test_predict_into_head_exits_141_and_says_nothing(tmp_path):
     """``treecert predict m.json big.csv | head -1``: the first line arrives, then the
-    reader goes; predict ends with 141 and an empty standard error, leaving no file."""
+    reader goes; predict ends with 141 and an empty standard error, leaving no file. (With
+    --explain the output, 150 KB, is more than a pipe holds, so predict is still writing
+    when head has gone.)"""
     model = tmp_path / "m.json"
     assert cli(["train", SAMPLE_DATA / "credit-g.arff", "-o", model, "-q"]).returncode == 0
     script = (f"{sys.executable} -m treecert predict {model} "
-              f"{SAMPLE_DATA / 'credit-g.arff'} 2>{tmp_path / 'err'} | head -1; "
+              f"{SAMPLE_DATA / 'credit-g.arff'} --explain 2>{tmp_path / 'err'} | head -1; "
               "echo ${PIPESTATUS[0]}")
     res = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
@@ -57,3 +59,43 @@ def test_compare_keeps_both_files_of_one_stem(tmp_path):
     rows = [line.split(" | ")[0] for line in res.stdout.splitlines()
             if line.startswith("| iris")]
     assert sorted(set(rows)) == ["| iris.arff", "| iris.csv"]
+
+
+def _shell(script: str, tmp_path) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                          env=ENV, check=False)
+
+
+@pytest.fixture(scope="module")
+def iris_model(tmp_path_factory):
+    model = tmp_path_factory.mktemp("model") / "iris.json"
+    assert cli(["train", SAMPLE_DATA / "iris.arff", "-o", model, "-q"]).returncode == 0
+    return model
+
+
+@pytest.mark.parametrize("feed", [
+    "cat {arff} | {tc} predict {model} -",                   # ARFF on stdin
+    "gzip -c {arff} | {tc} predict {model} -",               # gzip ARFF on stdin
+    "gzip -c {csv} | {tc} predict {model} -",                # gzip CSV on stdin
+    "{tc} predict {model} <(cat {arff})",                    # a pipe given by name
+    "{tc} predict {model} /dev/stdin < {arff}",              # /dev/stdin
+    "cp {arff} data.txt && {tc} predict {model} data.txt",   # a name that does not say
+    "cp {csv} data.txt && {tc} predict {model} data.txt --input-format csv",
+])
+def test_inputs_told_by_their_content(feed, iris_model, tmp_path):
+    """Standard input, pipes and names without .arff/.csv are read by their content (gzip's
+    magic bytes; '@relation' starts ARFF), or as --input-format says; the rows are those of
+    the named file."""
+    tc = f"{sys.executable} -m treecert"
+    expected = cli(["predict", iris_model, SAMPLE_DATA / "iris.arff"]).stdout
+    res = _shell(feed.format(tc=tc, model=iris_model, arff=SAMPLE_DATA / "iris.arff",
+                             csv=SAMPLE_DATA / "iris.csv"), tmp_path)
+    assert (res.returncode, res.stderr) == (0, "")
+    assert res.stdout == expected
+
+
+def test_an_explicit_input_format_wins(iris_model, tmp_path):
+    res = _shell(f"cat {SAMPLE_DATA / 'iris.csv'} | {sys.executable} -m treecert predict "
+                 f"{iris_model} - --input-format arff", tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.startswith("Error: <stdin>, line 1: expected '@relation NAME'")
