@@ -206,9 +206,10 @@ def predict_stream(model: Model, source: str | Path, *, method: str | None = Non
     """Score a data file in chunks, in memory bounded by the chunk: what ``treecert predict``
     runs (the command line only writes the chunks).
 
-    ``source`` is an ARFF or CSV file (``.csv.gz`` too; ``'-'``: CSV on standard input;
-    ``fmt`` overrides the format the name implies), read about ``chunk_bytes`` of text at a
-    time and aligned to the model's schema (:class:`treecert.data.stream.SchemaReader`).
+    ``source`` is an ARFF or CSV file (``.gz`` too; ``'-'``: standard input; a name that
+    does not give the format is read by its content; ``fmt`` decides instead), read about
+    ``chunk_bytes`` of text at a time and aligned to the model's schema
+    (:class:`treecert.data.stream.SchemaReader`).
     ``shard = (i, n)`` scores only rows ``[i·N//n, (i+1)·N//n)`` of the file's N rows (it
     is read once more to count them), with their row numbers in the whole file. The other
     options are :func:`predict`'s. Each chunk's ``columns`` are :func:`predict_columns`'s

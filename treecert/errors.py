@@ -55,6 +55,14 @@ class OutputError(TreecertError):
     closed pipe or standard output, a directory in use by another run."""
 
 
+class ReaderGone(OutputError):
+    """The program reading a pipe stopped before the end (``treecert predict ... | head``).
+    Not an error of the input: the command line ends silently with 141 (128 + SIGPIPE),
+    as coreutils' tools do when the pipe's reader has gone."""
+
+    exit_code = 141
+
+
 def describe(value: object) -> str:
     """A short description of a value read from a user's file, for messages: never more
     than ~40 characters of it (the file may hold anything, and a YAML alias can make a

@@ -112,12 +112,13 @@ def compare(
                     continue
                 loaded.append((path, dataset, loss_matrix, protocol))
             paths = [p for p, *_ in loaded]
+            names = _distinct_names(paths)
             for path, dataset, loss_matrix, protocol in loaded:
                 store, keys = None, None
                 if output is not None:
                     root = make_directory(Path(output) / "units")
                     store, keys = open_run(root / _unit_dir(len(runs), path), dataset, method,
-                                           protocol, params, _dataset_name(path), loss_matrix,
+                                           protocol, params, names[path], loss_matrix,
                                            bins, interval_auc, not no_timing,
                                            fresh=not (resume or part))
                 runs.append((path, dataset, loss_matrix, protocol, store, keys))
@@ -135,7 +136,7 @@ def compare(
                 if only != []:
                     todo.append((dataset, {"protocol": protocol, "loss": loss_matrix,
                                            "store": store, "only": only,
-                                           "dataset_name": _dataset_name(path)}))
+                                           "dataset_name": names[path]}))
             with backend(scheduler), _RowProgress("evaluating", total, unit="units") as bar:
                 results = api.evaluate_many(todo, method, jobs=jobs, tree_params=params,
                                             bins=bins, interval_auc=interval_auc,
@@ -160,6 +161,17 @@ def _naming(exc: TreecertError, path: str) -> TreecertError:
         exc.message = f"{path}: {exc.message}"
         exc.args = (exc.message, *exc.args[1:])
     return exc
+
+
+def _distinct_names(paths: list[str]) -> dict[str, str]:
+    """Each data file's name in the tables: its stem (``iris``), or, where two files share
+    a stem (``iris.arff`` and ``iris.csv`` in one --data-dir), its file name, or failing
+    that the path as given, so that no dataset's row replaces another's."""
+    stems = [_dataset_name(p) for p in paths]
+    files = [Path(p).name for p in paths]
+    return {p: (stem if stems.count(stem) == 1 else
+                file if files.count(file) == 1 else p)
+            for p, stem, file in zip(paths, stems, files, strict=True)}
 
 
 def _unit_dir(index: int, path: str) -> str:

@@ -27,7 +27,7 @@ from treecert.cli import (
     show,
     train,
 )
-from treecert.errors import TreecertError
+from treecert.errors import ReaderGone, TreecertError
 from treecert.parallel import set_malloc_thresholds
 from treecert.transductive.budget import memory_formula
 
@@ -38,6 +38,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 app.callback()(options.top)
@@ -103,8 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
+    except ReaderGone as exc:
+        return _reader_gone(exc.exit_code)
     except TreecertError as exc:
         return _error(str(exc), exc.exit_code)
+    except BrokenPipeError:  # a write to standard output outside treecert's own writers
+        return _reader_gone(ReaderGone.exit_code)
     except Interrupted as exc:
         return _stopped(exc)
     except OSError as exc:  # the system refused something (disk full, no permission, ...)
@@ -149,6 +154,16 @@ def _stopped(exc: Interrupted) -> int:
     return 128 + exc.signum
 
 
+def _reader_gone(code: int) -> int:
+    """The reader of a pipe stopped early (``| head``): temporary outputs removed and
+    nothing said, as coreutils' tools end (141, killed by SIGPIPE). What was read was
+    complete up to where the reader stopped; a script's ``set -o pipefail`` still sees it."""
+    from treecert.data.fileio import remove_temporaries
+
+    remove_temporaries()
+    return code
+
+
 def _say(line: str) -> None:
     if sys.stderr is None:  # closed: nowhere to say it (print would use stdout)
         return
@@ -182,19 +197,21 @@ def _open_standard_streams() -> None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")
 
 
-def _flush_stdout() -> None:
+def _flush_stdout() -> bool:
     """Flush standard output before the interpreter does: if that fails (the reader of a
-    pipe has gone, the disk is full), the error was already reported; what is left in the
-    buffer goes to /dev/null instead of a second report at exit."""
+    pipe has gone, the disk is full), what is left in the buffer goes to /dev/null instead
+    of a report at exit. False when the reader of a pipe had gone."""
     if sys.stdout is None:
-        return
+        return True
     try:
         sys.stdout.flush()
-    except OSError:
+    except OSError as exc:
         with contextlib.suppress(OSError):
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, sys.stdout.fileno())
             os.close(null)
+        return not isinstance(exc, BrokenPipeError)
+    return True
 
 
 #: The command line's glibc malloc thresholds (:func:`treecert.parallel.set_malloc_thresholds`):
@@ -215,7 +232,8 @@ def run() -> None:  # console-script entry point
     set_malloc_thresholds(HOLD_BYTES, HOLD_BYTES)
     _open_standard_streams()
     code = main()
-    _flush_stdout()
+    if not _flush_stdout() and code == 0:
+        code = ReaderGone.exit_code
     sys.exit(code)
 
 

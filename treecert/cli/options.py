@@ -88,6 +88,11 @@ def top(version: Version = False) -> None:
     """Decision trees that tell you how far to trust each prediction."""
 
 ModelArg = Annotated[str, typer.Argument(metavar="MODEL", help="Model file (JSON).")]
+InputFormat = Annotated[
+    Literal["auto", "arff", "csv"],
+    typer.Option("--input-format", help="The data's format: auto (from the file name, else "
+                                        "from the content), arff or csv."),
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")]
 ClassOpt = Annotated[
     str | None, typer.Option("--class", help="Class attribute (default: the last column).")

@@ -72,7 +72,10 @@ def install(command) -> None:
 
     for sub in [command, *getattr(command, "commands", {}).values()]:
         # --help is made on first use and converted like the rest (its absent value too)
-        help_option = sub.get_help_option(sub.context_class(sub, info_name=sub.name))
+        # (with the group's help names, -h and --help: the option is made once and kept)
+        names = command.context_settings.get("help_option_names")
+        help_option = sub.get_help_option(sub.context_class(sub, info_name=sub.name,
+                                                            help_option_names=names))
         for param in [*sub.params, *([help_option] if help_option is not None else [])]:
             desc = getattr(param, "type_descriptor", None)
             if (desc is None or getattr(param, "_runtime_param", ...) is not None

@@ -16,7 +16,8 @@ from treecert.errors import ConfigError
 
 def predict(
     model_path: options.ModelArg,
-    data: Annotated[str, typer.Argument(help="Data to score: ARFF or CSV ('-' = CSV on stdin).")],
+    data: Annotated[str, typer.Argument(help="Data to score: ARFF or CSV, plain or gzip "
+                                              "('-' = standard input).")],
     output: Annotated[
         str, typer.Option("-o", "--output", help="File to write ('-' = stdout).")
     ] = "-",
@@ -30,6 +31,7 @@ def predict(
     id_column: Annotated[
         str | None, typer.Option("--id", help="Column to copy through as an identifier.")
     ] = None,
+    input_format: options.InputFormat = "auto",
     method: Annotated[
         str | None,
         typer.Option(metavar="NAME[:key=value,...]",
@@ -67,6 +69,10 @@ def predict(
     class c in the tree grown with the row labelled a (Eq. 1 averages them over a); kk adds
     kk_q_<c>, venn venn_if_<a>_p_<c>.
 
+    The input's format is its name's (.arff, .csv, either .gz); standard input and other
+    names are told by their content (gzip's magic bytes; a first line '@relation' is ARFF,
+    else CSV), or given with --input-format.
+
     Input (CSV files, .csv.gz, stdin; ARFF files, dense or sparse) is streamed: read in
     chunks of --chunk-size bytes (1 MB) and written as it goes, so memory stays at the
     model plus about 30 times the chunk size (~100 MB in all for a small model), whatever
@@ -92,7 +98,7 @@ def predict(
     with backend(scheduler):
         stream = api.predict_stream(model, data, method=method, loss=loss_matrix, jobs=jobs,
                                     explain=explain, id_column=id_column,
-                                    chunk_bytes=chunk_size, shard=part)
+                                    chunk_bytes=chunk_size, shard=part, fmt=input_format)
         written, header = 0, True
         with atomic_writer(output) as fh, _RowProgress("predicting", stream.total) as bar:
             for chunk in stream.chunks(progress=bar.chunk):

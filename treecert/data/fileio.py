@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from treecert.errors import ConfigError, OutputError
+from treecert.errors import ConfigError, OutputError, ReaderGone
 
 #: Temporary files of :func:`atomic_writer` not yet renamed into place or removed.
 _TEMPORARIES: set[str] = set()
@@ -64,11 +64,12 @@ def check_not_input(output: str | Path, inputs: list[str | Path]) -> None:
 
 def output_error(name: str | Path, exc: OSError, doing: str = "cannot write") -> OutputError:
     """The one-line error for ``exc`` raised while writing the output ``name``."""
+    if exc.errno == errno.EPIPE:
+        return ReaderGone(f"{name}: {doing}: the program reading it stopped before the end.")
     why = exc.strerror or type(exc).__name__
     hint = {
         errno.ENOSPC: "Free some space or write elsewhere.",
         errno.EDQUOT: "Free some space or write elsewhere.",
-        errno.EPIPE: "The program reading the output stopped before the end.",
         errno.EACCES: "Choose a directory you can write to.",
         errno.EPERM: "Choose a directory you can write to.",
         errno.EROFS: "Choose a directory you can write to.",

@@ -1,7 +1,10 @@
 """Input sources: which format a path holds, its decoded text, and the table parsed from it.
 
-A path ending in ``.arff`` or ``.csv`` (optionally ``.gz``), or ``-`` for CSV on standard
-input, is read whole, decompressed, decoded (UTF-8, else Latin-1 as old UCI files need) and
+A path ending in ``.arff`` or ``.csv`` (optionally ``.gz``) is read as its name says; standard
+input (``-``) and names that do not say (``/dev/stdin``, ``<(...)``, ``data.txt``) are read by
+their content: gzip's magic bytes are decompressed, and a first line (after blank lines and
+``%`` comments) of ``@relation`` is ARFF, anything else CSV; ``--input-format`` decides
+instead. The text is read whole, decoded (UTF-8, else Latin-1 as old UCI files need) and
 handed to :mod:`treecert.data.arff_reader` or :mod:`treecert.data.csv_reader`. Both
 :func:`~treecert.data.loading.load_dataset` and
 :func:`~treecert.data.alignment.load_for_schema` start from ``_read_table``.
@@ -12,6 +15,7 @@ from __future__ import annotations
 import gzip
 import os
 import sys
+import zlib
 from pathlib import Path
 
 from treecert.data.arff_reader import _parse_arff
@@ -19,27 +23,68 @@ from treecert.data.csv_reader import StrColumns, _parse_csv
 from treecert.data.table import _Table
 from treecert.errors import ConfigError, DataError
 
+#: The first bytes of every gzip stream.
+GZIP_MAGIC = b"\x1f\x8b"
+#: How much of an input whose name does not give its format is read to tell it.
+SNIFF_BYTES = 1 << 16
 
-def data_format(path: str | Path, fmt: str | None = None) -> str:
-    """``arff`` or ``csv``: ``fmt`` if given, else from the file name (``.gz`` allowed);
-    standard input (``-``) is CSV."""
-    if fmt is not None:
+
+def data_format(path: str | Path, fmt: str | None = None) -> str | None:
+    """``arff`` or ``csv``: ``fmt`` if given (``auto`` = not given), else from the file
+    name (``.gz`` allowed); None when the name does not say (standard input, ``data.txt``):
+    then the content decides (:func:`sniff_format`)."""
+    if fmt is not None and fmt.lower() != "auto":
         fmt = fmt.lower()
         if fmt not in ("arff", "csv"):
-            raise ConfigError(f"unknown data format {fmt!r}; use 'arff' or 'csv'.")
+            raise ConfigError(f"unknown data format {fmt!r}; use 'arff', 'csv' or 'auto'.")
         return fmt
     if str(path) == "-":
-        return "csv"
+        return None
     stem = Path(path).name.lower().removesuffix(".gz")
     if stem.endswith(".arff"):
         return "arff"
     if stem.endswith(".csv"):
         return "csv"
-    raise DataError(
-        f"{path}: cannot tell the format from the file name; "
-        "expected .arff, .csv, .arff.gz or .csv.gz.",
-        "Rename the file or give the format explicitly.",
-    )
+    return None
+
+
+def sniff_format(head: bytes) -> tuple[bool, str]:
+    """(gzip-compressed?, ``arff`` or ``csv``) from the first bytes of an input: gzip's
+    magic number, then the first line that is neither blank nor a ``%`` comment —
+    ``@relation`` starts an ARFF file (Weka's rule: the keyword is case-insensitive),
+    anything else is a CSV header. Comments alone are ARFF's (a CSV has no comments)."""
+    compressed, fmt = _sniff(head)
+    return compressed, fmt or ("arff" if _comments_only(head, compressed) else "csv")
+
+
+def format_decided(head: bytes) -> bool:
+    """Whether ``head``, the first bytes of a stream, already hold the line that decides
+    its format (so a reader of a pipe need not wait for more)."""
+    return _sniff(head)[1] is not None
+
+
+def _sniff(head: bytes) -> tuple[bool, str | None]:
+    compressed = head[:2] == GZIP_MAGIC
+    text = _head_text(head, compressed)
+    for line in text.split("\n")[:-1]:  # whole lines only
+        line = line.strip()
+        if line and not line.startswith("%"):
+            return compressed, "arff" if line[:9].lower() == "@relation" else "csv"
+    return compressed, None
+
+
+def _head_text(head: bytes, compressed: bool) -> str:
+    if compressed:
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
+        except zlib.error:
+            return ""  # the reader says what is wrong with the stream
+    return head.decode("latin-1").lstrip("\xef\xbb\xbf").replace("\r", "\n")
+
+
+def _comments_only(head: bytes, compressed: bool) -> bool:
+    lines = [line.strip() for line in _head_text(head, compressed).split("\n")]
+    return any(lines) and all(not line or line.startswith("%") for line in lines)
 
 
 def _read_input(path: str | Path, fmt: str | None) -> tuple[str, str, str]:
@@ -48,15 +93,19 @@ def _read_input(path: str | Path, fmt: str | None) -> tuple[str, str, str]:
     if str(path) == "-":
         stream = sys.stdin
         raw = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
-        return _decode(raw), "<stdin>", fmt
-    source = str(path)
-    gz = Path(path).name.lower().endswith(".gz")
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{source}: no such file.", "Check the path.") from None
-    except OSError as exc:
-        raise DataError(f"{source}: cannot read the file: {exc.strerror}.") from None
+        source, gz = "<stdin>", raw[:2] == GZIP_MAGIC
+    else:
+        source = str(path)
+        try:
+            raw = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise DataError(f"{source}: no such file.", "Check the path.") from None
+        except OSError as exc:
+            raise DataError(f"{source}: cannot read the file: {exc.strerror}.") from None
+        gz = Path(path).name.lower().endswith(".gz") or (fmt is None
+                                                         and raw[:2] == GZIP_MAGIC)
+    if fmt is None:
+        fmt = sniff_format(raw[:SNIFF_BYTES])[1]
     if gz:
         try:
             raw = gzip.decompress(raw)

@@ -28,6 +28,8 @@ from __future__ import annotations
 import codecs
 import gzip
 import itertools
+import os
+import stat
 import sys
 import zlib
 from collections import Counter
@@ -40,7 +42,13 @@ from treecert.data.alignment import align_to_schema, schema_str_columns, unseen_
 from treecert.data.arff_reader import _arff_table, _parse_arff_header, _unix_newlines
 from treecert.data.csv_reader import _parse_csv, csv_header
 from treecert.data.schema import Dataset, Schema
-from treecert.data.sources import data_format
+from treecert.data.sources import (
+    GZIP_MAGIC,
+    SNIFF_BYTES,
+    data_format,
+    format_decided,
+    sniff_format,
+)
 from treecert.data.table import _check_text, _Column, _Table
 from treecert.errors import ConfigError, DataError
 
@@ -85,7 +93,9 @@ def _line_cut(buf: str) -> int:
 
 
 class SchemaReader:
-    """Data for ``schema`` from ``path`` ('-' = CSV on stdin), chunk by chunk.
+    """Data for ``schema`` from ``path`` ('-' = standard input), chunk by chunk. An input
+    whose name does not give its format (stdin, ``data.txt``) is told by its first bytes
+    (:func:`~treecert.data.sources.sniff_format`), which are kept and read again.
 
     Iterate :meth:`chunks` (optionally only rows [lo, hi)); afterwards ``warnings`` holds
     what :func:`~treecert.data.alignment.load_for_schema` would have warned about the whole
@@ -102,23 +112,64 @@ class SchemaReader:
         self.warnings: list[str] = []
         self.stdin = self.path == "-"
         self.source = "<stdin>" if self.stdin else self.path
+        # Read once, like stdin: a pipe or device given by name (``<(...)``, /dev/stdin on
+        # a pipe) gives its bytes only once.
+        self._once = self.stdin or not _regular(self.path)
+        self._stream: IO[bytes] | None = None
+        self._head = b""  # stdin's first bytes, read to tell its format
+        self._gzip = self.path.lower().endswith(".gz")
         self.format = data_format(self.path, fmt)
-        self._encoding: str | None = "utf-8-sig" if self.stdin else None
+        if self.format is None:
+            self._gzip, self.format = sniff_format(self._first_bytes())
+        elif self._once:
+            self._gzip = self._first_bytes()[:2] == GZIP_MAGIC
+        self._encoding: str | None = "utf-8-sig" if self._once else None
         self._block_rows: list[int] | None = None
 
     # ------------------------------------------------------------------ input
-    def _open(self) -> tuple[IO[bytes], IO[bytes]]:
-        """(stream of file bytes, the raw file whose position measures progress)."""
-        if self.stdin:
-            stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
-            return stream, stream
+    def _first_bytes(self) -> bytes:
+        """The input's first bytes: a stream's are kept for :meth:`_open` to give again."""
+        if self._once:  # what has arrived, until the line that decides the format has
+            stream = self._once_stream()
+            read = getattr(stream, "read1", stream.read)
+            while len(self._head) < SNIFF_BYTES and not format_decided(self._head):
+                block = read(SNIFF_BYTES - len(self._head))
+                if not block:
+                    break
+                self._head += block
+            return self._head
+        raw = self._open_file()
         try:
-            raw = open(self.path, "rb")  # closed by _bytes
+            return raw.read(SNIFF_BYTES)
+        except OSError as exc:
+            raise DataError(f"{self.source}: cannot read the file: {exc.strerror}.") from None
+        finally:
+            raw.close()
+
+    def _open_file(self) -> IO[bytes]:
+        try:
+            return open(self.path, "rb")
         except FileNotFoundError:
             raise DataError(f"{self.source}: no such file.", "Check the path.") from None
         except OSError as exc:
             raise DataError(f"{self.source}: cannot read the file: {exc.strerror}.") from None
-        if self.path.lower().endswith(".gz"):
+
+    def _once_stream(self) -> IO[bytes]:
+        """Standard input, or the pipe named by the path, opened once."""
+        if self._stream is None:
+            if self.stdin:
+                self._stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+            else:
+                self._stream = self._open_file()
+        return self._stream
+
+    def _open(self) -> tuple[IO[bytes], IO[bytes]]:
+        """(stream of file bytes, the raw file whose position measures progress)."""
+        if self._once:
+            raw = _Prefixed(self._head, self._once_stream())
+        else:
+            raw = self._open_file()  # closed by _bytes
+        if self._gzip:
             return gzip.GzipFile(fileobj=raw, mode="rb"), raw
         return raw, raw
 
@@ -126,7 +177,7 @@ class SchemaReader:
         """Blocks of the file's bytes (decompressed), with the fraction read so far."""
         stream, raw = self._open()
         size = None
-        if not self.stdin:
+        if not self._once:
             try:
                 size = Path(self.path).stat().st_size or None
             except OSError:
@@ -147,7 +198,7 @@ class SchemaReader:
                         fraction = 0.0
                 yield block, fraction
         finally:
-            if not self.stdin:
+            if not self._once:
                 stream.close()
                 raw.close()
 
@@ -262,9 +313,9 @@ class SchemaReader:
     # ------------------------------------------------------------------ public
     def count_rows(self) -> int:
         """The number of data rows (reads the file once; not possible on stdin)."""
-        if self.stdin:
-            raise ConfigError("--shard needs a data file, not stdin: each shard reads the "
-                              "file to count its rows.")
+        if self._once:
+            raise ConfigError(f"--shard needs a data file, not {self.source}: each shard "
+                              "reads the file to count its rows.")
         counts = [rows for rows, _, _ in self._tables()]
         self._block_rows = counts
         total = sum(counts)
@@ -303,6 +354,34 @@ class SchemaReader:
         if not any_rows and counts is None:
             raise self._no_rows()
         self.warnings = unseen_warning(self.source, self.schema.feature_names, unseen)
+
+
+def _regular(path: str) -> bool:
+    """Whether ``path`` is a regular file (or does not exist: opening it will say so)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
+
+
+class _Prefixed:
+    """A byte stream read again from its start: the bytes already read (``head``), then the
+    rest of ``stream``."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self._head, self._stream = head, stream
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._head:
+            return self._stream.read(size)
+        if size is None or size < 0:
+            out, self._head = self._head + self._stream.read(), b""
+            return out
+        out, self._head = self._head[:size], self._head[size:]
+        return out
+
+    def tell(self) -> int:  # progress on stdin is not measured (its size is unknown)
+        raise OSError("stdin has no position")
 
 
 def _slice(table: _Table, a: int, b: int) -> _Table:

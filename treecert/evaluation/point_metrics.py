@@ -9,7 +9,6 @@ et al.). Inputs and return values follow :mod:`treecert.evaluation.metric_inputs
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import rankdata
 
 from treecert.errors import DataError
 from treecert.evaluation.metric_inputs import check_matrix, check_y, check_y_proba, onehot
@@ -117,9 +116,23 @@ def roc_auc(scores: object, positive_mask: object) -> float:
     n_neg = s.shape[0] - n_pos
     if n_pos == 0 or n_neg == 0:
         return float("nan")
-    ranks = rankdata(s, method="average")
+    ranks = average_ranks(s)
     u = float(ranks[pos].sum()) - n_pos * (n_pos + 1) / 2.0
     return u / (n_pos * n_neg)
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks of a 1-D array, tied values sharing the mean of their ranks (what
+    ``scipy.stats.rankdata(method="average")`` gives; here in numpy, because importing
+    scipy.stats costs a command-line run more than a small cross-validation takes)."""
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    counts = np.diff(np.r_[starts, ordered.size])
+    group = np.repeat(np.arange(starts.size), counts)
+    ranks = np.empty(values.size, dtype=float)
+    ranks[order] = (starts + (counts + 1) / 2.0)[group]
+    return ranks
 
 
 def auc_columns(y: np.ndarray, pos_scores: np.ndarray, neg_scores: np.ndarray) -> float:
