@@ -157,13 +157,22 @@ def runnable(block: Block) -> tuple[str | None, str]:
     return script, ""
 
 
+#: Where new, not yet tracked files are copied from too (a page being written, its script);
+#: elsewhere an untracked file is a leftover of running the examples in the checkout.
+SOURCES = ("README.md", "docs", "benchmarks", "sample_data", "tests", "treecert")
+
+
+def _git_files(*args: str) -> list[str]:
+    return subprocess.run(["git", "ls-files", "-z", *args], cwd=REPO, capture_output=True,
+                          check=True).stdout.decode().split("\0")
+
+
 def _copy_repository(root: Path) -> None:
-    """The files a clone has (tracked and new, not ignored), or the whole checkout's
-    directories when git is not available."""
+    """The files a clone has (and new ones under SOURCES), or the whole checkout's files
+    when git is not available."""
     try:
-        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
-                                 "--exclude-standard"], cwd=REPO, capture_output=True,
-                                check=True).stdout.decode().split("\0")
+        listed = [*_git_files("--cached"),
+                  *_git_files("--others", "--exclude-standard", "--", *SOURCES)]
     except (OSError, subprocess.CalledProcessError):
         listed = [p.relative_to(REPO).as_posix() for p in REPO.rglob("*")
                   if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts]
