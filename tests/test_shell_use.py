@@ -13,9 +13,9 @@ from conftest import REPO, SAMPLE_DATA
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
-def cli(args, **kwargs) -> subprocess.CompletedProcess:
+def cli(args, env=ENV, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "treecert", *map(str, args)], cwd=REPO,
-                          env=ENV, capture_output=True, text=True, check=False, **kwargs)
+                          env=env, capture_output=True, text=True, check=False, **kwargs)
 
 
 @pytest.mark.parametrize("command", [[], ["train"], ["predict"], ["evaluate"], ["compare"],
@@ -99,3 +99,18 @@ def test_an_explicit_input_format_wins(iris_model, tmp_path):
                  f"{iris_model} - --input-format arff", tmp_path)
     assert res.returncode == 2
     assert res.stderr.startswith("Error: <stdin>, line 1: expected '@relation NAME'")
+
+
+def test_predict_off_a_terminal_logs_progress_lines(iris_model, tmp_path):
+    """A batch job's log (stderr not a terminal) gets a progress line at most every
+    TREECERT_PROGRESS_SECONDS (here 0: one per chunk), then the closing line; with the
+    default interval a short run says only its closing line."""
+    args = ["predict", iris_model, SAMPLE_DATA / "iris.arff", "--method", "tpce",
+            "--chunk-size", "1500", "-o", tmp_path / "p.csv"]
+    every = cli(args, env={**ENV, "TREECERT_PROGRESS_SECONDS": "0"})
+    lines = every.stderr.splitlines()
+    assert every.returncode == 0 and len(lines) >= 3, every.stderr
+    assert all(line.startswith("predicting: ") and " rows" in line for line in lines[:-1])
+    assert lines[-2].startswith("predicting: 150 rows")
+    assert lines[-1] == f"Wrote 150 predictions to {tmp_path / 'p.csv'}"
+    assert cli(args).stderr.splitlines() == lines[-1:]

@@ -80,6 +80,9 @@ def predict(
     [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers; every shard has the
     header, so the header once plus the shards' other lines in order is the whole output.
 
+    Progress: a bar on a terminal; off one (a batch job's log), a line at most every
+    TREECERT_PROGRESS_SECONDS seconds (10): rows done, rate and time left.
+
     Transductive methods (tpce, kk, venn): ENGINE_MEMORY
 
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv
