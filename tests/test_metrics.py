@@ -492,6 +492,7 @@ def test_compute_metrics_keys_and_values() -> None:
     base = compute_metrics(y, p)
     assert list(base) == [
         "accuracy",
+        "kappa",
         "brier",
         "brier_norm",
         "log_loss",

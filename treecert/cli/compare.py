@@ -53,8 +53,10 @@ def compare(
     ] = None,
     tol: Annotated[float, typer.Option(help="Absolute tie tolerance.")] = 1e-4,
     folds: options.Folds = 10,
+    weka_folds: options.WekaFolds = False,
     use_folds_files: Annotated[
-        bool, typer.Option(help="Use NAME.folds.csv beside a dataset when it exists.")
+        bool, typer.Option(help="Use NAME.folds.csv beside a dataset when it exists (not "
+                                "with --weka-folds).")
     ] = True,
     seed: options.Seed = 1,
     plots: Annotated[bool, typer.Option("--plots", help="Scatter plots into the -o dir.")] = False,
@@ -102,8 +104,9 @@ def compare(
                                                                  ignore, loss)
                     ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
                     protocol = _protocol(path, dataset, folds, False, repeat,
-                                         str(ff) if use_folds_files and ff.exists() else None,
-                                         None, seed, None)
+                                         str(ff) if use_folds_files and ff.exists()
+                                         and not weka_folds else None,
+                                         None, seed, None, weka_folds)
                 except TreecertError as exc:
                     exc = _naming(exc, path)
                     if path in (data or []):

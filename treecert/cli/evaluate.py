@@ -51,6 +51,7 @@ def evaluate(
                                                         "metrics.csv/.json and plots.")
     ] = None,
     folds: options.Folds = 10,
+    weka_folds: options.WekaFolds = False,
     loo: Annotated[bool, typer.Option("--loo", help="Leave-one-out.")] = False,
     folds_file: Annotated[
         str | None, typer.Option(help="One fold id per data row (e.g. NAME.folds.csv).")
@@ -85,7 +86,8 @@ def evaluate(
     part = _check_units_options(shard, resume, output, plots, bias_variance)
     method, params = _run_settings(ctx, method, tree, seed, j48)
     dataset, loss_matrix = _load_evaluation_data(data, class_name, nominal, ignore, loss)
-    protocol = _protocol(data, dataset, folds, loo, repeat, folds_file, test, seed, class_name)
+    protocol = _protocol(data, dataset, folds, loo, repeat, folds_file, test, seed, class_name,
+                         weka_folds)
     name = _dataset_name(data)
     store, only = None, None
     with _output_lock(output, part):

@@ -16,13 +16,14 @@ from treecert.data.fileio import atomic_writer, directory_lock, make_directory, 
 from treecert.errors import ConfigError, OutputError
 
 
-def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, class_name):
+def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, class_name,
+              weka=False):
     from treecert.data.folds import read_fold_ids
     from treecert.evaluation.experiment import Protocol
 
-    chosen = sum([loo, folds_file is not None, test is not None])
+    chosen = sum([loo, folds_file is not None, test is not None, weka])
     if chosen > 1:
-        raise ConfigError("choose one of --loo, --folds-file and --test.")
+        raise ConfigError("choose one of --loo, --folds-file, --test and --weka-folds.")
     if loo:
         return Protocol(kind="loo", seed=seed)
     if folds_file is not None:
@@ -32,7 +33,7 @@ def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, cl
     if test is not None:
         return Protocol(kind="test", seed=seed,
                         test=_load_matching(test, dataset.schema, labelled="test"))
-    protocol = Protocol(kind="cv", n_folds=folds, repeats=repeat, seed=seed)
+    protocol = Protocol(kind="weka" if weka else "cv", n_folds=folds, repeats=repeat, seed=seed)
     protocol.splits(dataset)  # too few rows for the folds: said now, naming no fold
     return protocol
 
@@ -96,6 +97,14 @@ def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
                 table.to_csv(fh, index=False, lineterminator="\n")
     write_text(outdir / "metrics.json",
                json.dumps(metrics_document(result), indent=2, allow_nan=False) + "\n")
+    if result.predictions["actual"].notna().any():
+        from treecert.evaluation.confusion import confusion_tables, confusion_text
+
+        confusion, per_class = confusion_tables(result.predictions, list(result.classes))
+        for file_name, table in {"confusion.csv": confusion, "per_class.csv": per_class}.items():
+            with atomic_writer(outdir / file_name) as fh:
+                table.to_csv(fh, index=False, lineterminator="\n")
+        write_text(outdir / "confusion.txt", confusion_text(confusion, list(result.classes)))
     if plots:
         from treecert.evaluation import plots as P
 

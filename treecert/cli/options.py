@@ -31,7 +31,7 @@ ShowFormat = Literal["text", "dot", "json"]  # api.show
 #: evaluation.stats.METRIC_DIRECTION; importing those would cost numpy and scipy).
 METHOD_NAMES = ("frequency", "laplace", "m_estimate", "tpce", "tpce_batch", "kk", "bagging",
                 "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging")
-METRIC_NAMES = ("accuracy", "auc", "auc_reliability", "auc_low", "auc_high", "brier",
+METRIC_NAMES = ("accuracy", "kappa", "auc", "auc_reliability", "auc_low", "auc_high", "brier",
                 "brier_norm", "log_loss", "erc_deviation", "ece", "expected_loss", "brier_low",
                 "brier_high", "log_loss_low", "log_loss_high", "leaves", "fit_seconds",
                 "predict_seconds")
@@ -92,6 +92,12 @@ InputFormat = Annotated[
     Literal["auto", "arff", "csv"],
     typer.Option("--input-format", help="The data's format: auto (from the file name, else "
                                         "from the content), arff or csv."),
+]
+WekaFolds = Annotated[
+    bool, typer.Option("--weka-folds", help="The --folds folds Weka's '-x K -s SEED' makes "
+                                            "(java.util.Random, Instances.randomize and "
+                                            "stratify), so the CV tests each fold on Weka's "
+                                            "rows.")
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")]
 ClassOpt = Annotated[

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from treecert.data.folds import DEFAULT_SEED, stratified_folds
+from treecert.data.folds import DEFAULT_SEED, stratified_folds, weka_folds
 from treecert.data.schema import Dataset, Schema
 from treecert.errors import ConfigError, DataError
 from treecert.evaluation import interval_metrics, metric_table, point_metrics
@@ -38,8 +38,9 @@ DEFAULT_INTERVAL_AUC = "exact"
 
 @dataclass
 class Protocol:
-    """How to split the data: ``cv`` (stratified k-fold), ``loo``, ``folds`` (given ids) or
-    ``test`` (train on the data, test on a separate dataset)."""
+    """How to split the data: ``cv`` (stratified k-fold), ``weka`` (the k folds Weka's
+    ``-x k -s seed`` makes), ``loo``, ``folds`` (given ids) or ``test`` (train on the data,
+    test on a separate dataset)."""
 
     kind: str = "cv"
     n_folds: int = 10
@@ -63,7 +64,8 @@ class Protocol:
             if self.kind == "folds":
                 ids = self.fold_ids[labelled]
             else:
-                ids = stratified_folds(y[labelled], self.n_folds, self.seed + r)
+                assign = weka_folds if self.kind == "weka" else stratified_folds
+                ids = assign(y[labelled], self.n_folds, self.seed + r)
             for f in np.unique(ids):
                 out.append((r, int(f), labelled[ids != f], labelled[ids == f]))
         return out
@@ -376,7 +378,7 @@ def run_metadata(data: Dataset, methods: list[str], protocol: Protocol, tree_par
         return {"rows": int(d.n_samples), "sha256": data_sha256(d.X, d.y, d.weights)}
 
     proto: dict = {"kind": protocol.kind, "seed": protocol.seed}
-    if protocol.kind == "cv":
+    if protocol.kind in ("cv", "weka"):
         proto.update(folds=protocol.n_folds, repeats=protocol.repeats)
     elif protocol.kind == "folds":
         proto["fold_ids"] = np.asarray(protocol.fold_ids).tolist()
@@ -419,7 +421,7 @@ def plan_units(data: Dataset, specs: list[MethodSpec], protocol: Protocol,
                   if protocol.kind == "loo" and hasattr(METHODS[spec.name], "predict_loo")}
     held: set[int] = set()
     may = [k for k, spec in enumerate(specs) if hasattr(METHODS[spec.name], "serves_held_out")]
-    if may and protocol.kind in ("cv", "folds") and splits:
+    if may and protocol.kind in ("cv", "weka", "folds") and splits:
         sizes = [tr.size for _, _, tr, _ in splits]
         labelled = data.subset(np.flatnonzero(data.y >= 0))  # what such a unit fits on
         held = {k for k in may

@@ -13,7 +13,7 @@ from treecert.errors import ConfigError
 from treecert.evaluation.costs import expected_loss
 from treecert.evaluation.interval_metrics import auc_bounds, brier_bounds, log_loss_bounds
 from treecert.evaluation.metric_inputs import check_matrix, check_y_proba
-from treecert.evaluation.point_metrics import accuracy, auc, brier, log_loss
+from treecert.evaluation.point_metrics import accuracy, auc, brier, kappa, log_loss
 from treecert.evaluation.reliability import Bins, auc_reliability, ece, erc_deviation
 
 __all__ = ["compute_metrics"]
@@ -47,7 +47,7 @@ def compute_metrics(
     Returns
     -------
     dict[str, float]
-        ``accuracy, brier, brier_norm, log_loss, auc, auc_reliability, erc_deviation, ece``;
+        ``accuracy, kappa, brier, brier_norm, log_loss, auc, auc_reliability, erc_deviation, ece``;
         plus ``expected_loss`` when ``loss`` is given; plus ``brier_low, brier_high,
         log_loss_low, log_loss_high, auc_low, auc_high`` when bounds are given.
     """
@@ -59,6 +59,7 @@ def compute_metrics(
     b = brier(yy, p)
     out: dict[str, float] = {
         "accuracy": accuracy(yy, p),
+        "kappa": kappa(yy, p),
         "brier": b,
         "brier_norm": b / 2.0,
         "log_loss": log_loss(yy, p),

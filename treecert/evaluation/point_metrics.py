@@ -21,6 +21,7 @@ __all__ = [
     "bias_variance",
     "brier",
     "brier_norm",
+    "kappa",
     "log_loss",
     "predictions",
     "roc_auc",
@@ -48,6 +49,21 @@ def accuracy(y: object, proba: object) -> float:
     if yy.size == 0:
         return float("nan")
     return float(np.mean(np.argmax(p, axis=1) == yy))
+
+
+def kappa(y: object, proba: object) -> float:
+    """Cohen's kappa of the ``argmax`` predictions against the truth, as Weka's summary
+    reports it: (p_o - p_e) / (1 - p_e), p_o the accuracy and p_e the agreement expected
+    from the marginals, sum_c (true share of c)(predicted share of c); 1 when p_e = 1."""
+    yy, p = check_y_proba(y, proba)
+    if yy.size == 0:
+        return float("nan")
+    k = p.shape[1]
+    predicted = np.argmax(p, axis=1)
+    observed = float(np.mean(predicted == yy))
+    chance = float(np.bincount(yy, minlength=k) @ np.bincount(predicted, minlength=k)
+                   ) / yy.size**2
+    return 1.0 if chance == 1.0 else (observed - chance) / (1.0 - chance)
 
 
 def brier(y: object, proba: object) -> float:

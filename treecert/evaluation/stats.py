@@ -31,6 +31,7 @@ __all__ = [
 #: For every metric name treecert reports: ``True`` if a higher value is better.
 METRIC_DIRECTION: dict[str, bool] = {
     "accuracy": True,
+    "kappa": True,
     "auc": True,
     "auc_reliability": True,
     "auc_low": True,
