@@ -93,9 +93,12 @@ def test_shards_concatenate_to_the_whole_output(tmp_path, capsys):
             assert main(["predict", str(model), str(data), "--shard",
                          f"{i}/{n}", "--chunk-size", "700", "-o", str(out), "-q"]) == 0
             parts.append(out.read_text())
-        assert all(p.splitlines()[0] == whole.splitlines()[0] for p in parts)
-        # header once + every shard's lines after the first (head -1 / tail -n +2)
-        assert parts[0].split("\n", 1)[0] + "\n" + "".join(
+        # each part's header names its shard in place of 'row'; its other lines are the
+        # whole run's (tail -n +2)
+        assert all(p.splitlines()[0] == whole.splitlines()[0].replace(
+            "row", f"row (shard {i}/{n} of {len(whole.splitlines()) - 1} rows)", 1)
+            for i, p in enumerate(parts))
+        assert whole.split("\n", 1)[0] + "\n" + "".join(
             p.split("\n", 1)[1] for p in parts) == whole
         merged = tmp_path / "merged.csv"
         assert main(["merge", *map(str, (tmp_path / f"part{i}.csv" for i in range(n))),

@@ -12,7 +12,13 @@ from pathlib import Path
 
 from treecert import api
 from treecert.cli.common import _load_matching, say
-from treecert.data.fileio import atomic_writer, directory_lock, make_directory, write_text
+from treecert.data.fileio import (
+    atomic_writer,
+    directory_lock,
+    make_directory,
+    staged_outputs,
+    write_text,
+)
 from treecert.errors import ConfigError, OutputError
 
 
@@ -81,6 +87,13 @@ def _unit_done(unit) -> None:
 
 
 def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
+    """predictions.csv, the metrics tables and JSON (and the plots) in ``outdir``: all of
+    them once every one is written, or none (:func:`~treecert.data.fileio.staged_outputs`)."""
+    with staged_outputs():
+        _write_evaluation_files(result, outdir, plots, bins)
+
+
+def _write_evaluation_files(result, outdir: Path, plots: bool, bins: str) -> None:
     import json
 
     from treecert.evaluation.experiment import metrics_document
@@ -161,7 +174,12 @@ def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
     metrics = pd.concat(frames, ignore_index=True)
     comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol)
     md = to_markdown(comp)
+    with staged_outputs():  # every file of the comparison, or none
+        _write_comparison_files(metrics, comp, md, out, plots)
     write_text("-", md)
+
+
+def _write_comparison_files(metrics, comp, md: str, out: Path | None, plots) -> None:
     if out is not None:
         make_directory(out)
         with atomic_writer(out / "metrics.csv") as fh:

@@ -71,15 +71,17 @@ def predict(
     chunks of --chunk-size bytes (1 MB) and written as it goes, so memory stays at the
     model plus about 30 times the chunk size (~100 MB in all for a small model), whatever
     the file size. The output is still written atomically. --shard I/N scores rows
-    [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers; every shard has the
-    header, so the header once plus the shards' other lines in order is the whole output.
+    [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers, and says which part it
+    is (CSV: the first column is 'row (shard I/N of n rows)'; ARFF: a first comment line);
+    'treecert merge' checks that the parts are all there once each and writes the
+    unsharded output, byte for byte.
 
     Transductive methods (tpce, kk, venn): ENGINE_MEMORY
 
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv
     """
     from treecert.data.stream import SchemaReader
-    from treecert.parallel import backend, parse_shard, shard_bounds
+    from treecert.parallel import backend, parse_shard, shard_bounds, shard_tag
     from treecert.tree.model import read_model
 
     _state["quiet"] = quiet
@@ -90,13 +92,12 @@ def predict(
     model = read_model(model_path)
     loss_matrix = _read_loss(loss, model.schema.classes)
     reader = SchemaReader(data, model.schema, id_column=id_column, chunk_bytes=chunk_size)
-    rows, total = None, None
+    rows, total, tag = None, None, None
     if part is not None:
-        total = reader.count_rows()
-    if part is not None:
-        rows = shard_bounds(total, *part)
+        n = reader.count_rows()
+        rows, tag = shard_bounds(n, *part), shard_tag(*part, n)
         total = rows[1] - rows[0]
-    write = _arff_writer(id_column) if fmt == "arff" else _csv_writer
+    write = _arff_writer(id_column, tag) if fmt == "arff" else _csv_writer(tag)
     with backend(scheduler):
         runner = api.predictor(model, method=method, loss=loss_matrix, jobs=jobs,
                                 explain=explain)
@@ -120,18 +121,30 @@ def predict(
         say(f"Wrote {written} predictions to {output}")
 
 
-def _csv_writer(table, data, fh, header: bool) -> None:
-    write_columns(table, fh, header=header)
+def _csv_writer(tag: str | None):
+    """Writes chunks as one CSV file; a shard's (``tag``, :func:`treecert.parallel.shard_tag`)
+    first column is named ``row (<tag>)``."""
+
+    def write(table, data, fh, header: bool) -> None:
+        if header and tag is not None:
+            table = {(f"row ({tag})" if name == "row" else name): col
+                     for name, col in table.items()}
+        write_columns(table, fh, header=header)
+
+    return write
 
 
-def _arff_writer(id_column):
+def _arff_writer(id_column, tag: str | None):
     """Writes chunks as one ARFF file: the header (from the first chunk's layout), then
-    every chunk's rows (:func:`treecert.data.arff_writer.predictions_dataset`)."""
+    every chunk's rows (:func:`treecert.data.arff_writer.predictions_dataset`); a shard's
+    (``tag``) opens with the comment ``% treecert predict --<tag>``."""
     from treecert.data.arff_writer import arff_header, arff_rows, predictions_dataset
 
     def write(table, data, fh, header: bool) -> None:
         rows = predictions_dataset(data, table, id_column)
         if header:
+            if tag is not None:
+                fh.write(f"% treecert predict --{tag}\n")
             fh.write(arff_header(rows.schema))
         fh.write(arff_rows(rows))
 

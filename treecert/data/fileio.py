@@ -11,7 +11,9 @@ one line. New files get the permissions the umask allows (0666 less the umask); 
 file keeps its permissions, as with the shell's ``>``.
 
 Temporary files still open are listed in :data:`_TEMPORARIES`, so the command line can
-remove them whatever interrupts it (:func:`remove_temporaries`). :func:`directory_lock`
+remove them whatever interrupts it (:func:`remove_temporaries`). A command that writes
+several files stages them (:func:`staged_outputs`): all appear when it succeeds, none when
+it fails. :func:`directory_lock`
 keeps two runs from writing into one output directory at once. JSON outputs are strict (no
 NaN or Infinity): :func:`nan_to_none` prepares a document for
 ``json.dumps(..., allow_nan=False)``.
@@ -212,16 +214,61 @@ def _atomic(name: str, st: os.stat_result | None, binary: bool) -> Iterator[IO]:
             fh.close()
         except OSError as exc:
             raise output_error(name, exc) from None
-        try:
-            os.replace(tmp, target)
-        except OSError as exc:
-            raise output_error(name, exc, "cannot move the finished file into place") from None
-        _TEMPORARIES.discard(tmp)
+        if _STAGED is not None:  # renamed with the command's other outputs at the end
+            _STAGED.append((tmp, target, name))
+            return
+        _move_into_place(tmp, target, name)
     except BaseException:
         with contextlib.suppress(OSError):  # a failed flush would fail again
             fh.close()
         _remove(tmp)
         raise
+
+
+def _move_into_place(tmp: str, target: Path, name: str) -> None:
+    try:
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise output_error(name, exc, "cannot move the finished file into place") from None
+    _TEMPORARIES.discard(tmp)
+
+
+#: While :func:`staged_outputs` runs: the finished temporary files and their targets.
+_STAGED: list[tuple[str, Path, str]] | None = None
+
+
+@contextlib.contextmanager
+def staged_outputs() -> Iterator[None]:
+    """Make a command's set of output files appear only if the whole command succeeds.
+
+    Inside the block, every file :func:`atomic_writer` finishes stays a temporary file
+    beside its target; when the block ends without an exception they are all renamed into
+    place (in the order they were written), and when it raises (an error, a signal) they
+    are all removed, so a command that fails after writing its first output leaves none.
+    Standard output, devices and pipes are written as they come (there is nothing to take
+    back). Nested blocks join the outermost one.
+    """
+    global _STAGED
+    if _STAGED is not None:
+        yield
+        return
+    _STAGED = staged = []
+    try:
+        yield
+    except BaseException:
+        _STAGED = None
+        for tmp, _, _ in staged:
+            _remove(tmp)
+        raise
+    _STAGED = None
+    try:
+        for k, (tmp, target, name) in enumerate(staged):
+            _move_into_place(tmp, target, name)
+            staged[k] = ("", target, name)
+    finally:  # a rename that failed: the rest are not put in place
+        for tmp, _, _ in staged:
+            if tmp:
+                _remove(tmp)
 
 
 def _create_temporary(name: str, target: Path) -> tuple[int, str]:
