@@ -115,7 +115,7 @@ def test_a_part_with_a_gap_or_cut_short_is_refused(parts, tmp_path, capsys):
 
 
 def test_a_whole_output_or_parts_of_two_runs_are_refused(parts, tmp_path, capsys):
-    whole, (p0, p1, p2) = parts["csv"]
+    whole, (p0, _, p2) = parts["csv"]
     code, _, err = run(["merge", whole, "-o", tmp_path / "m.csv"], capsys)
     assert (code, err) == (2, f"Error: {whole}: not a 'predict --shard' part: it does not say "
                               "which shard it is. Merge the files 'treecert predict --shard "

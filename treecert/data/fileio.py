@@ -346,10 +346,14 @@ def directory_lock(directory: str | Path, *, shared: bool = False,
 
     An exclusive lock (a whole run) is refused while any other lock is held; shared locks
     (the shards of one run, which may share a directory) only exclude exclusive ones. The
-    lock is ``flock`` on the file ``directory/.treecert.lock``, released when the process ends
-    however it ends; the file itself stays (removing it would race with another run taking
-    it). Where the file system cannot lock, the block runs unlocked. ``hint`` replaces the
-    default advice of the refusal.
+    refusal is an :class:`~treecert.errors.OutputError` (one line, exit 2); ``hint``
+    replaces its default advice. The lock is ``flock`` on the file
+    ``directory/.treecert.lock``, released when the process ends however it ends. The last
+    holder removes the file when the block ends (an error or a stopping signal included):
+    it takes the lock exclusively first, so no other run holds it, and a run that opened
+    the file just before it was removed sees on locking that its file is no longer the one
+    at that path and opens the new one. Where the file system cannot lock, the block runs
+    unlocked.
     """
     try:
         import fcntl
@@ -358,22 +362,49 @@ def directory_lock(directory: str | Path, *, shared: bool = False,
         return
     make_directory(directory)
     lock = Path(directory) / LOCK_NAME
+    fd, held = _take_lock(fcntl, directory, lock, shared, hint)
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-    except OSError as exc:
-        raise output_error(lock, exc, "cannot create the lock file") from None
-    try:
+        yield
+    finally:
+        try:
+            if held and shared:  # the last shard out removes the file
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    held = False  # another shard still runs: the file is its
+            if held:
+                with contextlib.suppress(OSError):
+                    os.unlink(lock)
+        finally:
+            os.close(fd)
+
+
+def _take_lock(fcntl, directory, lock: Path, shared: bool, hint: str | None) -> tuple[int, bool]:
+    """(descriptor, locked) of ``lock`` taken for :func:`directory_lock`."""
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            raise output_error(lock, exc, "cannot create the lock file") from None
         try:
             fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
+            os.close(fd)
             raise OutputError(f"{directory}: in use by another treecert run.",
                               hint or "Wait until it has finished, or choose another "
                                       "directory.") from None
         except OSError:  # e.g. ENOLCK on a file system without locks: go on unlocked
-            pass
-        yield
-    finally:
-        os.close(fd)
+            return fd, False
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.path.samestat(os.stat(lock), os.fstat(fd))
+        except OSError:
+            same = False
+        if same:
+            return fd, True
+        os.close(fd)  # removed by a run that ended meanwhile: lock the file now there
 
 
 def nan_to_none(obj):
