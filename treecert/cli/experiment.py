@@ -57,12 +57,12 @@ def _run_settings(ctx, methods: list[str], tree: dict, seed: int, j48: bool):
     return list(methods), params
 
 
-def _load_evaluation_data(path: str, class_name, nominal, ignore, loss):
+def _load_evaluation_data(path: str, class_name, nominal, ignore, loss, max_classes=None):
     """A dataset to evaluate on, read with the data options, and its loss matrix (None
     without --loss; the file is read against each dataset's classes)."""
     from treecert.cli.common import _load_training, _read_loss
 
-    dataset = _load_training(path, class_name, nominal, ignore)
+    dataset = _load_training(path, class_name, nominal, ignore, max_classes)
     return dataset, _read_loss(loss, dataset.schema.classes)
 
 

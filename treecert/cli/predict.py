@@ -25,7 +25,8 @@ def predict(
         typer.Option("--format", help="csv, or arff for Weka: the data with "
                                       "distribution_<label> per class, certainty and the "
                                       "predicted class as 'classification' (Weka's "
-                                      "AddClassification)."),
+                                      "AddClassification); a data attribute of one of "
+                                      "those names is renamed <name>_1."),
     ] = "csv",
     id_column: Annotated[
         str | None, typer.Option("--id", help="Column to copy through as an identifier.")
@@ -143,6 +144,14 @@ def _arff_writer(id_column, tag: str | None):
     def write(table, data, fh, header: bool) -> None:
         rows = predictions_dataset(data, table, id_column)
         if header:
+            given = [*([id_column] if id_column is not None else []),
+                     *(a.name for a in data.schema.attributes),
+                     *([data.schema.class_attribute.name] if data.has_class else [])]
+            renamed = [f"{old!r} as {a.name!r}" for old, a in
+                       zip(given, rows.schema.attributes, strict=False) if old != a.name]
+            if renamed:
+                say(f"Warning: {', '.join(renamed)}: renamed in the ARFF output, whose "
+                    "prediction columns have those names.")
             if tag is not None:
                 fh.write(f"% treecert predict --{tag}\n")
             fh.write(arff_header(rows.schema))

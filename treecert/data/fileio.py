@@ -64,6 +64,13 @@ def check_not_input(output: str | Path, inputs: list[str | Path]) -> None:
             )
 
 
+def encodable(text: str) -> str:
+    """``text`` with every character UTF-8 cannot encode (a lone surrogate, from a name
+    decoded with ``surrogateescape`` or a ``\\udcff`` in a JSON model) written as its
+    Python escape (``\\udcff``), so that every output is valid UTF-8 and parses back."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def output_error(name: str | Path, exc: OSError, doing: str = "cannot write") -> OutputError:
     """The one-line error for ``exc`` raised while writing the output ``name``."""
     why = exc.strerror or type(exc).__name__
@@ -87,7 +94,10 @@ class _Guarded:
 
     def write(self, data):
         try:
-            return self._fh.write(data)
+            try:
+                return self._fh.write(data)
+            except UnicodeEncodeError:  # a lone surrogate (a name from a model or a frame)
+                return self._fh.write(encodable(data))
         except OSError as exc:
             raise output_error(self._name, exc) from None
 
