@@ -15,6 +15,7 @@ from treecert.cli.common import _load_matching, say
 from treecert.data.fileio import (
     atomic_writer,
     directory_lock,
+    frame_to_csv,
     make_directory,
     staged_outputs,
     write_text,
@@ -100,13 +101,13 @@ def _write_evaluation_files(result, outdir: Path, plots: bool, bins: str) -> Non
 
     make_directory(outdir)
     with atomic_writer(outdir / "predictions.csv") as fh:
-        result.predictions.to_csv(fh, index=False, lineterminator="\n")
+        frame_to_csv(result.predictions, fh)
     tables = {"metrics.csv": result.metrics, "metrics_folds.csv": result.folds,
               "metrics_summary.csv": result.summary}
     for file_name, table in tables.items():
         if table is not None:
             with atomic_writer(outdir / file_name) as fh:
-                table.to_csv(fh, index=False, lineterminator="\n")
+                frame_to_csv(table, fh)
     write_text(outdir / "metrics.json",
                json.dumps(metrics_document(result), indent=2, allow_nan=False) + "\n")
     if plots:
@@ -183,9 +184,9 @@ def _write_comparison_files(metrics, comp, md: str, out: Path | None, plots) -> 
     if out is not None:
         make_directory(out)
         with atomic_writer(out / "metrics.csv") as fh:
-            metrics.to_csv(fh, index=False, lineterminator="\n")
+            frame_to_csv(metrics, fh)
         with atomic_writer(out / "comparison.csv") as fh:
-            comp.pairs.to_csv(fh, index=False, lineterminator="\n")
+            frame_to_csv(comp.pairs, fh)
         write_text(out / "comparison.json", comp.to_json())
         write_text(out / "comparison.md", md)
         if plots:

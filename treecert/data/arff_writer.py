@@ -23,16 +23,22 @@ __all__ = ["arff_header", "arff_rows", "predictions_dataset", "write_arff"]
 
 
 def _quote(s: str) -> str:
-    """Quote like Weka's ``Utils.quote``, plus any character its tokenizer splits on; a NUL
-    is written as the octal escape ``\\000`` (the readers refuse raw NUL bytes, the mark of
-    a binary file) and a lone surrogate (not UTF-8) as ``\\udcff``, which liac-arff reads
-    back as the same character."""
-    if s == "" or s == "?" or re.search(r"[\x00-\x20,'\"%{}\\\ud800-\udfff]", s):
-        s = (s.replace("\\", "\\\\").replace("'", "\\'").replace('"', '\\"')
+    """Quote like Weka's ``Utils.quote``, plus any character its tokenizer splits on. Quote
+    characters inside are written as the octal escapes ``\\047`` and ``\\042`` (Weka's
+    tokenizer, liac-arff and treecert read them back; liac-arff takes an attribute name to
+    its last quote mark followed by a space, so ``\\'`` in a name or a nominal value would
+    cut it short), a NUL as ``\\000`` (the readers refuse raw NUL bytes, the mark of a
+    binary file), a lone surrogate (not UTF-8) as ``\\udcff``, which liac-arff and
+    treecert read back as the same character, and a leading space as ``\\040`` (liac-arff
+    would take a quote mark followed by a space for the end of a name)."""
+    if s == "" or s == "?" or re.search(r"[\s\x00-\x20,'\"%{}\\\ud800-\udfff]", s):
+        s = (s.replace("\\", "\\\\").replace("'", "\\047").replace('"', "\\042")
              .replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
              .replace("%", "\\%").replace("\x00", "\\000"))
         if _SURROGATE.search(s):  # not UTF-8: liac-arff's escape \uxxxx (lower-case hex)
             s = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
+        if s[:1].isspace():  # "' " would end an attribute's name for liac-arff
+            s = (f"\\{ord(s[0]):03o}" if ord(s[0]) < 0o400 else f"\\u{ord(s[0]):04x}") + s[1:]
         return f"'{s}'"
     return s
 
@@ -116,14 +122,17 @@ def unique_names(names: list[str], taken: list[str]) -> list[str]:
     ``<name>_1`` (``_2``, ... the first that is free): Weka refuses a file that declares a
     name twice, so a data attribute called like a prediction column (``certainty``,
     ``classification``, ``distribution_<label>``) is renamed; the predictions keep theirs."""
-    used = set(taken)
+    used = set(taken) | set(names)  # a new name is none of the names given
+    seen: set[str] = set()
     out = []
     for name in names:
         new, k = name, 0
-        while new in used:
-            k += 1
-            new = f"{name}_{k}"
-        used.add(new)
+        if name in taken or name in seen:
+            while new in used:
+                k += 1
+                new = f"{name}_{k}"
+            used.add(new)
+        seen.add(name)
         out.append(new)
     return out
 

@@ -474,7 +474,9 @@ def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) 
             pd.DataFrame(dict(zip(names, values, strict=True))).to_csv(
                 fh, index=False, header=header, lineterminator="\n")
             return
-    writer = csv.writer(fh, lineterminator="\n")
+    carriage = any("\r" in str(c) for c in names) or any(
+        "\r" in u for _, uniques in coded.values() for u in uniques if u is not None)
+    writer = _CarriageQuoting(fh) if carriage else csv.writer(fh, lineterminator="\n")
     if header:
         writer.writerow([str(c) for c in names])
     n = len(values[0]) if values else 0
@@ -502,6 +504,45 @@ def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) 
         fh.write("".join(pieces.ravel().tolist()))
     else:
         fh.write("\n".join(map(",".join, zip(*_text_columns(values), strict=True))) + "\n")
+
+
+class _CarriageQuoting:
+    """A csv writer (QUOTE_MINIMAL, lines ended by ``\\n``) that also quotes a field holding
+    a carriage return: the csv module quotes only fields that hold the delimiter, the quote
+    character or a character of the line terminator, and a bare ``\\r`` ends a line for
+    csv readers. Each row is written with the terminator ``\\r\\n`` (so a ``\\r`` is
+    quoted) and then ended with ``\\n``."""
+
+    def __init__(self, fh: IO[str]) -> None:
+        import csv
+        import io
+
+        self._fh = fh
+        self._buf = io.StringIO()
+        self._writer = csv.writer(self._buf, lineterminator="\r\n")
+
+    def writerow(self, row) -> None:
+        self._buf.seek(0)
+        self._buf.truncate()
+        self._writer.writerow(row)
+        self._fh.write(self._buf.getvalue()[:-2] + "\n")
+
+    def writerows(self, rows) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+def frame_to_csv(frame, fh: IO[str]) -> None:
+    """``frame.to_csv(fh, index=False, lineterminator="\\n")``, except that a frame with a
+    carriage return in a column name or a text value goes through :func:`write_frame`,
+    which quotes it (pandas, like the csv module, would not, and the file would not parse
+    back)."""
+    texts = [frame[c] for c in frame.columns if frame[c].dtype == object]
+    if any("\r" in str(c) for c in frame.columns) or any(
+            isinstance(v, str) and "\r" in v for col in texts for v in col.unique()):
+        write_frame(frame, fh)
+    else:
+        frame.to_csv(fh, index=False, lineterminator="\n")
 
 
 def _int_pieces(ints) -> list | None:
