@@ -98,3 +98,20 @@ def test_evaluate_that_fails_writing_leaves_none_of_its_files(tmp_path, capsys, 
     assert (code, err.splitlines()[-1]) == (2, "Error: the metrics document failed")
     assert sorted(p.name for p in out.iterdir() if p.name != "units") == []
     assert leftovers(out) == []
+
+
+def test_ccp_with_credit_g_loss_prunes_to_the_root(tmp_path, capsys):
+    """credit-g grown with --min-leaf 250, pruned by ccp for its loss matrix: the tree
+    regrown on 80 % of the rows is one leaf (it exited 1 after writing the model)."""
+    model = tmp_path / "cg.json"
+    assert main(["train", str(SAMPLE_DATA / "credit-g.arff"), "--min-leaf", "250", "-o",
+                 str(model), "-q"]) == 0
+    out = tmp_path / "p.json"
+    code, _, err = run(["prune", model, "--method", "ccp", "--loss",
+                        SAMPLE_DATA / "credit-g.loss.yaml", "-o", out], capsys)
+    assert code == 0, err
+    assert err.endswith(f"4 leaves (5 nodes) -> 1 leaves (1 nodes), alpha = 39.3333 chosen by "
+                        f"holdout 0.2 (tree regrown on the rest); pruned to the root; wrote "
+                        f"{out}\n")
+    record = json.loads(out.read_text())["pruning"]
+    assert record["pruned_to_root"] is True and record["loss_used"] is True
