@@ -96,7 +96,7 @@ def predict_columns(runner, model: Model, data: Dataset, *, id_column: str | Non
                     loss: np.ndarray | None = None, row_offset: int = 0
                     ) -> dict[str, np.ndarray]:
     """:func:`predict_with`'s table as named numpy columns, without pandas: what the command
-    line writes (:func:`treecert.data.fileio.write_columns`), so that a short ``predict``
+    line writes (:func:`treecert.data.csv_writer.write_columns`), so that a short ``predict``
     does not import pandas."""
     from treecert.evaluation.frames import prediction_columns
 

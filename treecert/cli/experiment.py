@@ -12,10 +12,10 @@ from pathlib import Path
 
 from treecert import api
 from treecert.cli.common import _load_matching, say
+from treecert.data.csv_writer import frame_to_csv
 from treecert.data.fileio import (
     atomic_writer,
     directory_lock,
-    frame_to_csv,
     make_directory,
     staged_outputs,
     write_text,

@@ -94,11 +94,11 @@ ClassOpt = Annotated[
 ]
 MaxClasses = Annotated[
     int | None,
-    typer.Option("--max-classes", metavar="N", min=0,
+    typer.Option("--max-classes", metavar="N",
                  help="Refuse a class with more than N values (0: no limit). Default: 1000, "
                       "and a class with more values than half the rows (at least 20) is "
                       "refused as an identifier; a tree's cost grows with rows x classes."),
-]
+]  # checked in treecert.data.loading (a bound here would convert through pydantic)
 
 Criterion = Annotated[
     CriterionName, typer.Option(help="info_gain (papers, Clus), gain_ratio (J48) or gini "

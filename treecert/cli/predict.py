@@ -10,7 +10,8 @@ from treecert import api
 from treecert.cli import options
 from treecert.cli.common import _read_loss, _state, _warn_all, say
 from treecert.cli.progress import _RowProgress
-from treecert.data.fileio import atomic_writer, check_not_input, write_columns
+from treecert.data.csv_writer import write_columns
+from treecert.data.fileio import atomic_writer, check_not_input
 from treecert.errors import ConfigError
 
 

@@ -22,7 +22,7 @@ from treecert.data.csv_reader import _csv_numbers
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.data.sources import _read_table
 from treecert.data.table import _Column, _fmt_num, _listing, _Table
-from treecert.errors import DataError, describe
+from treecert.errors import ConfigError, DataError, describe
 
 __all__ = ["check_class_count", "check_trainable", "drop_empty_attributes", "load_dataset"]
 
@@ -289,6 +289,8 @@ def check_class_count(dataset: Dataset, max_classes: int | None = None) -> None:
         own class is an identifier. An explicit number: refuse more classes than that only
         (0: no limit), which is how a user says that many classes are intended.
     """
+    if max_classes is not None and max_classes < 0:
+        raise ConfigError(f"--max-classes must be 0 (no limit) or more, got {max_classes}.")
     y = dataset.y[dataset.y >= 0]
     n, k = y.size, int(np.unique(y).size)
     cls = describe(dataset.schema.class_attribute.name)
