@@ -517,7 +517,7 @@ def test_write_arff_is_readable_and_weka_shaped(tmp_path: Path) -> None:
     write_arff(ds, out)
     text = out.getvalue()
     assert "@attribute 'the name' string" in text
-    assert "@attribute color {red,'dark blue','light\\'green'}" in text
+    assert "@attribute color {red,'dark blue','light\\047green'}" in text  # liac-arff reads it
     assert "@attribute when date 'yyyy-MM-dd HH:mm:ss'" in text
     assert "'row\\ttwo',?,4,'dark blue',?,?,no,{0.5}" in text
     path = tmp_path / "copy.arff.gz"

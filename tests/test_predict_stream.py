@@ -11,7 +11,7 @@ from conftest import DATASETS, SAMPLE_DATA
 from conftest import run_cli as run
 
 from treecert import api
-from treecert.data.fileio import write_columns
+from treecert.data.csv_writer import write_columns
 from treecert.tree.model import read_model
 
 

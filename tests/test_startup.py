@@ -267,7 +267,7 @@ def test_write_columns_equals_pandas_to_csv(n, data):
 
     import pandas as pd
 
-    from treecert.data.fileio import write_columns
+    from treecert.data.csv_writer import write_columns
 
     text = st.one_of(st.none(), st.text(alphabet='ab,"\n\r é', max_size=3))
     few = data.draw(st.lists(st.floats(), min_size=1, max_size=3))
@@ -286,8 +286,17 @@ def test_write_columns_equals_pandas_to_csv(n, data):
     buf = io.StringIO()
     write_columns(columns, buf, header=data.draw(st.booleans()) or n == 0)
     header = buf.getvalue().startswith("row")
-    assert buf.getvalue() == pd.DataFrame(columns).to_csv(index=False, header=header,
-                                                          lineterminator="\n")
+    frame = pd.DataFrame(columns)
+    if "id" not in columns or not any(v is not None and "\r" in v for v in columns["id"]):
+        assert buf.getvalue() == frame.to_csv(index=False, header=header, lineterminator="\n")
+    else:  # pandas leaves a bare \r unquoted (unreadable); write_columns quotes it
+        import csv
+
+        def parsed(text):
+            return list(csv.reader(io.StringIO(text, newline="")))
+
+        assert parsed(buf.getvalue()) == parsed(frame.to_csv(index=False, header=header,
+                                                             lineterminator="\r\n"))
 
 
 def test_the_command_line_runs_numpy_with_one_blas_thread_unless_told():

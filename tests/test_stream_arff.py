@@ -158,4 +158,7 @@ def test_arff_shards_and_row_count(weather_model, tmp_path, capsys):
     whole = run(["predict", weather_model, data], capsys)[1]
     parts = [run(["predict", weather_model, data, "--shard", f"{i}/3", "--chunk-size", "40"],
                  capsys)[1] for i in range(3)]
-    assert parts[0] + "".join(p.split("\n", 1)[1] for p in parts[1:]) == whole
+    # each part's header names its shard in place of 'row'; its other lines are the whole's
+    assert whole.split("\n", 1)[0] + "\n" + "".join(p.split("\n", 1)[1] for p in parts) \
+        == whole
+    assert parts[2].startswith("row (shard 2/3 of 20 rows),")

@@ -13,7 +13,7 @@ from conftest import random_datasets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treecert.data.fileio import write_columns
+from treecert.data.csv_writer import write_columns
 from treecert.tree.arrays import mix_leaves, route_weighted
 from treecert.tree.classifier import DecisionTree
 

@@ -102,7 +102,7 @@ def predict_columns(runner, model: Model, data: Dataset, *, id_column: str | Non
                     loss: np.ndarray | None = None, row_offset: int = 0
                     ) -> dict[str, np.ndarray]:
     """:func:`predict_with`'s table as named numpy columns, without pandas: what the command
-    line writes (:func:`treecert.data.fileio.write_columns`), so that a short ``predict``
+    line writes (:func:`treecert.data.csv_writer.write_columns`), so that a short ``predict``
     does not import pandas."""
     from treecert.evaluation.frames import prediction_columns
 
@@ -154,7 +154,8 @@ class PredictionStream:
     """The predictions of a data file, chunk by chunk (:func:`predict_stream`).
 
     ``total`` is the number of rows it will predict when known before reading (a shard:
-    the file is counted first), else None. ``warnings`` holds, once the chunks have been
+    the file is counted first), else None; ``file_rows`` the file's rows, counted for a
+    shard (None otherwise). ``warnings`` holds, once the chunks have been
     read, what reading the whole file at once would have warned about (values the model
     never saw). Iterating it is :meth:`chunks` without a progress hook.
     """
@@ -165,6 +166,7 @@ class PredictionStream:
         self.runner, self.model, self.reader = runner, model, reader
         self.rows, self.id_column, self.loss = rows, id_column, loss
         self.total = None if rows is None else rows[1] - rows[0]
+        self.file_rows: int | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -214,7 +216,7 @@ def predict_stream(model: Model, source: str | Path, *, method: str | None = Non
     is read once more to count them), with their row numbers in the whole file. The other
     options are :func:`predict`'s. Each chunk's ``columns`` are :func:`predict_columns`'s
     table of its rows (every row is scored on its own, so chunks change no value); written
-    in order with :func:`treecert.data.fileio.write_columns` (the header with the first
+    in order with :func:`treecert.data.csv_writer.write_columns` (the header with the first
     chunk only), they are the bytes ``treecert predict`` writes.
 
     Example::
@@ -229,9 +231,12 @@ def predict_stream(model: Model, source: str | Path, *, method: str | None = Non
 
     reader = SchemaReader(source, model.schema, fmt=fmt, id_column=id_column,
                           chunk_bytes=chunk_bytes)
-    rows = None if shard is None else shard_bounds(reader.count_rows(), *shard)
+    file_rows = None if shard is None else reader.count_rows()
+    rows = None if shard is None else shard_bounds(file_rows, *shard)
     runner = predictor(model, method=method, loss=loss, jobs=jobs, explain=explain)
-    return PredictionStream(runner, model, reader, rows=rows, id_column=id_column, loss=loss)
+    stream = PredictionStream(runner, model, reader, rows=rows, id_column=id_column, loss=loss)
+    stream.file_rows = file_rows
+    return stream
 
 
 def prune(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -59,6 +60,27 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
         raise ConfigError(f"--shard {text!r} is not I/N with 0 <= I < N.",
                           "Write e.g. --shard 0/4 for the first of four shards.")
     return index, count
+
+
+def shard_tag(index: int, count: int, n: int) -> str:
+    """What a ``predict --shard`` part says it is: shard ``index`` of ``count`` of an input of
+    ``n`` rows. A CSV part's first column is named ``row (shard I/N of T rows)`` instead of
+    ``row`` and an ARFF part opens with the comment ``% treecert predict --shard I/N of T
+    rows``; ``treecert merge`` reads the tags (so a missing, repeated or last part is named)
+    and writes neither, so the merged file is the unsharded run's, byte for byte."""
+    return f"shard {index}/{count} of {n} rows"
+
+
+_TAG = re.compile(r"shard (\d+)/(\d+) of (\d+) rows")
+
+
+def parse_shard_tag(text: str) -> tuple[int, int, int] | None:
+    """(index, count, n) of a :func:`shard_tag`, or None if ``text`` is none."""
+    match = _TAG.fullmatch(text)
+    if match is None:
+        return None
+    index, count, n = map(int, match.groups())
+    return (index, count, n) if 0 <= index < count else None
 
 
 def effective_jobs(jobs: int) -> int:

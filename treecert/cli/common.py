@@ -53,11 +53,17 @@ def _load_matching(path: str, schema, labelled: str | None = None):
     return data
 
 
-def _load_training(path: str, class_name: str | None, nominal: str | None, ignore: str | None):
+def _load_training(path: str, class_name: str | None, nominal: str | None, ignore: str | None,
+                   max_classes: int | None = None):
     """Training data, its warnings shown, attributes without a known value left out (as
     J48 does), refused up front if no tree can be learnt from it (rather than in the first
-    fold of a long evaluation)."""
-    from treecert.data.loading import check_trainable, drop_empty_attributes, load_dataset
+    fold of a long evaluation) or its class looks like an identifier (--max-classes)."""
+    from treecert.data.loading import (
+        check_class_count,
+        check_trainable,
+        drop_empty_attributes,
+        load_dataset,
+    )
 
     data = drop_empty_attributes(load_dataset(
         path,
@@ -67,6 +73,7 @@ def _load_training(path: str, class_name: str | None, nominal: str | None, ignor
     ))
     _warn_all(data.warnings)
     check_trainable(data)
+    check_class_count(data, max_classes)
     return data
 
 

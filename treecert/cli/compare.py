@@ -61,7 +61,8 @@ def compare(
     seed: options.Seed = 1,
     plots: Annotated[bool, typer.Option("--plots", help="Scatter plots into the -o dir.")] = False,
     quiet: options.Quiet = False,
-    *, class_name, nominal, ignore, loss, repeat, bins, interval_auc, j48,  # DATA_OPTIONS
+    *, class_name, max_classes, nominal, ignore, loss, repeat, bins, interval_auc,
+    j48,  # DATA_OPTIONS
     no_timing, jobs, shard, resume, scheduler,  # options.RUN_OPTIONS
     **tree,  # options.TREE_OPTIONS; the three groups inserted before --quiet
 ) -> None:
@@ -101,7 +102,7 @@ def compare(
             for path in paths:
                 try:
                     dataset, loss_matrix = _load_evaluation_data(path, class_name, nominal,
-                                                                 ignore, loss)
+                                                                 ignore, loss, max_classes)
                     ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
                     protocol = _protocol(path, dataset, folds, False, repeat,
                                          str(ff) if use_folds_files and ff.exists()

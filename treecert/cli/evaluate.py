@@ -65,7 +65,8 @@ def evaluate(
     ] = 0,
     plots: Annotated[bool, typer.Option("--plots", help="PNG plots into the -o dir.")] = False,
     quiet: options.Quiet = False,
-    *, class_name, nominal, ignore, loss, repeat, bins, interval_auc, j48,  # DATA_OPTIONS
+    *, class_name, max_classes, nominal, ignore, loss, repeat, bins, interval_auc,
+    j48,  # DATA_OPTIONS
     no_timing, jobs, shard, resume, scheduler,  # options.RUN_OPTIONS
     **tree,  # options.TREE_OPTIONS; the three groups inserted before --quiet
 ) -> None:
@@ -85,7 +86,8 @@ def evaluate(
     _state["quiet"] = quiet
     part = _check_units_options(shard, resume, output, plots, bias_variance)
     method, params = _run_settings(ctx, method, tree, seed, j48)
-    dataset, loss_matrix = _load_evaluation_data(data, class_name, nominal, ignore, loss)
+    dataset, loss_matrix = _load_evaluation_data(data, class_name, nominal, ignore, loss,
+                                                 max_classes)
     protocol = _protocol(data, dataset, folds, loo, repeat, folds_file, test, seed, class_name,
                          weka_folds)
     name = _dataset_name(data)

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from treecert import api
 from treecert.cli.common import _load_matching, say
-from treecert.data.fileio import atomic_writer, directory_lock, make_directory, write_text
+from treecert.data.csv_writer import frame_to_csv
+from treecert.data.fileio import (
+    atomic_writer,
+    directory_lock,
+    make_directory,
+    staged_outputs,
+    write_text,
+)
 from treecert.errors import ConfigError, OutputError
 
 
@@ -52,12 +59,12 @@ def _run_settings(ctx, methods: list[str], tree: dict, seed: int, j48: bool):
     return list(methods), params
 
 
-def _load_evaluation_data(path: str, class_name, nominal, ignore, loss):
+def _load_evaluation_data(path: str, class_name, nominal, ignore, loss, max_classes=None):
     """A dataset to evaluate on, read with the data options, and its loss matrix (None
     without --loss; the file is read against each dataset's classes)."""
     from treecert.cli.common import _load_training, _read_loss
 
-    dataset = _load_training(path, class_name, nominal, ignore)
+    dataset = _load_training(path, class_name, nominal, ignore, max_classes)
     return dataset, _read_loss(loss, dataset.schema.classes)
 
 
@@ -82,19 +89,26 @@ def _unit_done(unit) -> None:
 
 
 def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
+    """predictions.csv, the metrics tables and JSON (and the plots) in ``outdir``: all of
+    them once every one is written, or none (:func:`~treecert.data.fileio.staged_outputs`)."""
+    with staged_outputs():
+        _write_evaluation_files(result, outdir, plots, bins)
+
+
+def _write_evaluation_files(result, outdir: Path, plots: bool, bins: str) -> None:
     import json
 
     from treecert.evaluation.experiment import metrics_document
 
     make_directory(outdir)
     with atomic_writer(outdir / "predictions.csv") as fh:
-        result.predictions.to_csv(fh, index=False, lineterminator="\n")
+        frame_to_csv(result.predictions, fh)
     tables = {"metrics.csv": result.metrics, "metrics_folds.csv": result.folds,
               "metrics_summary.csv": result.summary}
     for file_name, table in tables.items():
         if table is not None:
             with atomic_writer(outdir / file_name) as fh:
-                table.to_csv(fh, index=False, lineterminator="\n")
+                frame_to_csv(table, fh)
     write_text(outdir / "metrics.json",
                json.dumps(metrics_document(result), indent=2, allow_nan=False) + "\n")
     if result.predictions["actual"].notna().any():
@@ -170,13 +184,18 @@ def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
     metrics = pd.concat(frames, ignore_index=True)
     comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol)
     md = to_markdown(comp)
+    with staged_outputs():  # every file of the comparison, or none
+        _write_comparison_files(metrics, comp, md, out, plots)
     write_text("-", md)
+
+
+def _write_comparison_files(metrics, comp, md: str, out: Path | None, plots) -> None:
     if out is not None:
         make_directory(out)
         with atomic_writer(out / "metrics.csv") as fh:
-            metrics.to_csv(fh, index=False, lineterminator="\n")
+            frame_to_csv(metrics, fh)
         with atomic_writer(out / "comparison.csv") as fh:
-            comp.pairs.to_csv(fh, index=False, lineterminator="\n")
+            frame_to_csv(comp.pairs, fh)
         write_text(out / "comparison.json", comp.to_json())
         write_text(out / "comparison.md", md)
         if plots:

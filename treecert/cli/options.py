@@ -103,6 +103,13 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stder
 ClassOpt = Annotated[
     str | None, typer.Option("--class", help="Class attribute (default: the last column).")
 ]
+MaxClasses = Annotated[
+    int | None,
+    typer.Option("--max-classes", metavar="N",
+                 help="Refuse a class with more than N values (0: no limit). Default: 1000, "
+                      "and a class with more values than half the rows (at least 20) is "
+                      "refused as an identifier; a tree's cost grows with rows x classes."),
+]  # checked in treecert.data.loading (a bound here would convert through pydantic)
 
 Criterion = Annotated[
     CriterionName, typer.Option(help="info_gain (papers, Clus), gain_ratio (J48) or gini "
@@ -230,6 +237,7 @@ TREE_OPTIONS = (
 
 DATA_OPTIONS = (
     _option("class_name", ClassOpt, None),
+    _option("max_classes", MaxClasses, None),
     _option("nominal", Nominal, None),
     _option("ignore", Ignore, None),
     _option("loss", EvalLoss, None),

@@ -10,7 +10,8 @@ from treecert import api
 from treecert.cli import options
 from treecert.cli.common import _read_loss, _state, _warn_all, say
 from treecert.cli.progress import _RowProgress
-from treecert.data.fileio import atomic_writer, check_not_input, write_columns
+from treecert.data.csv_writer import write_columns
+from treecert.data.fileio import atomic_writer, check_not_input
 from treecert.errors import ConfigError
 
 
@@ -26,7 +27,8 @@ def predict(
         typer.Option("--format", help="csv, or arff for Weka: the data with "
                                       "distribution_<label> per class, certainty and the "
                                       "predicted class as 'classification' (Weka's "
-                                      "AddClassification)."),
+                                      "AddClassification); a data attribute of one of "
+                                      "those names is renamed <name>_1."),
     ] = "csv",
     id_column: Annotated[
         str | None, typer.Option("--id", help="Column to copy through as an identifier.")
@@ -77,8 +79,10 @@ def predict(
     chunks of --chunk-size bytes (1 MB) and written as it goes, so memory stays at the
     model plus about 30 times the chunk size (~100 MB in all for a small model), whatever
     the file size. The output is still written atomically. --shard I/N scores rows
-    [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers; every shard has the
-    header, so the header once plus the shards' other lines in order is the whole output.
+    [floor(I*n/N), floor((I+1)*n/N)) with their global row numbers, and says which part it
+    is (CSV: the first column is 'row (shard I/N of n rows)'; ARFF: a first comment line);
+    'treecert merge' checks that the parts are all there once each and writes the
+    unsharded output, byte for byte.
 
     Progress: a bar on a terminal; off one (a batch job's log), a line at most every
     TREECERT_PROGRESS_SECONDS seconds (10): rows done, rate and time left.
@@ -87,7 +91,7 @@ def predict(
 
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv
     """
-    from treecert.parallel import backend, parse_shard
+    from treecert.parallel import backend, parse_shard, shard_tag
     from treecert.tree.model import read_model
 
     _state["quiet"] = quiet
@@ -97,11 +101,12 @@ def predict(
         raise ConfigError("--chunk-size must be at least 1 byte.")
     model = read_model(model_path)
     loss_matrix = _read_loss(loss, model.schema.classes)
-    write = _arff_writer(id_column) if fmt == "arff" else _csv_writer
     with backend(scheduler):
         stream = api.predict_stream(model, data, method=method, loss=loss_matrix, jobs=jobs,
                                     explain=explain, id_column=id_column,
                                     chunk_bytes=chunk_size, shard=part, fmt=input_format)
+        tag = None if part is None else shard_tag(*part, stream.file_rows)
+        write = _arff_writer(id_column, tag) if fmt == "arff" else _csv_writer(tag)
         written, header = 0, True
         with atomic_writer(output) as fh, _RowProgress("predicting", stream.total) as bar:
             for chunk in stream.chunks(progress=bar.chunk):
@@ -113,18 +118,38 @@ def predict(
         say(f"Wrote {written} predictions to {output}")
 
 
-def _csv_writer(table, data, fh, header: bool) -> None:
-    write_columns(table, fh, header=header)
+def _csv_writer(tag: str | None):
+    """Writes chunks as one CSV file; a shard's (``tag``, :func:`treecert.parallel.shard_tag`)
+    first column is named ``row (<tag>)``."""
+
+    def write(table, data, fh, header: bool) -> None:
+        if header and tag is not None:
+            table = {(f"row ({tag})" if name == "row" else name): col
+                     for name, col in table.items()}
+        write_columns(table, fh, header=header)
+
+    return write
 
 
-def _arff_writer(id_column):
+def _arff_writer(id_column, tag: str | None):
     """Writes chunks as one ARFF file: the header (from the first chunk's layout), then
-    every chunk's rows (:func:`treecert.data.arff_writer.predictions_dataset`)."""
+    every chunk's rows (:func:`treecert.data.arff_writer.predictions_dataset`); a shard's
+    (``tag``) opens with the comment ``% treecert predict --<tag>``."""
     from treecert.data.arff_writer import arff_header, arff_rows, predictions_dataset
 
     def write(table, data, fh, header: bool) -> None:
         rows = predictions_dataset(data, table, id_column)
         if header:
+            given = [*([id_column] if id_column is not None else []),
+                     *(a.name for a in data.schema.attributes),
+                     *([data.schema.class_attribute.name] if data.has_class else [])]
+            renamed = [f"{old!r} as {a.name!r}" for old, a in
+                       zip(given, rows.schema.attributes, strict=False) if old != a.name]
+            if renamed:
+                say(f"Warning: {', '.join(renamed)}: renamed in the ARFF output, whose "
+                    "prediction columns have those names.")
+            if tag is not None:
+                fh.write(f"% treecert predict --{tag}\n")
             fh.write(arff_header(rows.schema))
         fh.write(arff_rows(rows))
 

@@ -13,7 +13,7 @@ import typer
 from treecert import api
 from treecert.cli import options
 from treecert.cli.common import _load_matching, _read_loss, _state, say
-from treecert.data.fileio import atomic_writer, check_not_input, write_text
+from treecert.data.fileio import atomic_writer, check_not_input, staged_outputs, write_text
 from treecert.errors import ConfigError
 
 
@@ -28,7 +28,11 @@ def _pruning_summary(record: dict) -> str:
     text = (f"pruned with {record['method']}: {b['leaves']} leaves ({b['nodes']} nodes) -> "
             f"{a['leaves']} leaves ({a['nodes']} nodes)")
     if record["method"] == "ccp":
-        text += f", alpha = {record['alpha']:.6g} chosen by {record['selection']}"
+        alpha = record.get("alpha")
+        text += (f", alpha = {alpha:.6g}" if alpha is not None else ", alpha = n/a") + \
+            f" chosen by {record['selection']}"
+        if record.get("pruned_to_root"):
+            text += "; pruned to the root"
     return text
 
 
@@ -107,20 +111,22 @@ def prune_command(
     _loss_unused_warning(method, loss)
     pruned = api.prune(model, method, loss=loss_matrix, data=data,
                        **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed))
-    write_text(output, api.model_json(pruned))
-    if table:
-        import csv
+    summary = _pruning_summary(pruned.pruning)
+    with staged_outputs():  # the model and the plot appear together, or neither
+        write_text(output, api.model_json(pruned))
+        if plot is not None:
+            from pathlib import Path
 
-        rows = pruned.pruning["sequence"]
-        with atomic_writer("-") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-    if plot is not None:
-        from pathlib import Path
+            from treecert.evaluation.plots import ccp_plot
 
-        from treecert.evaluation.plots import ccp_plot
+            ccp_plot(pruned.pruning, Path(plot))
+        if table:
+            import csv
 
-        ccp_plot(pruned.pruning, Path(plot))
-    say(f"{model_path}: {_pruning_summary(pruned.pruning)}; wrote {output}"
+            rows = pruned.pruning["sequence"]
+            with atomic_writer("-") as fh:
+                writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+                writer.writeheader()
+                writer.writerows(rows)
+    say(f"{model_path}: {summary}; wrote {output}"
         + (f" and {plot}" if plot is not None else ""))

@@ -19,6 +19,7 @@ def train(
     data: Annotated[str, typer.Argument(help="Training data: ARFF or CSV ('-' = CSV on stdin).")],
     output: Annotated[str, typer.Option("-o", "--output", help="Model file to write (JSON).")],
     class_name: options.ClassOpt = None,
+    max_classes: options.MaxClasses = None,
     leaf: options.Leaf = "frequency",
     alpha: Annotated[float, typer.Option(help="Laplace pseudo-count (J48 -A: 1).")] = 1.0,
     m: Annotated[float, typer.Option("--m", help="m of the m-estimate.")] = 2.0,
@@ -57,7 +58,7 @@ def train(
         prune, cf = settings.pop("prune"), settings.pop("cf")
         tree = settings
     check_not_input(output, [data])
-    dataset = _load_training(data, class_name, nominal, ignore)
+    dataset = _load_training(data, class_name, nominal, ignore, max_classes)
     loss_matrix = _read_loss(loss, dataset.schema.classes)
     model = api.train(
         dataset, **tree, leaf=leaf, alpha=alpha, m=m, embed_data=not no_embed_data,

@@ -18,5 +18,7 @@ library, numpy/pandas/liac-arff/scipy and :mod:`treecert.errors`, :mod:`treecert
 - :mod:`~treecert.data.coerce`: numeric-array checks with one-line errors.
 - :mod:`~treecert.data.inmemory`: numpy arrays and DataFrames read, checked and encoded as a
   ``Dataset``'s matrix, for the scikit-learn estimator.
-- :mod:`~treecert.data.fileio`: atomic output files and JSON-safe records.
+- :mod:`~treecert.data.fileio`: atomic output files (a command's set of them staged
+  together), locked output directories and JSON-safe records.
+- :mod:`~treecert.data.csv_writer`: tables as CSV, the bytes pandas writes, without pandas.
 """

@@ -38,7 +38,7 @@ _TOKENS_RE = re.compile(
 )
 _SPECIAL_RE = re.compile(r"['\"%{}]")
 _SEP_RE = re.compile(r"[\x00-\x20,]+")
-_ESC_RE = re.compile(r"\\([0-7]{1,3}|.)", re.DOTALL)
+_ESC_RE = re.compile(r"\\([0-7]{1,3}|u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
 
@@ -61,6 +61,8 @@ _WORDS_HEADER: dict[str, Token] = {"{": _OPEN, "}": _CLOSE}
 
 def _unescape_one(m: re.Match[str]) -> str:
     s = m.group(1)
+    if len(s) == 5 and s[0] == "u":  # \uxxxx, as liac-arff reads (and writes surrogates)
+        return chr(int(s[1:], 16))
     if s[0] in "01234567":
         if len(s) == 3 and s[0] > "3":  # Java reads at most \377
             return chr(int(s[:2], 8)) + s[2]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
@@ -22,15 +23,27 @@ __all__ = ["arff_header", "arff_rows", "predictions_dataset", "write_arff"]
 
 
 def _quote(s: str) -> str:
-    """Quote like Weka's ``Utils.quote``, plus any character its tokenizer splits on; a NUL
-    is written as the octal escape ``\\000`` (the readers refuse raw NUL bytes, the mark of
-    a binary file)."""
-    if s == "" or s == "?" or re.search(r"[\x00-\x20,'\"%{}\\]", s):
-        s = (s.replace("\\", "\\\\").replace("'", "\\'").replace('"', '\\"')
+    """Quote like Weka's ``Utils.quote``, plus any character its tokenizer splits on. Quote
+    characters inside are written as the octal escapes ``\\047`` and ``\\042`` (Weka's
+    tokenizer, liac-arff and treecert read them back; liac-arff takes an attribute name to
+    its last quote mark followed by a space, so ``\\'`` in a name or a nominal value would
+    cut it short), a NUL as ``\\000`` (the readers refuse raw NUL bytes, the mark of a
+    binary file), a lone surrogate (not UTF-8) as ``\\udcff``, which liac-arff and
+    treecert read back as the same character, and a leading space as ``\\040`` (liac-arff
+    would take a quote mark followed by a space for the end of a name)."""
+    if s == "" or s == "?" or re.search(r"[\s\x00-\x20,'\"%{}\\\ud800-\udfff]", s):
+        s = (s.replace("\\", "\\\\").replace("'", "\\047").replace('"', "\\042")
              .replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
              .replace("%", "\\%").replace("\x00", "\\000"))
+        if _SURROGATE.search(s):  # not UTF-8: liac-arff's escape \uxxxx (lower-case hex)
+            s = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
+        if s[:1].isspace():  # "' " would end an attribute's name for liac-arff
+            s = (f"\\{ord(s[0]):03o}" if ord(s[0]) < 0o400 else f"\\u{ord(s[0]):04x}") + s[1:]
         return f"'{s}'"
     return s
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def write_arff(dataset: Dataset, path_or_file: str | Path | IO[str]) -> None:
@@ -104,12 +117,34 @@ def arff_rows(dataset: Dataset) -> str:
     return "".join(r + "\n" for r in rows)
 
 
+def unique_names(names: list[str], taken: list[str]) -> list[str]:
+    """``names`` with each one that is in ``taken`` (or repeats an earlier one) renamed
+    ``<name>_1`` (``_2``, ... the first that is free): Weka refuses a file that declares a
+    name twice, so a data attribute called like a prediction column (``certainty``,
+    ``classification``, ``distribution_<label>``) is renamed; the predictions keep theirs."""
+    used = set(taken) | set(names)  # a new name is none of the names given
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        new, k = name, 0
+        if name in taken or name in seen:
+            while new in used:
+                k += 1
+                new = f"{name}_{k}"
+            used.add(new)
+        seen.add(name)
+        out.append(new)
+    return out
+
+
 def predictions_dataset(data: Dataset, columns, id_column: str | None = None) -> Dataset:
     """``predict``'s rows as a Dataset for :func:`arff_rows`, laid out like Weka's
     ``AddClassification -classification -distribution`` output: the data's attributes (and
     its class, when the file has it), ``distribution_<label>`` per class, treecert's other
     numeric columns (``certainty``, bounds, ...), and the predicted class as the class
-    attribute ``classification`` — last, so that Weka takes it as the class.
+    attribute ``classification`` — last, so that Weka takes it as the class. A data
+    attribute that has the name of one of these columns is renamed ``<name>_1``
+    (:func:`unique_names`), so that every name is declared once.
 
     Parameters
     ----------
@@ -133,6 +168,7 @@ def predictions_dataset(data: Dataset, columns, id_column: str | None = None) ->
     if data.has_class:
         attrs.append(schema.class_attribute)
         xs.append(np.where(data.y >= 0, data.y, np.nan).astype(np.float64))
+    n_data = len(attrs)  # the id, data and class columns; the predictions' follow
     skip = {"row", "actual", "predicted", id_column, *(f"p_{c}" for c in classes)}
     for c in classes:
         attrs.append(Attribute(f"distribution_{c}", "numeric"))
@@ -144,6 +180,10 @@ def predictions_dataset(data: Dataset, columns, id_column: str | None = None) ->
             xs.append(values.astype(np.float64))
     code = {c: k for k, c in enumerate(classes)}
     y = np.array([code[p] for p in columns["predicted"]], dtype=np.int64)
+    new = unique_names([a.name for a in attrs[:n_data]],
+                       [a.name for a in attrs[n_data:]] + ["classification"])
+    attrs = [replace(a, name=name) for a, name in zip(attrs[:n_data], new, strict=True)] \
+        + attrs[n_data:]
     out = Schema(tuple(attrs), Attribute("classification", "nominal", classes),
                  relation=schema.relation)
     X = np.column_stack(xs) if xs else np.empty((data.n_samples, 0))

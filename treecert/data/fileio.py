@@ -11,7 +11,9 @@ one line. New files get the permissions the umask allows (0666 less the umask); 
 file keeps its permissions, as with the shell's ``>``.
 
 Temporary files still open are listed in :data:`_TEMPORARIES`, so the command line can
-remove them whatever interrupts it (:func:`remove_temporaries`). :func:`directory_lock`
+remove them whatever interrupts it (:func:`remove_temporaries`). A command that writes
+several files stages them (:func:`staged_outputs`): all appear when it succeeds, none when
+it fails. :func:`directory_lock`
 keeps two runs from writing into one output directory at once. JSON outputs are strict (no
 NaN or Infinity): :func:`nan_to_none` prepares a document for
 ``json.dumps(..., allow_nan=False)``.
@@ -62,6 +64,13 @@ def check_not_input(output: str | Path, inputs: list[str | Path]) -> None:
             )
 
 
+def encodable(text: str) -> str:
+    """``text`` with every character UTF-8 cannot encode (a lone surrogate, from a name
+    decoded with ``surrogateescape`` or a ``\\udcff`` in a JSON model) written as its
+    Python escape (``\\udcff``), so that every output is valid UTF-8 and parses back."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def output_error(name: str | Path, exc: OSError, doing: str = "cannot write") -> OutputError:
     """The one-line error for ``exc`` raised while writing the output ``name``."""
     if exc.errno == errno.EPIPE:
@@ -86,7 +95,10 @@ class _Guarded:
 
     def write(self, data):
         try:
-            return self._fh.write(data)
+            try:
+                return self._fh.write(data)
+            except UnicodeEncodeError:  # a lone surrogate (a name from a model or a frame)
+                return self._fh.write(encodable(data))
         except OSError as exc:
             raise output_error(self._name, exc) from None
 
@@ -213,16 +225,61 @@ def _atomic(name: str, st: os.stat_result | None, binary: bool) -> Iterator[IO]:
             fh.close()
         except OSError as exc:
             raise output_error(name, exc) from None
-        try:
-            os.replace(tmp, target)
-        except OSError as exc:
-            raise output_error(name, exc, "cannot move the finished file into place") from None
-        _TEMPORARIES.discard(tmp)
+        if _STAGED is not None:  # renamed with the command's other outputs at the end
+            _STAGED.append((tmp, target, name))
+            return
+        _move_into_place(tmp, target, name)
     except BaseException:
         with contextlib.suppress(OSError):  # a failed flush would fail again
             fh.close()
         _remove(tmp)
         raise
+
+
+def _move_into_place(tmp: str, target: Path, name: str) -> None:
+    try:
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise output_error(name, exc, "cannot move the finished file into place") from None
+    _TEMPORARIES.discard(tmp)
+
+
+#: While :func:`staged_outputs` runs: the finished temporary files and their targets.
+_STAGED: list[tuple[str, Path, str]] | None = None
+
+
+@contextlib.contextmanager
+def staged_outputs() -> Iterator[None]:
+    """Make a command's set of output files appear only if the whole command succeeds.
+
+    Inside the block, every file :func:`atomic_writer` finishes stays a temporary file
+    beside its target; when the block ends without an exception they are all renamed into
+    place (in the order they were written), and when it raises (an error, a signal) they
+    are all removed, so a command that fails after writing its first output leaves none.
+    Standard output, devices and pipes are written as they come (there is nothing to take
+    back). Nested blocks join the outermost one.
+    """
+    global _STAGED
+    if _STAGED is not None:
+        yield
+        return
+    _STAGED = staged = []
+    try:
+        yield
+    except BaseException:
+        _STAGED = None
+        for tmp, _, _ in staged:
+            _remove(tmp)
+        raise
+    _STAGED = None
+    try:
+        for k, (tmp, target, name) in enumerate(staged):
+            _move_into_place(tmp, target, name)
+            staged[k] = ("", target, name)
+    finally:  # a rename that failed: the rest are not put in place
+        for tmp, _, _ in staged:
+            if tmp:
+                _remove(tmp)
 
 
 def _create_temporary(name: str, target: Path) -> tuple[int, str]:
@@ -300,10 +357,14 @@ def directory_lock(directory: str | Path, *, shared: bool = False,
 
     An exclusive lock (a whole run) is refused while any other lock is held; shared locks
     (the shards of one run, which may share a directory) only exclude exclusive ones. The
-    lock is ``flock`` on the file ``directory/.treecert.lock``, released when the process ends
-    however it ends; the file itself stays (removing it would race with another run taking
-    it). Where the file system cannot lock, the block runs unlocked. ``hint`` replaces the
-    default advice of the refusal.
+    refusal is an :class:`~treecert.errors.OutputError` (one line, exit 2); ``hint``
+    replaces its default advice. The lock is ``flock`` on the file
+    ``directory/.treecert.lock``, released when the process ends however it ends. The last
+    holder removes the file when the block ends (an error or a stopping signal included):
+    it takes the lock exclusively first, so no other run holds it, and a run that opened
+    the file just before it was removed sees on locking that its file is no longer the one
+    at that path and opens the new one. Where the file system cannot lock, the block runs
+    unlocked.
     """
     try:
         import fcntl
@@ -312,22 +373,49 @@ def directory_lock(directory: str | Path, *, shared: bool = False,
         return
     make_directory(directory)
     lock = Path(directory) / LOCK_NAME
+    fd, held = _take_lock(fcntl, directory, lock, shared, hint)
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-    except OSError as exc:
-        raise output_error(lock, exc, "cannot create the lock file") from None
-    try:
+        yield
+    finally:
+        try:
+            if held and shared:  # the last shard out removes the file
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    held = False  # another shard still runs: the file is its
+            if held:
+                with contextlib.suppress(OSError):
+                    os.unlink(lock)
+        finally:
+            os.close(fd)
+
+
+def _take_lock(fcntl, directory, lock: Path, shared: bool, hint: str | None) -> tuple[int, bool]:
+    """(descriptor, locked) of ``lock`` taken for :func:`directory_lock`."""
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            raise output_error(lock, exc, "cannot create the lock file") from None
         try:
             fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
+            os.close(fd)
             raise OutputError(f"{directory}: in use by another treecert run.",
                               hint or "Wait until it has finished, or choose another "
                                       "directory.") from None
         except OSError:  # e.g. ENOLCK on a file system without locks: go on unlocked
-            pass
-        yield
-    finally:
-        os.close(fd)
+            return fd, False
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.path.samestat(os.stat(lock), os.fstat(fd))
+        except OSError:
+            same = False
+        if same:
+            return fd, True
+        os.close(fd)  # removed by a run that ended meanwhile: lock the file now there
 
 
 def nan_to_none(obj):
@@ -344,219 +432,3 @@ def nan_to_none(obj):
     if isinstance(obj, np.generic):
         return nan_to_none(obj.item())
     return obj
-
-
-def write_frame(frame, fh: IO[str], *, header: bool = True) -> None:
-    """``frame.to_csv(fh, index=False, header=header, lineterminator="\\n")``, faster: the
-    DataFrame's columns through :func:`write_columns`."""
-    write_columns({name: frame[name].to_numpy() for name in frame.columns}, fh,
-                  header=header)
-
-
-def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) -> None:
-    """A table of named numpy columns as CSV: the bytes ``pandas.DataFrame(columns).to_csv(
-    fh, index=False, header=header, lineterminator="\\n")`` writes, without pandas.
-
-    ``predict`` writes its rows through here so that a short call need not import pandas
-    (0.45 CPU-s). Values are formatted as pandas formats them (floats by numpy's
-    shortest round-trip ``astype(str)``, NaN and None as '', booleans as ``True``/``False``),
-    quoted as pandas quotes them (QUOTE_MINIMAL, the csv module), but each distinct value is
-    formatted once, and when the rows after their first column (``row``) take few distinct
-    values — a leaf method's rows are one per (leaf, actual class) — each distinct tail is
-    formatted once: formatting is most of the cost of writing a million rows. Each text
-    column is factorised once, and its codes serve the type check, the quoting check and
-    the grouping of the tails. Only an object column holding something other than strings
-    and None (numbers, mixed types) is left to pandas, whose spelling of such values is not
-    reimplemented here.
-    """
-    import csv
-
-    import numpy as np
-
-    names = list(columns)
-    values = [np.asarray(columns[name]) for name in names]
-    coded: dict[int, tuple[np.ndarray, list]] = {}  # text columns: (codes, distinct values)
-    for j, col in enumerate(values):
-        if col.dtype.kind == "O":
-            text = _text_codes(col)
-            if text is not None:
-                coded[j] = text
-        if col.dtype.kind not in "fiubO" or (col.dtype.kind == "O" and j not in coded):
-            import pandas as pd  # values only pandas knows how to spell
-
-            pd.DataFrame(dict(zip(names, values, strict=True))).to_csv(
-                fh, index=False, header=header, lineterminator="\n")
-            return
-    writer = csv.writer(fh, lineterminator="\n")
-    if header:
-        writer.writerow([str(c) for c in names])
-    n = len(values[0]) if values else 0
-    if n == 0:
-        return
-    plain = all(not any(ch in "\x00".join(v for v in uniques if v is not None)
-                        for ch in ',"\r\n')
-                for _, uniques in coded.values())
-    if not plain or len(values) < 2:
-        writer.writerows(zip(*_text_columns(values), strict=True))
-        return
-    # nothing to quote: plain joins, twice the csv module's speed
-    combos = _repeated_tails(values, coded)
-    if combos is not None:  # few distinct rows after the first column
-        codes, first = combos
-        tails = np.array([f",{','.join(r)}\n" for r in zip(
-            *_text_columns([v[first] for v in values[1:]]), strict=True)], dtype=object)
-        head = _int_pieces(values[0]) if values[0].dtype.kind in "iu" else None
-        if head is None:
-            head = [np.array(_text_columns(values[:1])[0], dtype=object)]
-        pieces = np.empty((n, len(head) + 1), dtype=object)
-        for k, piece in enumerate(head):
-            pieces[:, k] = piece
-        pieces[:, -1] = tails[codes]
-        fh.write("".join(pieces.ravel().tolist()))
-    else:
-        fh.write("\n".join(map(",".join, zip(*_text_columns(values), strict=True))) + "\n")
-
-
-def _int_pieces(ints) -> list | None:
-    """Non-negative integers as the text ``str(int)`` gives, in two object arrays of pieces
-    (``str(v // 100)`` or '' below 100, and the last two digits), made from a table of each
-    distinct piece; None for negative integers or ones spread over more than a hundred
-    times their number.
-
-    Why: the row numbers of a million-row ``predict`` are a million distinct strings, and
-    making them one by one (``str``, an f-string or ``%d``) cost 0.25–0.4 CPU-s; numbers
-    that run on share their leading digits, so the pieces are numpy gathers from tables of
-    1/100 of the rows and the line is one ``str.join`` (0.15 s with the tails)."""
-    import numpy as np
-
-    if ints.size == 0 or ints.min() < 0 or ints.max() >= 1 << 62:
-        return None
-    ints = ints.astype(np.int64, copy=False)
-    hi = ints // 100
-    base = max(int(hi.min()), 1)
-    top = int(hi.max())
-    if top - base > ints.size:
-        return None
-    leading = np.array(["", *map(str, range(base, top + 1))], dtype=object)
-    two = np.array([f"{v:02d}" for v in range(100)], dtype=object)
-    if hi.min() >= 1:  # every number has three digits or more (all rows but the first 100)
-        return [leading[hi - (base - 1)], two[ints % 100]]
-    small = np.array([str(v) for v in range(100)], dtype=object)
-    return [leading[np.maximum(hi - base + 1, 0)],
-            np.where(ints >= 100, two[ints % 100], small[np.minimum(ints, 99)])]
-
-
-def _text_codes(col) -> tuple[Any, list] | None:
-    """(codes, distinct values) of an object column of strings and None; None when it holds
-    anything else (a NaN among the None included)."""
-    from treecert.data.table import _factorize as factorize
-
-    codes, uniques = factorize(col)
-    if not all(u is None or type(u) is str for u in uniques):
-        return None
-    if None in uniques:  # pandas' factorisation reads NaN as None: look
-        k = uniques.index(None)
-        if any(v is not None for v in col[codes == k].tolist()):
-            return None
-    return codes, uniques
-
-
-def _float_bits(values):
-    """Floats as their bits, every NaN one value (-0.0 is not 0.0)."""
-    import numpy as np
-
-    values = values.astype(np.float64, copy=False)
-    nan = np.isnan(values)
-    if nan.any():
-        values = np.where(nan, np.nan, values)
-    return values.view(np.uint64)
-
-
-def _factorize(values):
-    """(codes, number of distinct values): ``codes[i]`` numbers ``values[i]``; floats are
-    told apart by their bits (-0.0 is not 0.0, every NaN is one value)."""
-    import numpy as np
-
-    from treecert.data.table import _factorize as factorize
-
-    if values.dtype.kind == "f":
-        values = _float_bits(values)
-    elif values.dtype.kind == "b":
-        values = values.astype(np.int64)
-    codes, uniques = factorize(values)
-    return codes, len(uniques)
-
-
-def _text_columns(columns: list) -> list[list[str]]:
-    """Every column as the strings pandas' to_csv writes (before quoting)."""
-    import numpy as np
-
-    out = []
-    for values in columns:
-        kind = values.dtype.kind
-        if kind == "f":
-            codes, k = _factorize(values)
-            if k < values.size:  # format each distinct value once (~1 µs each)
-                first = np.zeros(k, dtype=np.int64)
-                first[codes[::-1]] = np.arange(values.size)[::-1]
-                text = values[first].astype(str)[codes]
-            else:
-                text = values.astype(str)
-            nan = np.isnan(values)
-            if nan.any():
-                text[nan] = ""
-            out.append(text.tolist())
-        elif kind in "iub":
-            out.append(values.astype(str).tolist() if kind != "b"
-                       else ["True" if v else "False" for v in values.tolist()])
-        else:
-            out.append(["" if v is None else v for v in values.tolist()])
-    return out
-
-
-def _repeated_tails(columns: list, coded: dict):
-    """(codes, first rows) if the rows without their first column take few distinct values:
-    ``codes[i]`` numbers row i's values, ``first[c]`` is the first row with values ``c``;
-    else None. ``coded`` holds the text columns' (codes, distinct values) by position.
-
-    Exact: the rows are grouped column by column; a column whose values are the same
-    within every group so far (checked, bit for bit) cannot split a group and is not
-    factorised — a leaf method's probabilities and certainty follow from one of them — and
-    every other column's codes are combined with the groups.
-    """
-    import numpy as np
-
-    n = len(columns[0])
-    group = np.zeros(n, dtype=np.int64)
-    first = np.zeros(1, dtype=np.int64)
-    # floats first: they tell most (a leaf's probabilities decide the predicted class), and
-    # where every row has its own (a transductive method), the first says so at once
-    order = sorted(range(1, len(columns)), key=lambda j: columns[j].dtype.kind != "f")
-    for j in order:
-        values = columns[j]
-        key = coded[j][0] if j in coded else (
-            _float_bits(values) if values.dtype.kind == "f" else values)
-        if np.array_equal(key[first][group], key):
-            continue  # the same within every group: adds nothing
-        if j in coded:
-            codes, k = key, len(coded[j][1])
-        else:
-            codes, k = _factorize(values)
-        group, groups = _renumber(group * k + codes, len(first) * k)
-        if groups * 8 > n:
-            return None
-        first = np.zeros(groups, dtype=np.int64)
-        first[group[::-1]] = np.arange(n)[::-1]  # the first row of every group
-    return group, first
-
-
-def _renumber(key, bound: int):
-    """(codes, count): ``key`` (integers in [0, bound)) renumbered 0 .. count - 1."""
-    import numpy as np
-
-    if bound > 4 * key.size:
-        return _factorize(key)
-    seen = np.zeros(bound, dtype=bool)
-    seen[key] = True
-    new = np.cumsum(seen) - 1
-    return new[key], int(new[-1]) + 1

@@ -22,9 +22,9 @@ from treecert.data.csv_reader import _csv_numbers
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.data.sources import _read_table
 from treecert.data.table import _Column, _fmt_num, _listing, _Table
-from treecert.errors import DataError, describe
+from treecert.errors import ConfigError, DataError, describe
 
-__all__ = ["check_trainable", "drop_empty_attributes", "load_dataset"]
+__all__ = ["check_class_count", "check_trainable", "drop_empty_attributes", "load_dataset"]
 
 
 def load_dataset(
@@ -266,6 +266,51 @@ def check_trainable(dataset: Dataset) -> None:
             f"{'it' if one else 'them'}.",
             f"Drop {'it' if one else 'them'} with --ignore {','.join(empty)}.",
         )
+
+
+#: The most classes ``train``/``evaluate``/``compare`` take without ``--max-classes``.
+DEFAULT_MAX_CLASSES = 1000
+#: The fewest labelled rows on which a class with a value for most rows is taken for an ID.
+_ID_MIN_ROWS = 20
+
+
+def check_class_count(dataset: Dataset, max_classes: int | None = None) -> None:
+    """Raise :class:`DataError` if the class looks like an identifier or has too many values,
+    before any tree is grown: growing costs memory and time in rows x classes (3,000 rows
+    of an ID column as the class: 770 MB), and the default class is the last column.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Training data.
+    max_classes : int, optional
+        None: refuse more than :data:`DEFAULT_MAX_CLASSES` (1000) classes, or a class with
+        more values than half the labelled rows (at least 20 rows): every row (nearly) its
+        own class is an identifier. An explicit number: refuse more classes than that only
+        (0: no limit), which is how a user says that many classes are intended.
+    """
+    if max_classes is not None and max_classes < 0:
+        raise ConfigError(f"--max-classes must be 0 (no limit) or more, got {max_classes}.")
+    y = dataset.y[dataset.y >= 0]
+    n, k = y.size, int(np.unique(y).size)
+    cls = describe(dataset.schema.class_attribute.name)
+    src = dataset.source
+    if max_classes is None:
+        if n >= _ID_MIN_ROWS and 2 * k > n:
+            raise DataError(
+                f"{src}: the class {cls} has {k} distinct values in {n} rows; it looks like "
+                "an identifier, not a class (a tree's cost grows with rows x classes).",
+                f"Choose the class column with --class NAME, or give --max-classes {k} if "
+                "these are the classes.")
+        limit = DEFAULT_MAX_CLASSES
+    else:
+        limit = max_classes
+    if limit and k > limit:
+        raise DataError(
+            f"{src}: the class {cls} has {k} distinct values, more than the limit of "
+            f"{limit} (a tree's cost grows with rows x classes).",
+            f"Choose the class column with --class NAME, or give --max-classes {k} (0: no "
+            "limit) if these are the classes.")
 
 
 def _no_attribute_hint(cls: str, strings: list[str]) -> str:

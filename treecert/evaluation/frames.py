@@ -1,7 +1,7 @@
 """The per-instance predictions table shared by ``predict`` and ``evaluate``.
 
 :func:`prediction_columns` lays it out as named numpy columns, which ``predict`` writes
-without pandas (:func:`treecert.data.fileio.write_columns`: a short ``predict`` call does
+without pandas (:func:`treecert.data.csv_writer.write_columns`: a short ``predict`` call does
 not pay pandas' import); :func:`predictions_frame` is the same table as a
 DataFrame, for ``evaluate`` and Python callers.
 """

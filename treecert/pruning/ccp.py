@@ -250,7 +250,8 @@ def _ccp(tree: Tree, data: Dataset, params: dict, loss: np.ndarray | None,
         info = {"selection": f"{opts.cv}-fold cross-validation" +
                 (" with the 1-SE rule" if opts.one_se else ""),
                 "alpha": float(path.alphas[k]), "representative_alpha": alpha,
-                "cp": float(path.cps[k]), "chosen": k, "sequence": table}
+                "cp": float(path.cps[k]), "chosen": k,
+                "pruned_to_root": bool(pruned.n_nodes == 1), "sequence": table}
         return pruned, info
     fraction = opts.holdout if opts.holdout is not None else DEFAULT_CCP_HOLDOUT
     held_mask = stratified_holdout(labelled.y, fraction, opts.seed)
@@ -268,9 +269,17 @@ def _ccp(tree: Tree, data: Dataset, params: dict, loss: np.ndarray | None,
         row["holdout_se"] = float(s)  # for prune --plot's 1-SE bars
     ratio = W / float(train.weights.sum())
     beta = float(_betas(spath.alphas)[k]) * ratio
+    if not np.isfinite(beta):
+        # The tree regrown on the rest is a single leaf (no split passes the growing
+        # criteria on fewer rows), so its one subtree, the root, is chosen, and rpart's
+        # representative α of a root at α 0 is infinite. The whole tree is pruned to its
+        # root, recorded at the α from which its root is optimal (finite: the model file
+        # is strict JSON).
+        beta = float(path.alphas[-1])
     pruned = tree.with_leaves(path.prune_mask(beta))
     info = {"selection": f"holdout {fraction:g} (tree regrown on the rest)",
             "alpha": beta, "cp": beta / path.root_risk if path.root_risk > 0 else None,
-            "chosen": k, "holdout_rows": int(held_mask.sum()), "holdout_sequence": table,
+            "chosen": k, "pruned_to_root": bool(pruned.n_nodes == 1),
+            "holdout_rows": int(held_mask.sum()), "holdout_sequence": table,
             "sequence": path.table()}
     return pruned, info

@@ -8,9 +8,11 @@ that a reader sees how sure a leaf is, not only which class it votes for.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 
+from treecert.data.fileio import encodable
 from treecert.data.schema import Schema
 from treecert.tree.arrays import Tree
 from treecert.tree.segments import flat_nonzero
@@ -113,8 +115,13 @@ def to_text(tree: Tree, schema: Schema, proba: np.ndarray | None = None,
 def _dot_label(*lines: str) -> str:
     """A DOT string label of several lines: each line escaped, then joined with DOT's
     centred line break ``\\n`` (written as the two characters backslash-n, which Graphviz
-    turns into a new line; escaping the lines first keeps a backslash in a name literal)."""
-    escaped = (s.replace("\\", "\\\\").replace('"', '\\"') for s in lines)
+    turns into a new line; escaping the lines first keeps a backslash in a name literal).
+    A line break in a name becomes that ``\\n`` too (each statement stays on one line), a
+    lone surrogate is written as its escape ``\\udcff`` and a NUL (which no DOT reader
+    takes) is dropped."""
+    escaped = (re.sub(r"\r\n?|\n", r"\\n", encodable(s).replace("\x00", "")
+                      .replace("\\", "\\\\").replace('"', '\\"'))
+               for s in lines)
     return '"' + "\\n".join(escaped) + '"'
 
 
