@@ -34,6 +34,7 @@ from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ConfigError, DataError, InputError, ParameterError
 from treecert.methods import METHODS, MethodSpec, make_method, parse_method_spec
 from treecert.methods.base import TREE_OPTIONS, Prediction
+from treecert.methods.option_rules import check_options, kind_of
 from treecert.parallel import effective_jobs
 from treecert.sklearn_base import (
     BaseEstimator,
@@ -317,8 +318,10 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
             if key in options:
                 raise ParameterError(
                     f"option {key!r} is given twice, by {where[key]} and by {source}.")
-            options[key] = _typed(value, cls.options[key], f"{source} ({key})")
+            options[key] = _typed(value, kind_of(cls.options[key]), f"{source} ({key})")
             where[key] = source
+        with _as_value_errors():
+            options = check_options(cls, options, f"method {parsed.name!r}")
         text = parsed.name + (":" + ",".join(f"{k}={v}" for k, v in options.items())
                               if options else "")
         return MethodSpec(parsed.name, options, text)
