@@ -226,14 +226,15 @@ def make_method(spec: str | MethodSpec, tree_params: dict | None = None) -> Meth
     return METHODS[parsed.name](tree_params or {}, spec=parsed)
 
 
-def reading_state(load):
+def reading_state(load, source: str = "<model>"):
     """Run ``load()`` (a method reading its stored state); a malformed state is a model-file
-    error (exit 2), not a crash."""
+    error (exit 2) naming the file ``source``, not a crash."""
     try:
         return load()
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+        why = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         raise ModelFileError(
-            f"the model's calibration state is corrupt ({type(exc).__name__}: {exc}).",
+            f"{source}: the model's calibration state is corrupt ({why}).",
             "Calibrate the original model again with 'treecert calibrate'.",
         ) from None
 

@@ -201,7 +201,7 @@ class BinningMethod(Method):
     def adopt(self, model) -> BinningMethod:
         state = stored_state(model, self.spec)
         if state is not None:
-            return reading_state(lambda: self.load_state(model, state))
+            return reading_state(lambda: self.load_state(model, state), model.source)
         return super().adopt(model)
 
     def predict(self, data: Dataset) -> Prediction:

@@ -300,7 +300,7 @@ class VennMethod(HoldsSharedEngine, Method):
                 raise ValueError("forecasts, labels and weights do not fit together")
             return F, y, w
 
-        self.inductive_ = reading_state(load)
+        self.inductive_ = reading_state(load, model.source)
         return self
 
     # ------------------------------------------------------------------ prediction
