@@ -31,7 +31,7 @@ from treecert.data.inmemory import (
     read_weights,
 )
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.errors import ConfigError, DataError, InputError, ParameterError
+from treecert.errors import ConfigError, DataError, InputError, ParameterError, describe
 from treecert.methods import METHODS, MethodSpec, make_method, parse_method_spec
 from treecert.methods.base import TREE_OPTIONS, Prediction
 from treecert.methods.option_rules import check_options, kind_of
@@ -110,7 +110,11 @@ def _typed(value: object, kind: type, where: str) -> object:
             return int(value)
     elif kind is float:
         if isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # an int of hundreds of digits
+                raise ParameterError(f"{where}: {describe(value)} is too large for a "
+                                     "float.") from None
     elif isinstance(value, str):
         return value
     raise ParameterError(f"{where}: expected {kind.__name__}, got {value!r}.")

@@ -151,7 +151,7 @@ class Method:
         self.spec = spec or MethodSpec(self.name, {}, self.name)
         # a spec built in Python (the estimator, a calibration's base) is checked as a
         # parsed one is; the values come back canonical
-        check_options(type(self), self.spec.options, f"method '{self.spec}'")
+        check_options(type(self), self.spec.options, f"method '{self.spec}'", warn=False)
         opts = dict(self.defaults)
         opts.update({k: v for k, v in self.spec.options.items() if k in self.options})
         self.opts = opts
@@ -196,7 +196,7 @@ class Method:
         (e.g. the transductive methods' ``min_leaf`` > 0) wherever they came from."""
         own = getattr(type(self), "rules", {})
         check_options(type(self), {k: v for k, v in params.items() if k in own},
-                      f"method '{self.spec}'")
+                      f"method '{self.spec}'", warn=False)
         return params
 
     @property

@@ -95,12 +95,15 @@ def kind_of(declared: type | Rule) -> type:
 
 
 def check_options(cls: type, options: dict[str, Any], where: str, *, trusted: bool = True,
-                  error: type[ConfigError] = ConfigError) -> dict[str, Any]:
+                  warn: bool = True, error: type[ConfigError] = ConfigError
+                  ) -> dict[str, Any]:
     """``options`` of method ``cls``, each checked by its rule, in canonical types.
 
     ``where`` names the spec in messages (``"method 'bagging:trees=-1'"``); ``trusted=False``
     for values read from a model file (a work bound is then a limit); ``error`` the
-    exception class to raise (a model file's :class:`~treecert.errors.ModelFileError`).
+    exception class to raise (a model file's :class:`~treecert.errors.ModelFileError`);
+    ``warn=False`` where the options were checked before (no second warning).
     """
-    return {k: rule_of(cls, k).check(v, f"{where}: {k}", trusted=trusted, error=error)
+    return {k: rule_of(cls, k).check(v, f"{where}: {k}", trusted=trusted, warn=warn,
+                                     error=error)
             for k, v in options.items()}

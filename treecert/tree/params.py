@@ -74,9 +74,10 @@ class Rule:
             return f"{noun} {lo} and {hi}"
         return f"{noun} {lo or hi}".rstrip()
 
-    def check(self, value: Any, where: str, *, trusted: bool = True,
+    def check(self, value: Any, where: str, *, trusted: bool = True, warn: bool = True,
               error: type[ConfigError] = ConfigError) -> Any:
-        """``value`` in the option's canonical type, or ``error`` naming ``where``."""
+        """``value`` in the option's canonical type, or ``error`` naming ``where``;
+        ``warn=False`` for a value checked (and warned about) before."""
         if value is None and self.nullable:
             return None
 
@@ -122,7 +123,8 @@ class Rule:
                 raise error(f"{said}, the most a model file may ask for.",
                             "Ask for it on the command line (--method), where it runs with "
                             "a warning.")
-            warnings.warn(f"{said}; this may take long.", TreecertWarning, stacklevel=2)
+            if warn:
+                warnings.warn(f"{said}; this may take long.", TreecertWarning, stacklevel=2)
         return value
 
 
