@@ -86,8 +86,14 @@ def _read_loss(path: str | None, classes: tuple[str, ...]):
 
 def _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits, threshold,
                  collapse) -> dict:
-    return {
+    """The tree options as the learner's parameters, each checked by its rule
+    (:mod:`treecert.tree.params`) before any work: ``--cp 1e400`` is one line naming
+    the flag."""
+    from treecert.tree.params import LEARNER_RULES
+
+    params = {
         "criterion": criterion, "min_leaf": min_leaf, "max_depth": max_depth,
         "min_gain": min_gain, "cp": cp, "binary_splits": binary_splits,
         "threshold": threshold, "collapse": collapse,
     }
+    return {k: LEARNER_RULES[k].check(v, "--" + k.replace("_", "-")) for k, v in params.items()}

@@ -28,7 +28,9 @@ def _pruning_summary(record: dict) -> str:
     text = (f"pruned with {record['method']}: {b['leaves']} leaves ({b['nodes']} nodes) -> "
             f"{a['leaves']} leaves ({a['nodes']} nodes)")
     if record["method"] == "ccp":
-        text += f", alpha = {record['alpha']:.6g} chosen by {record['selection']}"
+        alpha = record["alpha"]  # None: the holdout tree pruned to its root
+        shown = "none (the holdout tree pruned to its root)" if alpha is None else f"{alpha:.6g}"
+        text += f", alpha = {shown} chosen by {record['selection']}"
     return text
 
 
