@@ -415,7 +415,7 @@ def test_method_specs_never_crash(spec, j48, data, tmp_path, capsys):
     assert (out / "metrics.csv").exists() == (code == 0)
 
 
-_NUMBER_FLAGS = ["--cp", "--min-leaf", "--min-gain", "--max-depth"]
+_NUMBER_FLAGS = ["--cp", "--min-leaf", "--min-gain", "--max-depth", "--seed", "--repeat"]
 _NUMBER_TEXT = ["0", "1", "2", "-1", "1e308", "-1e308", "1e400", "nan", "inf", "9" * 400,
                 "1e-320", "18446744073709551617", "0.5"]
 
@@ -425,8 +425,9 @@ _NUMBER_TEXT = ["0", "1", "2", "-1", "1e308", "-1e308", "1e400", "nan", "inf", "
                       min_size=1, max_size=3, unique_by=lambda t: t[0]),
        method=st.sampled_from(["laplace", "tpce", "kk", "venn", "bagging", "frequency:prune=ccp"]))
 def test_extreme_learner_settings_never_crash(flags, method, tmp_path, capsys):
-    """--cp, --min-leaf, --min-gain, --max-depth at the ends of float range (1e308, 1e400,
-    NaN, a 400-digit integer) for plain and transductive methods: a result or one line."""
+    """--cp, --min-leaf, --min-gain, --max-depth, --seed, --repeat at the ends of float
+    range (1e308, 1e400, NaN, a 400-digit integer) for plain and transductive methods: a
+    result or one line."""
     work = _count("learner setting", tmp_path)
     args = [a for flag, value in flags for a in (flag, value)]
     out = work / "ev"

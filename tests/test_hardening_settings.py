@@ -15,7 +15,7 @@ work above an option's bound, on the command line      exit 0 and ``Warning: ...
 (``binning:bins=1001``)                                work than 1000; this may take long.``
 work above the hard limit (``trees=100000000``)        exit 2, the range line
 a tree option that is not a finite number (``--cp      exit 2, ``Error: --cp must be a finite
-1e400``)                                               number >= 0, not inf.``
+1e400``); a run option out of range (``--seed -1``)    number >= 0, not inf.``
 a legitimate extreme (``--cp 1e308``, ``tpce:cp=1e308``)  exit 0: the root-only tree, at once, no
                                                        numpy warning (cp >= 1 prunes to root)
 a 400- or 5000-digit integer in a CSV column           exit 0: read as a number (infinity past
@@ -129,6 +129,17 @@ def test_a_tree_option_past_float_range_is_one_line(flag, tmp_path, capsys):
         assert code == 2
         assert one_error(err).startswith(f"Error: {flag} must be a finite number >= 0")
     assert not (tmp_path / "m.json").exists() and not (tmp_path / "ev").exists()
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--seed", "-1", "--seed must be an integer >= 0 and <= 4294967295, not -1."),
+    ("--repeat", "0", "--repeat must be an integer >= 1 and <= 1000000, not 0."),
+    ("--bias-variance", "-1", "--bias-variance must be an integer >= 0 and <= 1000000, not -1."),
+])
+def test_a_run_option_out_of_range_is_one_line(flag, value, message, tmp_path, capsys):
+    code, _, err = run([*evaluate("laplace", tmp_path), flag, value], capsys)
+    assert (code, one_error(err)) == (2, f"Error: {message}")
+    assert not (tmp_path / "ev").exists()
 
 
 @pytest.mark.parametrize("digits", [400, 5000])

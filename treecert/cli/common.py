@@ -97,3 +97,14 @@ def _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits, th
         "threshold": threshold, "collapse": collapse,
     }
     return {k: LEARNER_RULES[k].check(v, "--" + k.replace("_", "-")) for k, v in params.items()}
+
+
+def _check_flags(**values) -> None:
+    """Numeric run options (``--seed``, ``--repeat``, ``--cv``, ...) checked by the rule of
+    the method option of the same name (:mod:`treecert.methods.option_rules`), before any
+    work; None is an option not given."""
+    from treecert.methods.option_rules import OPTION_RULES
+
+    for key, value in values.items():
+        if value is not None:
+            OPTION_RULES[key].check(value, "--" + key.replace("_", "-"))

@@ -51,6 +51,9 @@ OPTION_RULES: dict[str, Rule] = {
     "bins": Rule(int, 0, 1_000_000, work=1000, why="0 means MDL bins."),
     "cv": Rule(int, 2, 1_000_000, work=100),
     "seed": Rule(int, 0, 2**32 - 1),
+    # the command line's run options of the same kind (evaluate --repeat, --bias-variance)
+    "repeat": Rule(int, 1, 1_000_000, work=100),
+    "bias_variance": Rule(int, 0, 1_000_000, work=1000),
     # leaf estimates and pseudo-counts
     "leaf": Rule(str, choices=LEAF_ESTIMATES),
     "alpha": Rule(float, 0, LARGE),
