@@ -369,7 +369,9 @@ def test_a_signal_at_any_point_leaves_nothing_behind(signum, rows, chunk, tmp_pa
     base = tmp_path_factory.getbasetemp()
     work = _count("signal", base)
     _good_model_text(base)
+    start = time.perf_counter()
     code, err, left = stop_predict(base / "good.json", work, signum, rows, chunk)
+    _log(code, time.perf_counter() - start)
     assert code == 128 + signum, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert left == []
