@@ -304,9 +304,9 @@ def test_a_corrupt_calibration_state_is_one_line(model_path, tmp_path, capsys):
     cal_path.write_text(json.dumps(doc))
     code, _, err = run(["predict", cal_path, DIABETES], capsys)
     assert code == 2
-    assert err.strip() == ("Error: the model's calibration state is corrupt (ValueError: bins "
-                           "and frequencies do not fit together). Calibrate the original model "
-                           "again with 'treecert calibrate'.")
+    assert err.strip() == (f"Error: {cal_path}: the model's calibration state is corrupt "
+                           "(bins and frequencies do not fit together). Calibrate the original "
+                           "model again with 'treecert calibrate'.")
 
 
 def test_calibrated_bagging_stores_its_temperature(model_path, tmp_path, capsys):

@@ -382,11 +382,11 @@ def test_predict_checks_the_columns():
     ({"method": "laplace", "n_trees": 3}, "has no option 'trees'"),
     ({"method": "laplace:alpha=0.5", "alpha": 0.3}, "given twice"),
     ({"method": "laplace:min_leaf=5"}, "a setting of the tree"),
-    ({"criterion": "entropy"}, "unknown criterion"),
+    ({"criterion": "entropy"}, "criterion must be one of info_gain"),
     ({"min_leaf": "two"}, "min_leaf: expected a number"),
     ({"loss": [[0, 1]]}, r"loss: expected a \(2, 2\) matrix"),
     ({"loss": {"0": {"0": 0, "1": 1}}}, "loss"),
-    ({"prune": "sometimes"}, "unknown pruning method"),
+    ({"prune": "sometimes"}, "prune must be one of none, ccp"),
     ({"random_state": "x"}, "random_state"),
     ({"method_options": {"engine": 3}}, "method_options"),
 ])

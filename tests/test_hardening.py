@@ -1,6 +1,36 @@
 """Hostile and careless use: every case answers with exit 0, or with one line
 ``Error: ...`` and exit 2 (128 + the signal for a signal), and leaves no temporary file.
 
+What the user gets, per class of bad input (this file; the option, parameter and number
+classes are tabled in ``tests/test_hardening_settings.py``, and ``tests/test_fuzz.py``
+throws each class at the command line by the thousand):
+
+=================================================  ==========================================
+input                                              what the user gets
+=================================================  ==========================================
+output onto ``/dev/null``, a FIFO, ``/dev/stdout``   exit 0, written to the device or pipe,
+                                                   never replaced
+output onto ``/dev/full``, a full disk (EFBIG)     exit 2, ``Error: PATH: cannot write: No
+                                                   space left on device. ...``; nothing left
+output onto a directory, into a read-only one      exit 2, one line naming the path
+a closed pipe or closed standard streams           one line (or none), no traceback
+SIGINT, SIGTERM, SIGHUP during a run               exit 130/143/129, ``Interrupted.`` etc.,
+                                                   no temporary file left
+a YAML alias bomb (loss file), JSON/YAML nested    exit 2 in well under a second, one line
+100,000 deep
+an 80 MB one-line ARFF under a memory limit        exit 2, ``Error: FILE: not enough memory
+                                                   to read this file (80 MB). ...``
+binary garbage as CSV, a NUL byte in ARFF          exit 2, one line naming the file and line
+no attribute besides the class                     exit 2, one line with the way to fix it
+a tampered model tree, schema, version             exit 2, ``Error: MODEL: corrupt treecert
+                                                   model: FIELD ...`` naming the field
+a cost too large for a float                       exit 2, ``Error: LOSS: loss.A.B: cost
+                                                   must be finite and >= 0.``
+all instance weights zero                          exit 2, one line
+two runs into one evaluate folder                  exit 2 for the second, ``in use by
+                                                   another treecert run``
+=================================================  ==========================================
+
 Cases that need a process of their own (signals, closed or redirected standard output,
 resource limits) run ``python -m treecert`` in a subprocess; the others call the entry
 point :func:`treecert.cli.main.main` in-process, as ``tests/test_cli.py`` does.

@@ -70,9 +70,16 @@ def predictor(model: Model, *, method: str | None = None, loss: np.ndarray | Non
     """The fitted method that :func:`predict` uses (fit once, then score any number of
     chunks with :func:`predict_with`). ``explain`` checks that the method has a tree to
     explain (before any row is scored) and asks it for its per-label components."""
-    from treecert.methods import make_method
+    from treecert.errors import ModelFileError
+    from treecert.methods import METHODS, make_method, parse_method_spec
 
-    spec = method or model.method or model.estimator.leaf
+    spec = method
+    if spec is None:  # the model file's own method, checked as the file's (a work bound is
+        try:  # a limit there, not a warning)
+            spec = parse_method_spec(model.method or model.estimator.leaf, METHODS,
+                                     trusted=False)
+        except ModelFileError as exc:
+            raise ModelFileError(f"{model.source}: {exc.message}", exc.hint) from None
     params = model.estimator.get_params()
     if loss is not None:
         params["loss"] = loss  # for methods that prune with a loss (e.g. prune=laplace_loss)

@@ -85,3 +85,9 @@ def describe(value: object) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+class TreecertWarning(UserWarning):
+    """Something the user asked for that runs, but may not be what they meant (e.g. an
+    amount of work above a model file's bound). The command line prints it as one line
+    ``Warning: ...``."""

@@ -31,9 +31,10 @@ from treecert.data.inmemory import (
     read_weights,
 )
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.errors import ConfigError, DataError, InputError, ParameterError
+from treecert.errors import ConfigError, DataError, InputError, ParameterError, describe
 from treecert.methods import METHODS, MethodSpec, make_method, parse_method_spec
 from treecert.methods.base import TREE_OPTIONS, Prediction
+from treecert.methods.option_rules import check_options, kind_of
 from treecert.parallel import effective_jobs
 from treecert.sklearn_base import (
     BaseEstimator,
@@ -109,7 +110,11 @@ def _typed(value: object, kind: type, where: str) -> object:
             return int(value)
     elif kind is float:
         if isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # an int of hundreds of digits
+                raise ParameterError(f"{where}: {describe(value)} is too large for a "
+                                     "float.") from None
     elif isinstance(value, str):
         return value
     raise ParameterError(f"{where}: expected {kind.__name__}, got {value!r}.")
@@ -317,8 +322,10 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
             if key in options:
                 raise ParameterError(
                     f"option {key!r} is given twice, by {where[key]} and by {source}.")
-            options[key] = _typed(value, cls.options[key], f"{source} ({key})")
+            options[key] = _typed(value, kind_of(cls.options[key]), f"{source} ({key})")
             where[key] = source
+        with _as_value_errors():
+            options = check_options(cls, options, f"method {parsed.name!r}")
         text = parsed.name + (":" + ",".join(f"{k}={v}" for k, v in options.items())
                               if options else "")
         return MethodSpec(parsed.name, options, text)

@@ -8,7 +8,7 @@ import typer
 
 from treecert import api
 from treecert.cli import options
-from treecert.cli.common import _load_matching, _state, say
+from treecert.cli.common import _check_flags, _load_matching, _state, say
 from treecert.data.fileio import check_not_input, write_text
 
 
@@ -57,6 +57,7 @@ def calibrate(
     from treecert.tree.model import read_model
 
     _state["quiet"] = quiet
+    _check_flags(seed=seed)
     check_not_input(output, [model_path] + ([data] if data else []))
     model = read_model(model_path)
     dataset = None

@@ -93,8 +93,25 @@ def _read_loss(path: str | None, classes: tuple[str, ...]):
 
 def _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits, threshold,
                  collapse) -> dict:
-    return {
+    """The tree options as the learner's parameters, each checked by its rule
+    (:mod:`treecert.tree.params`) before any work: ``--cp 1e400`` is one line naming
+    the flag."""
+    from treecert.tree.params import LEARNER_RULES
+
+    params = {
         "criterion": criterion, "min_leaf": min_leaf, "max_depth": max_depth,
         "min_gain": min_gain, "cp": cp, "binary_splits": binary_splits,
         "threshold": threshold, "collapse": collapse,
     }
+    return {k: LEARNER_RULES[k].check(v, "--" + k.replace("_", "-")) for k, v in params.items()}
+
+
+def _check_flags(**values) -> None:
+    """Numeric run options (``--seed``, ``--repeat``, ``--cv``, ...) checked by the rule of
+    the method option of the same name (:mod:`treecert.methods.option_rules`), before any
+    work; None is an option not given."""
+    from treecert.methods.option_rules import OPTION_RULES
+
+    for key, value in values.items():
+        if value is not None:
+            OPTION_RULES[key].check(value, "--" + key.replace("_", "-"))

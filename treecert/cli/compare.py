@@ -9,7 +9,7 @@ import typer
 
 from treecert import api
 from treecert.cli import options
-from treecert.cli.common import _state, say
+from treecert.cli.common import _check_flags, _state, say
 from treecert.cli.experiment import (
     _check_units_options,
     _dataset_name,
@@ -78,6 +78,7 @@ def compare(
     from treecert.evaluation.runs import open_run, shard_keys
 
     _state["quiet"] = quiet
+    _check_flags(repeat=repeat)
     paths = list(data or [])
     if data_dir is not None:
         d = Path(data_dir)

@@ -9,7 +9,7 @@ import typer
 
 from treecert import api
 from treecert.cli import options
-from treecert.cli.common import _state, say, stderr_console
+from treecert.cli.common import _check_flags, _state, say, stderr_console
 from treecert.cli.experiment import (
     _check_units_options,
     _dataset_name,
@@ -84,6 +84,7 @@ def evaluate(
     from treecert.parallel import backend
 
     _state["quiet"] = quiet
+    _check_flags(repeat=repeat, bias_variance=bias_variance)
     part = _check_units_options(shard, resume, output, plots, bias_variance)
     method, params = _run_settings(ctx, method, tree, seed, j48)
     dataset, loss_matrix = _load_evaluation_data(data, class_name, nominal, ignore, loss,

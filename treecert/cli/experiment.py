@@ -49,11 +49,15 @@ def _run_settings(ctx, methods: list[str], tree: dict, seed: int, j48: bool):
     """The method specs and the tree parameters of an evaluate/compare run, with --j48's
     settings put in (J48's pruning into every method spec that prunes)."""
     from treecert.cli import options
-    from treecert.cli.common import _tree_params
+    from treecert.cli.common import _check_flags, _tree_params
+    from treecert.methods import METHODS, parse_method_spec
 
     if j48:
         tree = options.j48_settings(ctx, tree)
         methods = [options.j48_spec(m) for m in methods]
+    for spec in methods:  # every option checked before any work or output
+        parse_method_spec(spec, METHODS)
+    _check_flags(seed=seed)
     params = _tree_params(**tree)
     params["seed"] = seed
     return list(methods), params

@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError:  # not the main thread (e.g. a test runner thread)
             break
     try:
-        command.main(args=argv, prog_name="treecert", standalone_mode=True)
+        with _warnings_said():
+            command.main(args=argv, prog_name="treecert", standalone_mode=True)
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
@@ -126,6 +127,30 @@ def main(argv: list[str] | None = None) -> int:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0
+
+
+@contextlib.contextmanager
+def _warnings_said():
+    """treecert's own warnings (:class:`~treecert.errors.TreecertWarning`, e.g. a work bound
+    passed on the command line) as one line ``Warning: ...`` each on stderr, as the
+    commands' other warnings; other warnings keep Python's handling."""
+    import warnings
+
+    from treecert.cli.common import say
+    from treecert.errors import TreecertWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, TreecertWarning):
+            say(f"Warning: {message}")
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", TreecertWarning)
+        warnings.showwarning = show
+        yield
 
 
 def _interruption_of(exc: BaseException) -> Interrupted | None:

@@ -142,15 +142,20 @@ Metrics = Annotated[
                                   "log_loss, auc, auc_reliability, erc_deviation); one of "
                                   "{METRICS}."),
 ]
+_J48_TREE_HELP = ("Weka J48's tree in one flag: --criterion gain_ratio --threshold lower "
+                  "--collapse and ebp pruning with cf 0.25")
 J48 = Annotated[
     bool,
-    typer.Option("--j48", help="Weka J48's tree in one flag: --criterion gain_ratio "
-                               "--threshold lower --collapse and ebp pruning with cf 0.25 "
-                               "(evaluate/compare: prune=ebp,cf=0.25 added to every method "
-                               "that prunes, unless its spec sets prune). J48's own options "
-                               "still apply (--min-leaf -M, --binary-splits -B, --cf -C, "
-                               "--no-raise -S, --prune none -U); a conflicting --criterion "
-                               "or --threshold is an error."),
+    typer.Option("--j48", help=_J48_TREE_HELP + ". J48's own options still apply (--min-leaf "
+                               "-M, --binary-splits -B, --cf -C, --no-raise -S, --prune none "
+                               "-U); a conflicting --criterion or --threshold is an error."),
+]
+J48_RUN = Annotated[
+    bool,
+    typer.Option("--j48", help=_J48_TREE_HELP + ": prune=ebp (and cf=0.25 unless the spec "
+                               "sets cf) is added to every method spec that prunes and does "
+                               "not set prune. --min-leaf (-M) and --binary-splits (-B) still "
+                               "apply; a conflicting --criterion or --threshold is an error."),
 ]
 Seed = Annotated[int, typer.Option(help="Seed of every random choice (folds, bootstraps).")]
 Jobs = Annotated[int, typer.Option("--jobs", "-j", help="Parallel workers (-1 = all cores).")]
@@ -244,7 +249,7 @@ DATA_OPTIONS = (
     _option("repeat", Repeat, 1),
     _option("bins", Bins, "equal_width"),
     _option("interval_auc", IntervalAucOpt, "exact"),
-    _option("j48", J48, False),
+    _option("j48", J48_RUN, False),
 )
 """How the data are read and scored, and --j48: evaluate and compare (each dataset alike)."""
 
@@ -308,12 +313,13 @@ def j48_settings(ctx: typer.Context, values: dict) -> dict:
 
 
 def j48_spec(spec: str) -> str:
-    """A method spec with J48's pruning (``prune=ebp,cf=0.25``) added if the method prunes
-    and the spec does not choose its own pruning (its options override the run's)."""
+    """A method spec with J48's pruning added where the method prunes and the spec leaves it
+    unset: ``prune=ebp`` unless the spec names ``prune``, and ``cf=0.25`` with it unless the
+    spec gives ``cf`` (what the user wrote wins; the preset fills only the rest)."""
     from treecert.methods import METHODS, parse_method_spec
 
     parsed = parse_method_spec(spec, METHODS)
     if "prune" not in METHODS[parsed.name].options or "prune" in parsed.options:
         return spec
-    extra = ",".join(f"{k}={v}" for k, v in J48_PRUNING.items())
+    extra = ",".join(f"{k}={v}" for k, v in J48_PRUNING.items() if k not in parsed.options)
     return f"{spec}{',' if ':' in spec else ':'}{extra}"

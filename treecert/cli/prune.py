@@ -12,7 +12,7 @@ import typer
 
 from treecert import api
 from treecert.cli import options
-from treecert.cli.common import _load_matching, _read_loss, _state, say
+from treecert.cli.common import _check_flags, _load_matching, _read_loss, _state, say
 from treecert.data.fileio import atomic_writer, check_not_input, staged_outputs, write_text
 from treecert.errors import ConfigError
 
@@ -94,6 +94,7 @@ def prune_command(
     from treecert.tree.model import read_model
 
     _state["quiet"] = quiet
+    _check_flags(seed=seed)
     check_not_input(output, [model_path] + ([train] if train else []))
     for flag, given in (("--table", table), ("--plot", plot is not None)):
         if given and method.strip().lower() != "ccp":

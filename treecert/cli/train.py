@@ -8,7 +8,14 @@ import typer
 
 from treecert import api
 from treecert.cli import options
-from treecert.cli.common import _load_training, _read_loss, _state, say
+from treecert.cli.common import (
+    _check_flags,
+    _load_training,
+    _read_loss,
+    _state,
+    _tree_params,
+    say,
+)
 from treecert.cli.prune import _loss_unused_warning, _prune_kwargs, _pruning_summary
 from treecert.data.fileio import check_not_input, write_text
 
@@ -52,11 +59,13 @@ def train(
     Example: treecert train sample_data/iris.arff -o iris.json --leaf laplace
     """
     _state["quiet"] = quiet
+    _check_flags(seed=seed)
     leaf = options.leaf_name(leaf)
     if j48:
         settings = options.j48_settings(ctx, {**tree, "prune": prune, "cf": cf})
         prune, cf = settings.pop("prune"), settings.pop("cf")
         tree = settings
+    tree = _tree_params(**tree)  # checked before any work
     check_not_input(output, [data])
     dataset = _load_training(data, class_name, nominal, ignore, max_classes)
     loss_matrix = _read_loss(loss, dataset.schema.classes)

@@ -320,8 +320,9 @@ def _csv_numbers(raw: np.ndarray) -> np.ndarray | None:
     values = raw.tolist()
     if None not in values and all(_INT.fullmatch(v) for v in values):
         # pandas.to_numeric's reading, kept: integers (no missing value) as int64 then
-        # floats, so '-0' is 0.0
-        return np.array([float(int(v)) for v in values], dtype=np.float64)
+        # floats, so '-0' is 0.0 (+ 0.0 does that); float() reads any number of digits,
+        # correctly rounded, and one beyond float range as infinity, as in other columns
+        return np.array([float(v) for v in values], dtype=np.float64) + 0.0
     numbers = np.full(len(values), _NAN)
     for i, v in enumerate(values):
         if v is None:

@@ -202,6 +202,11 @@ def _numeric_to_nominal(name: str, x: np.ndarray) -> tuple[Attribute, np.ndarray
                      nominal_from="numeric"), codes
 
 
+#: The largest total instance weight of a training set: products and squares of class
+#: counts stay finite far beyond it.
+MAX_TOTAL_WEIGHT = 1e150
+
+
 def check_trainable(dataset: Dataset) -> None:
     """Raise :class:`DataError` if a tree cannot be learned from ``dataset``.
 
@@ -218,7 +223,7 @@ def check_trainable(dataset: Dataset) -> None:
         No attribute besides the class (everything ignored, or a file that is not
         comma-separated), a string attribute (free text cannot be split on), no row with a
         known class, fewer than two classes among those rows, no positive instance weight,
-        or an attribute with no known value.
+        instance weights too large to sum, or an attribute with no known value.
     """
     src, schema = dataset.source, dataset.schema
     cls = schema.class_attribute.name
@@ -249,6 +254,14 @@ def check_trainable(dataset: Dataset) -> None:
             f"only one class ({schema.classes[int(present[0])]!r}) in {src}: a tree needs "
             "at least two classes to tell apart.",
             f"Check that {cls!r} is the class column.",
+        )
+    with np.errstate(over="ignore"):  # an infinite sum is refused just below
+        total = float(np.sum(dataset.weights[dataset.y >= 0], dtype=np.float64))
+    if not total <= MAX_TOTAL_WEIGHT:  # also inf: 1e308 twice
+        raise DataError(
+            f"{src}: the instance weights sum to {total:g}, beyond the {MAX_TOTAL_WEIGHT:g} "
+            "a tree can compute with (entropies and counts would overflow).",
+            "Scale the weights down: only their ratios matter (and min_leaf, a weight).",
         )
     if not np.any(dataset.weights[dataset.y >= 0] > 0):
         raise DataError(

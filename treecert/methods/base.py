@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from treecert.data.schema import Dataset
-from treecert.errors import ConfigError, ModelFileError
+from treecert.errors import ConfigError, ModelFileError, describe
+from treecert.methods.option_rules import check_options, kind_of
 from treecert.tree.classifier import DecisionTree
 
 #: Options every tree-based method accepts: the base learner's settings.
@@ -66,53 +67,63 @@ class Prediction:
         return self.proba[np.arange(self.proba.shape[0]), np.argmax(self.proba, axis=1)]
 
 
-def _coerce(value: str, kind: type, where: str):
+def _coerce(value: str, kind: type, where: str, error: type[ConfigError] = ConfigError):
     if kind is bool:
         low = value.lower()
         if low in ("1", "true", "yes", "on"):
             return True
         if low in ("0", "false", "no", "off"):
             return False
-        raise ConfigError(f"{where}: expected true or false, got '{value}'.")
+        raise error(f"{where}: expected true or false, got {describe(value)}.")
     if kind in (int, float):
         try:
             return kind(value)
-        except ValueError:
-            raise ConfigError(f"{where}: expected a number, got '{value}'.") from None
+        except ValueError:  # also an integer of more than 4300 digits
+            raise error(f"{where}: expected {'an integer' if kind is int else 'a number'}, "
+                        f"got {describe(value)}.") from None
     return value
 
 
-def parse_method_spec(text: str, registry: dict[str, type[Method]]) -> MethodSpec:
+def parse_method_spec(text: str, registry: dict[str, type[Method]], *,
+                      trusted: bool = True) -> MethodSpec:
     """Parse ``'laplace'`` or ``'laplace:alpha=0.5,min_leaf=3'``.
 
-    Names accept ``-`` for ``_``; option values are typed by the method's declared options.
+    Names accept ``-`` for ``_``; option values are typed and checked by the method's
+    declared options (:mod:`treecert.methods.option_rules`); a key given twice is an error.
+    ``trusted=False`` for a spec read from a model file: its errors are
+    :class:`~treecert.errors.ModelFileError` and a work bound is a limit.
     """
+    error = ConfigError if trusted else ModelFileError
     raw = text.strip()
     name, _, opt_text = raw.partition(":")
     key = name.strip().lower().replace("-", "_")
     if key not in registry:
-        raise ConfigError(
-            f"unknown method '{name.strip()}'.",
+        raise error(
+            f"unknown method {describe(name.strip())}.",
             f"Choose one of: {', '.join(sorted(registry))}.",
         )
     cls = registry[key]
     allowed = {**TREE_OPTIONS, **cls.options} if cls.tree_based else dict(cls.options)
     options: dict[str, Any] = {}
+    where = f"method {describe(raw)}"
     if opt_text.strip():
         for item in opt_text.split(","):
             k, eq, v = item.partition("=")
             k = k.strip().replace("-", "_")
             if not eq or not k:
-                raise ConfigError(
-                    f"method '{raw}': option '{item.strip()}' is not key=value.",
+                raise error(
+                    f"{where}: option {describe(item.strip())} is not key=value.",
                     "Write e.g. 'laplace:alpha=0.5'.",
                 )
             if k not in allowed:
-                raise ConfigError(
-                    f"method '{key}' has no option '{k}'.",
+                raise error(
+                    f"method '{key}' has no option {describe(k)}.",
                     f"Options: {', '.join(sorted(allowed)) or 'none'}.",
                 )
-            options[k] = _coerce(v.strip(), allowed[k], f"method '{raw}', option {k}")
+            if k in options:
+                raise error(f"{where}: option {k} is given twice.", "Give each option once.")
+            options[k] = _coerce(v.strip(), kind_of(allowed[k]), f"{where}, option {k}", error)
+    options = check_options(cls, options, where, trusted=trusted, error=error)
     return MethodSpec(key, options, raw)
 
 
@@ -124,8 +135,11 @@ class Method:
     """
 
     name: ClassVar[str] = ""
-    options: ClassVar[dict[str, type]] = {}
+    #: The method's options: name -> type or Rule (:mod:`treecert.methods.option_rules`).
+    options: ClassVar[dict[str, Any]] = {}
     defaults: ClassVar[dict[str, Any]] = {}
+    #: The method's own rules for options it shares (the tree's included), by name.
+    rules: ClassVar[dict[str, Any]] = {}
     tree_based: ClassVar[bool] = True
     #: Whether predictions depend on a random seed (the ``seed`` option).
     randomised: ClassVar[bool] = False
@@ -135,12 +149,15 @@ class Method:
 
     def __init__(self, tree_params: dict, spec: MethodSpec | None = None) -> None:
         self.spec = spec or MethodSpec(self.name, {}, self.name)
+        # a spec built in Python (the estimator, a calibration's base) is checked as a
+        # parsed one is; the values come back canonical
+        check_options(type(self), self.spec.options, f"method '{self.spec}'", warn=False)
         opts = dict(self.defaults)
         opts.update({k: v for k, v in self.spec.options.items() if k in self.options})
         self.opts = opts
         tree = {k: v for k, v in tree_params.items() if k in TREE_OPTIONS}
         tree.update({k: v for k, v in self.spec.options.items() if k in TREE_OPTIONS})
-        self.tree_params = tree
+        self.tree_params = self._checked_tree(tree)
         #: Worker processes for per-instance work (set by ``--jobs``); output never depends
         #: on it.
         self.jobs = 1
@@ -171,8 +188,16 @@ class Method:
             )
         params = {k: v for k, v in model.estimator.get_params().items() if k in TREE_OPTIONS}
         params.update({k: v for k, v in self.spec.options.items() if k in TREE_OPTIONS})
-        self.tree_params = params
+        self.tree_params = self._checked_tree(params)
         return self.fit(model.training_data)
+
+    def _checked_tree(self, params: dict) -> dict:
+        """The tree settings this method grows with, checked by the method's own rules
+        (e.g. the transductive methods' ``min_leaf`` > 0) wherever they came from."""
+        own = getattr(type(self), "rules", {})
+        check_options(type(self), {k: v for k, v in params.items() if k in own},
+                      f"method '{self.spec}'", warn=False)
+        return params
 
     @property
     def size(self) -> float | None:
@@ -201,16 +226,48 @@ def make_method(spec: str | MethodSpec, tree_params: dict | None = None) -> Meth
     return METHODS[parsed.name](tree_params or {}, spec=parsed)
 
 
-def reading_state(load):
+def reading_state(load, source: str = "<model>"):
     """Run ``load()`` (a method reading its stored state); a malformed state is a model-file
-    error (exit 2), not a crash."""
+    error (exit 2) naming the file ``source``, not a crash."""
     try:
         return load()
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+        why = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         raise ModelFileError(
-            f"the model's calibration state is corrupt ({type(exc).__name__}: {exc}).",
+            f"{source}: the model's calibration state is corrupt ({why}).",
             "Calibrate the original model again with 'treecert calibrate'.",
         ) from None
+
+
+def state_numbers(obj: object, where: str, *, low: float | None = None,
+                  high: float | None = None, integer: bool = False) -> np.ndarray:
+    """A stored state's list (or list of lists) of JSON numbers, checked as the tree's
+    arrays are: no null, no true/false, finite, in ``[low, high]``; int64 with ``integer``.
+    Raises ValueError naming ``where`` (:func:`reading_state` reports it)."""
+    if not isinstance(obj, list):
+        raise ValueError(f"{where} must be a list, not {describe(obj)}")
+    flat = [v for row in obj for v in row] if obj and all(
+        isinstance(row, list) for row in obj) else obj
+    allowed = {int} if integer else {int, float}
+    if not set(map(type, flat)) <= allowed:
+        v = next(v for v in flat if type(v) not in allowed)
+        what = "an integer" if integer else "a number"
+        raise ValueError(f"{where} holds {describe(v)}, not {what}")
+    try:
+        arr = np.array(flat, dtype=np.int64 if integer else np.float64)
+    except OverflowError:
+        raise ValueError(f"{where} holds a number too large") from None
+    bad = ~np.isfinite(arr)
+    if low is not None:
+        bad |= arr < low
+    if high is not None:
+        bad |= arr > high
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        span = f" in [{low:g}, {high:g}]" if low is not None and high is not None else (
+            f" >= {low:g}" if low is not None else "")
+        raise ValueError(f"{where} holds {describe(flat[i])}, not a finite number{span}")
+    return arr
 
 
 def stored_state(model, spec: MethodSpec) -> dict | None:
@@ -219,8 +276,8 @@ def stored_state(model, spec: MethodSpec) -> dict | None:
     if not cal or not isinstance(cal, dict) or "method" not in cal:
         return None
     try:
-        stored = parse_method_spec(str(cal["method"]), METHODS)
-    except ConfigError:
+        stored = parse_method_spec(str(cal["method"]), METHODS, trusted=False)
+    except ConfigError:  # e.g. a positive= label with a comma: not re-read by text
         return None
     if stored.name != spec.name or stored.options != spec.options:
         return None

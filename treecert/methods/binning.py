@@ -32,7 +32,7 @@ import numpy as np
 from treecert.data.discretize import assign_bins, equal_frequency_edges, mdl_cut_points
 from treecert.data.folds import stratified_folds
 from treecert.data.schema import Dataset
-from treecert.errors import ConfigError
+from treecert.errors import ConfigError, describe
 from treecert.methods.base import (
     METHODS,
     TREE_OPTIONS,
@@ -41,6 +41,7 @@ from treecert.methods.base import (
     Prediction,
     make_method,
     reading_state,
+    state_numbers,
     stored_state,
 )
 
@@ -144,10 +145,19 @@ class BinningCalibrator:
 
     @classmethod
     def from_json(cls, obj: dict, n_classes: int | None = None) -> BinningCalibrator:
-        cal = cls(int(obj["bins"]))
-        cal.cuts = [np.asarray(c["cuts"], float) for c in obj["classes"]]
-        cal.freq = [np.asarray(c["freq"], float) for c in obj["classes"]]
-        cal.count = [np.asarray(c["count"], float) for c in obj["classes"]]
+        bins = obj["bins"]
+        if type(bins) is not int or not 0 <= bins < 2**63:
+            raise ValueError(f"bins must be an integer >= 0, not {describe(bins)}")
+        cal = cls(bins)
+        classes = obj["classes"]
+        if not isinstance(classes, list):
+            raise ValueError(f"classes must be a list, not {describe(classes)}")
+        cal.cuts = [state_numbers(c["cuts"], f"classes[{i}].cuts")
+                    for i, c in enumerate(classes)]
+        cal.freq = [state_numbers(c["freq"], f"classes[{i}].freq", low=0, high=1)
+                    for i, c in enumerate(classes)]
+        cal.count = [state_numbers(c["count"], f"classes[{i}].count", low=0)
+                     for i, c in enumerate(classes)]
         ok = (n_classes is None or len(cal.cuts) == n_classes) and all(
             c.ndim == 1 and f.shape == (c.size + 1,) and np.all(np.diff(c) > 0)
             for c, f in zip(cal.cuts, cal.freq, strict=True))
@@ -191,7 +201,7 @@ class BinningMethod(Method):
     def adopt(self, model) -> BinningMethod:
         state = stored_state(model, self.spec)
         if state is not None:
-            return reading_state(lambda: self.load_state(model, state))
+            return reading_state(lambda: self.load_state(model, state), model.source)
         return super().adopt(model)
 
     def predict(self, data: Dataset) -> Prediction:

@@ -212,7 +212,7 @@ class CalibratedBaggingMethod(Method):
                     raise ValueError("the temperature must be positive")
                 return t
 
-            self.temperature_ = reading_state(load)
+            self.temperature_ = reading_state(load, model.source)
         return self
 
     def predict(self, data: Dataset) -> Prediction:

@@ -255,7 +255,7 @@ class EmpiricalBayesMethod(PrunesTree, Method):
                     raise ValueError("the prior does not fit the classes")
                 return a
 
-            prior = reading_state(load)
+            prior = reading_state(load, model.source)
         return self._setup(tree, prior)
 
     def state(self) -> dict:

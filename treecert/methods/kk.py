@@ -24,6 +24,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction
+from treecert.methods.option_rules import TRANSDUCTIVE_MIN_LEAF
 from treecert.transductive import held_out_folds
 from treecert.transductive.engine import (
     TransductiveEngine,
@@ -44,6 +45,7 @@ class KukarKononenkoMethod(Method):
     name = "kk"
     options: ClassVar[dict[str, type]] = {"engine": str}
     defaults: ClassVar[dict] = {"engine": "fast"}
+    rules: ClassVar[dict] = {"min_leaf": TRANSDUCTIVE_MIN_LEAF}
 
     def fit(self, data: Dataset) -> KukarKononenkoMethod:
         check_engine(self.opts["engine"], "kk")

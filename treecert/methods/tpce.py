@@ -30,6 +30,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction, per_label_columns
+from treecert.methods.option_rules import TRANSDUCTIVE_MIN_LEAF
 from treecert.transductive import held_out_folds
 from treecert.transductive.engine import (
     TransductiveEngine,
@@ -44,6 +45,7 @@ class TpceMethod(Method):
     name = "tpce"
     options: ClassVar[dict[str, type]] = {"engine": str, "count_x": bool}
     defaults: ClassVar[dict] = {"engine": "fast", "count_x": True}
+    rules: ClassVar[dict] = {"min_leaf": TRANSDUCTIVE_MIN_LEAF}
 
     def fit(self, data: Dataset) -> TpceMethod:
         check_engine(self.opts["engine"], "tpce")

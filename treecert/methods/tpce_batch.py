@@ -15,6 +15,7 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.methods.base import Method, Prediction
+from treecert.methods.option_rules import TRANSDUCTIVE_MIN_LEAF
 from treecert.tree.segments import flat_nonzero
 
 
@@ -24,6 +25,7 @@ class TpceBatchMethod(Method):
     name = "tpce_batch"
     options: ClassVar[dict[str, type]] = {"seed": int}
     defaults: ClassVar[dict] = {"seed": 1}
+    rules: ClassVar[dict] = {"min_leaf": TRANSDUCTIVE_MIN_LEAF}
     randomised = True
 
     def fit(self, data: Dataset) -> TpceBatchMethod:

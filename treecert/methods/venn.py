@@ -67,6 +67,7 @@ from treecert.methods.base import (
     Prediction,
     per_label_columns,
     reading_state,
+    state_numbers,
     stored_state,
 )
 from treecert.methods.binning import BASE_PASS_OPTIONS, make_base
@@ -77,6 +78,7 @@ from treecert.methods.naive_bayes import (
     weka_precision,
     weka_round,
 )
+from treecert.methods.option_rules import TRANSDUCTIVE_MIN_LEAF
 from treecert.methods.venn_fast import TreeVennBatch
 from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.edited_trees import has_edits
@@ -229,6 +231,7 @@ class VennMethod(HoldsSharedEngine, Method):
     options: ClassVar[dict[str, type]] = {"base": str, "taxonomy": str, "engine": str,
                                           **BASE_PASS_OPTIONS}
     defaults: ClassVar[dict] = {"base": "frequency", "taxonomy": "forecast", "engine": "fast"}
+    rules: ClassVar[dict] = {"min_leaf": TRANSDUCTIVE_MIN_LEAF}
 
     def _check(self) -> None:
         o = self.opts
@@ -290,14 +293,14 @@ class VennMethod(HoldsSharedEngine, Method):
         K = model.schema.n_classes
 
         def load():
-            F = np.asarray(state["forecasts"], float).reshape(-1, K)
-            y = np.asarray(state["y"], np.int64)
-            w = np.asarray(state["weights"], float)
+            F = state_numbers(state["forecasts"], "forecasts", low=0, high=1).reshape(-1, K)
+            y = state_numbers(state["y"], "y", integer=True)
+            w = state_numbers(state["weights"], "weights", low=0)
             if not (F.shape[0] == y.size == w.size) or np.any((y < 0) | (y >= K)):
                 raise ValueError("forecasts, labels and weights do not fit together")
             return F, y, w
 
-        self.inductive_ = reading_state(load)
+        self.inductive_ = reading_state(load, model.source)
         return self
 
     # ------------------------------------------------------------------ prediction

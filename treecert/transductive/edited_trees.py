@@ -180,7 +180,7 @@ def prune_cp_all(forest: Forest, parent: np.ndarray, level: np.ndarray, n_roots:
         at = flat_nonzero(level == d)
         job[at] = job[parent[at]]
     root = np.ascontiguousarray(counts[:n_roots])
-    alpha = cp * (root.sum(axis=1) - root.max(axis=1))
+    alpha = min(float(cp), 1.0) * (root.sum(axis=1) - root.max(axis=1))  # as prune_to_cp
     kids = np.arange(n_roots, N)
     branch = kids - forest.kid_ptr[parent[kids]]
     groups = _edge_groups(parent[kids], branch, kids, level[kids])

@@ -487,7 +487,9 @@ def prune_to_cp(tree: Tree, cp: float) -> Tree:
     """
     if cp <= 0 or tree.n_nodes == 1:
         return tree
-    alpha = cp * (tree.counts[0].sum() - tree.counts[0].max())
+    # g(t) <= R(t) <= R(root), so every cp >= 1 prunes to the root: clipped, a huge cp
+    # gives that tree rather than an infinite alpha
+    alpha = min(float(cp), 1.0) * (tree.counts[0].sum() - tree.counts[0].max())
     current = tree
     while True:
         sub_err, sub_leaves = current.subtree_leaf_errors()

@@ -15,6 +15,7 @@ from treecert.errors import ConfigError, DataError
 from treecert.tree.arrays import Tree, collapse, prune_to_cp
 from treecert.tree.grow import grow
 from treecert.tree.leaf_estimates import normalise_leaf_name
+from treecert.tree.params import LEARNER_RULES, check_all
 from treecert.tree.segments import flat_nonzero
 from treecert.tree.split_search import GrowParams, SplitFinder
 
@@ -49,13 +50,14 @@ class DecisionTree:
     m: float = 2.0
 
     def __post_init__(self) -> None:
-        self.leaf = normalise_leaf_name(self.leaf)
-        self.criterion = self.criterion.replace("-", "_")
-        for name in ("min_leaf", "min_gain", "cp", "alpha", "m"):
-            value = getattr(self, name)
-            if not (np.isfinite(value) and value >= 0):  # NaN would reach the model file
-                raise ConfigError(f"{name} must be a finite number >= 0, got {value}.")
-        self.grow_params  # validates the rest  # noqa: B018
+        if isinstance(self.leaf, str):
+            self.leaf = normalise_leaf_name(self.leaf)
+        if isinstance(self.criterion, str):
+            self.criterion = self.criterion.replace("-", "_")
+        # one check of every setting (tree.params), canonical types: NaN, an integer beyond
+        # float range or a string never reaches the grower or the model file
+        for name, value in check_all(LEARNER_RULES, self.get_params(), "the tree's").items():
+            setattr(self, name, value)
 
     @property
     def grow_params(self) -> GrowParams:

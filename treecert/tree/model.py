@@ -28,6 +28,7 @@ import base64
 import binascii
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -36,9 +37,10 @@ import numpy as np
 
 from treecert._version import __version__
 from treecert.data.schema import Attribute, Dataset, Schema
-from treecert.errors import ModelFileError, describe
+from treecert.errors import ConfigError, ModelFileError, describe
 from treecert.tree.arrays import Tree
 from treecert.tree.classifier import DecisionTree
+from treecert.tree.params import LEARNER_RULES, check_all
 from treecert.tree.segments import flat_nonzero
 
 FORMAT = "treecert-model"
@@ -63,6 +65,8 @@ class Model:
     pruning: dict | None = None
     calibration: dict | None = None
     extra: dict = field(default_factory=dict)
+    #: Where the model was read from (messages about its contents name it).
+    source: str = "<model>"
 
     @property
     def schema(self) -> Schema:
@@ -129,6 +133,7 @@ class Model:
             pruning=doc.get("pruning"),  # type: ignore[union-attr]
             calibration=doc.get("calibration"),  # type: ignore[union-attr]
             extra=doc.get("extra") or {},  # type: ignore[union-attr]
+            source=source,
         )
 
 
@@ -269,6 +274,7 @@ def check_document(doc: object, source: str) -> dict:
         for key in ("pruning", "calibration", "extra"):
             if doc.get(key) is not None and not isinstance(doc[key], dict):
                 raise _Invalid(key, f"must be an object or null, not {describe(doc[key])}")
+            _check_numbers(doc.get(key), key)
         schema = _check_schema(doc["schema"])
         params = _check_params(doc["params"])
         tree = _check_tree(doc["tree"], schema)
@@ -284,6 +290,24 @@ def check_document(doc: object, source: str) -> dict:
             "the file is corrupt."
         )
     return {"schema": schema, "params": params, "tree": tree, "training": training}
+
+
+def _check_numbers(obj: object, where: str) -> None:
+    """Every number in a free-form record (pruning, calibration) is one a model file can
+    hold and Python can compute with: finite (JSON reads ``1e400`` as infinity, which no
+    model file may be written with) and, if an integer, within int64. The methods check
+    the meaning of their calibration states where they read them."""
+    stack = [(obj, where)]
+    while stack:
+        value, at = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, f"{at}.{k}") for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise _Invalid(at, f"is {describe(value)}, not a finite number")
+        elif type(value) is int and not -_INT64 <= value < _INT64:
+            raise _Invalid(at, "holds an integer too large")
 
 
 def _check_attribute(obj: object, where: str) -> Attribute:
@@ -331,31 +355,13 @@ def _check_schema(obj: object) -> Schema:
 
 
 def _check_params(obj: object) -> dict:
-    from dataclasses import fields
-
-    from treecert.tree.leaf_estimates import LEAF_ESTIMATES
-    from treecert.tree.split_search import CRITERIA, THRESHOLD_RULES
-
-    p = _object(obj, "params", (), tuple(f.name for f in fields(DecisionTree)))
-    choices = {"criterion": CRITERIA, "threshold": THRESHOLD_RULES, "leaf": LEAF_ESTIMATES}
-    for key, allowed in choices.items():
-        if key in p and p[key] not in allowed:
-            raise _Invalid(f"params.{key}", f"must be one of {', '.join(allowed)}, not "
-                           f"{describe(p[key])}")
-    for key in ("min_leaf", "min_gain", "cp", "alpha", "m"):
-        if key in p:
-            try:
-                _number(p[key], f"params.{key}")
-            except _Invalid as bad:  # the index [0] of the one-value list means nothing
-                raise _Invalid(f"params.{key}", bad.why) from None
-    for key in ("binary_splits", "collapse"):
-        if key in p and not isinstance(p[key], bool):
-            raise _Invalid(f"params.{key}", f"must be true or false, not {describe(p[key])}")
-    depth = p.get("max_depth")
-    if depth is not None and (type(depth) is not int or not 0 <= depth < _INT64):
-        raise _Invalid("params.max_depth", f"must be null or an integer >= 0, not "
-                       f"{describe(depth)}")
-    return dict(p)
+    """The learner's settings, each checked by its rule (:data:`LEARNER_RULES`)."""
+    p = _object(obj, "params", (), tuple(LEARNER_RULES))
+    try:
+        return check_all(LEARNER_RULES, p, "params", trusted=False)
+    except ConfigError as bad:  # "params <key> must be ...": the field, then why
+        where, _, why = bad.message.removeprefix("params ").partition(" ")
+        raise _Invalid(f"params.{where}", why.rstrip(".")) from None
 
 
 def _check_tree(obj: object, schema: Schema) -> Tree:
