@@ -53,6 +53,8 @@ def compare(
     ] = None,
     tol: Annotated[float, typer.Option(help="Absolute tie tolerance.")] = 1e-4,
     folds: options.Folds = 10,
+    loo: Annotated[bool, typer.Option("--loo", help="Leave-one-out on every dataset "
+                                                    "(fold files are not used).")] = False,
     use_folds_files: Annotated[
         bool, typer.Option(help="Use NAME.folds.csv beside a dataset when it exists.")
     ] = True,
@@ -101,8 +103,9 @@ def compare(
                     dataset, loss_matrix = _load_evaluation_data(path, class_name, nominal,
                                                                  ignore, loss)
                     ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
-                    protocol = _protocol(path, dataset, folds, False, repeat,
-                                         str(ff) if use_folds_files and ff.exists() else None,
+                    protocol = _protocol(path, dataset, folds, loo, repeat,
+                                         str(ff) if use_folds_files and ff.exists()
+                                         and not loo else None,
                                          None, seed, None)
                 except TreecertError as exc:
                     exc = _naming(exc, path)
