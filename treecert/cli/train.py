@@ -9,7 +9,13 @@ import typer
 from treecert import api
 from treecert.cli import options
 from treecert.cli.common import _load_training, _read_loss, _state, say
-from treecert.cli.prune import _loss_unused_warning, _prune_kwargs, _pruning_summary
+from treecert.cli.prune import (
+    KlThreshold,
+    KlUnit,
+    _loss_unused_warning,
+    _prune_kwargs,
+    _pruning_summary,
+)
 from treecert.data.fileio import check_not_input, write_text
 
 
@@ -32,9 +38,8 @@ def train(
     loss: options.LossOpt = None,
     cf: options.CfOpt = None,
     no_raise: options.NoRaise = False,
-    kl_threshold: Annotated[
-        float | None, typer.Option(help="kl: prune below this weighted KL (default 0.01).")
-    ] = None,
+    kl_threshold: KlThreshold = None,
+    kl_unit: KlUnit = None,
     holdout: options.HoldoutOpt = None,
     cv: options.CvOpt = None,
     one_se: options.OneSe = False,
@@ -67,7 +72,7 @@ def train(
     if prune != "none":
         model = api.prune(model, prune, loss=loss_matrix, data=dataset,
                           **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se,
-                                          seed))
+                                          seed, kl_unit))
         pruned = f"; {_pruning_summary(model.pruning)}"
     write_text(output, api.model_json(model))
     say(
