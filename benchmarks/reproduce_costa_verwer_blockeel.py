@@ -71,7 +71,8 @@ def run(out: Path, datasets, loo: bool, with_segment: bool) -> pd.DataFrame:
     if with_segment:  # the paper: a predefined test set is used as such
         seg = out / "segment"
         treecert("evaluate", DATA / "segment-challenge.arff", "--test",
-                 DATA / "segment-test.arff", *methods, "--no-timing", "-q", "-o", seg)
+                 DATA / "segment-test.arff", *methods, "--no-timing", "--resume", "-q",
+                 "-o", seg)
         extra = [seg]
     data = [a for d in datasets for a in ("--data", DATA / f"{d}.arff")]
     treecert("compare", *extra, *data, *methods, *metrics, *(["--loo"] if loo else []),
@@ -159,7 +160,7 @@ def main() -> int:
     args = ap.parse_args()
     quick = args.quick or os.environ.get("TREECERT_QUICK") == "1"
     datasets = args.datasets or (QUICK if quick else DATASETS)
-    segment = not quick and not args.datasets
+    segment = not quick
     cpu0 = time.process_time(), _children_cpu()
     loo = run(args.out / "loo", datasets, True, segment)
     parts = [tables(loo, "leave-one-out")]
