@@ -555,3 +555,25 @@ def test_train_with_prune(tmp_path, capsys):
                         "--loss", LOSS_DIR / "weather.yaml", "-q"], capsys)
     assert code == 0 and err == ""
     assert json.loads(out_path.read_text())["pruning"]["loss"]["no"] == {"yes": 5.0, "no": 0.0}
+
+
+def test_kl_units_on_the_command_line(weather_model, tmp_path, capsys):
+    """--kl-unit chooses the threshold's unit; the model records it with the threshold,
+    the default filled in; an unknown unit is a one-line error."""
+    out_path = tmp_path / "kl.json"
+    code, _, _ = run(["prune", weather_model, "--method", "kl", "-o", out_path, "-q"], capsys)
+    assert code == 0
+    options = json.loads(out_path.read_text())["pruning"]["options"]
+    assert options == {"threshold": 1.0, "unit": "node", "log_base": 2}
+    code, _, _ = run(["prune", weather_model, "--method", "kl", "--kl-unit", "example", "-o",
+                      out_path, "-q"], capsys)
+    assert code == 0
+    options = json.loads(out_path.read_text())["pruning"]["options"]
+    assert options == {"threshold": 0.01, "unit": "example", "log_base": 2}
+    code, _, err = run(["prune", weather_model, "--method", "kl", "--kl-unit", "bits", "-o",
+                        out_path], capsys)
+    assert (code, err.strip()) == (2, "Error: unknown KL unit 'bits'. Choose one of: node, "
+                                      "example.")
+    code, _, err = run(["prune", weather_model, "--method", "ebp", "--kl-unit", "node", "-o",
+                        out_path], capsys)
+    assert code == 2 and "pruning option kl_unit does not apply to 'ebp'" in err
