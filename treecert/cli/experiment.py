@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-import numpy as np
-
 from treecert import api
 from treecert.cli.common import _load_matching, say
 from treecert.data.fileio import atomic_writer, directory_lock, make_directory, write_text
@@ -35,7 +33,7 @@ def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, cl
         protocol = Protocol(kind="folds", seed=seed, repeats=repeat,
                             fold_ids=read_fold_ids(text, dataset.n_samples, folds_file))
         if repeat > 1:
-            n = protocol.file_folds(np.flatnonzero(dataset.y >= 0))
+            n = protocol.file_folds(dataset.y >= 0)
             say(f"{_dataset_name(data_path)}: repeat 0 uses the folds of {folds_file}; "
                 f"repeats 1-{repeat - 1} use new stratified {n}-fold splits (seed "
                 f"{seed} + repeat).")
