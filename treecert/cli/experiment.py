@@ -34,9 +34,9 @@ def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, cl
                             fold_ids=read_fold_ids(text, dataset.n_samples, folds_file))
         if repeat > 1:
             n = protocol.file_folds(dataset.y >= 0)
+            later = "repeat 1 uses" if repeat == 2 else f"repeats 1-{repeat - 1} use"
             say(f"{_dataset_name(data_path)}: repeat 0 uses the folds of {folds_file}; "
-                f"repeats 1-{repeat - 1} use new stratified {n}-fold splits (seed "
-                f"{seed} + repeat).")
+                f"{later} new stratified {n}-fold splits (seed {seed} + repeat).")
         return protocol
     if test is not None:
         if repeat > 1:
