@@ -1,7 +1,8 @@
 """docs/tpce-reproduction.md tables: TPCE against the single tree under matched variants.
 
-The reproduction of Costa, Verwer & Blockeel's comparison (``docs/tpce-reproduction.md``)
-finds TPCE *worse* than the Laplace tree on the Brier score (6/0/11), where the paper finds
+The reproduction of Costa, Verwer & Blockeel's comparison
+(``docs/reproduction/costa-verwer-blockeel.md``) finds TPCE *worse* than the Laplace tree on
+the Brier score (6/0/11), where the paper finds
 it better (36/0/12). This script re-runs the comparison under one change at a time — the
 counting of x, the minimum leaf weight, binary nominal splits, the threshold rule, the
 criterion, the leaf estimate of the reference tree ("Clus-Orig" with frequency leaves) and

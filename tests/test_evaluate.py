@@ -228,3 +228,73 @@ def test_plots_check_matplotlib_before_any_work(command, tmp_path, capsys, monke
         "Error: --plots needs matplotlib, which is not installed. Install it with: pip "
         "install 'treecert[plot]'.")
     assert not out.exists()
+
+
+def test_repeat_with_a_fold_file_runs_every_repeat(tmp_path, capsys):
+    """--repeat 3 with a fold file runs 3 repeats: repeat 0 on the file's folds, repeats
+    1 and 2 on new stratified folds (seed + repeat), said on stderr and in metrics.json."""
+    from conftest import DATASETS, run_cli
+
+    data, ff = DATASETS / "iris.arff", DATASETS / "iris.folds.csv"
+    out = tmp_path / "ev"
+    code, _, err = run_cli(["evaluate", data, "--folds-file", ff, "--repeat", "3",
+                            "--method", "laplace", "--no-timing", "-o", out], capsys)
+    assert code == 0
+    assert ("iris: repeat 0 uses the folds of " + str(ff) + "; repeats 1-2 use new "
+            "stratified 10-fold splits (seed 1 + repeat).") in err
+    folds = pd.read_csv(out / "metrics_folds.csv")
+    assert sorted(folds["repeat"].unique()) == [0, 1, 2]
+    assert len(folds) == 30
+    assert pd.read_csv(out / "metrics.csv")["repeats"].tolist() == [3]
+    proto = json.loads((out / "metrics.json").read_text())["run"]["protocol"]
+    assert proto["kind"] == "folds" and proto["repeats"] == 3
+    assert proto["later_repeats"] == "stratified folds, seed + repeat"
+    # repeat 0 is the file's folds: its fold metrics equal a single run's
+    single = tmp_path / "one"
+    assert run_cli(["evaluate", data, "--folds-file", ff, "--method", "laplace",
+                    "--no-timing", "-o", single], capsys)[0] == 0
+    one = pd.read_csv(single / "metrics_folds.csv")
+    pd.testing.assert_frame_equal(folds[folds["repeat"] == 0].reset_index(drop=True),
+                                  one, check_dtype=False)
+
+
+def test_compare_repeat_with_fold_files_runs_every_repeat(tmp_path, capsys):
+    from conftest import DATASETS, run_cli
+
+    out = tmp_path / "cmp"
+    code, _, err = run_cli(["compare", "--data", DATASETS / "iris.arff", "--data",
+                            DATASETS / "weather.nominal.arff", "--method", "laplace",
+                            "--method", "frequency", "--repeat", "3", "-o", out], capsys)
+    assert code == 0
+    assert err.count("use new stratified") == 2
+    metrics = pd.read_csv(out / "metrics.csv")
+    assert metrics["repeats"].tolist() == [3] * 4
+
+
+def test_compare_loo_runs_leave_one_out_on_every_dataset(tmp_path, capsys):
+    """compare --loo: the TPCE paper's protocol; the fold files beside the data are not
+    used, and the metrics equal evaluate --loo's."""
+    from conftest import DATASETS, run_cli
+
+    out = tmp_path / "cmp"
+    code, _, _ = run_cli(["compare", "--data", DATASETS / "weather.nominal.arff",
+                          "--method", "laplace", "--method", "tpce", "--loo", "-o", out],
+                         capsys)
+    assert code == 0
+    ev = tmp_path / "ev"
+    assert run_cli(["evaluate", DATASETS / "weather.nominal.arff", "--loo", "--method",
+                    "laplace", "--method", "tpce", "-o", ev], capsys)[0] == 0
+    cols = ["method", "brier", "log_loss", "auc"]
+    pd.testing.assert_frame_equal(pd.read_csv(out / "metrics.csv")[cols],
+                                  pd.read_csv(ev / "metrics.csv")[cols])
+    run = json.loads((out / "units" / "0-weather.nominal" / "run.json").read_text())
+    assert run["run"]["protocol"]["kind"] == "loo"
+
+
+def test_repeat_with_loo_is_refused(capsys):
+    from conftest import DATASETS, run_cli
+
+    code, _, err = run_cli(["evaluate", DATASETS / "weather.nominal.arff", "--loo",
+                            "--repeat", "2", "--method", "laplace"], capsys)
+    assert code == 2
+    assert "--repeat does not apply to --loo" in err

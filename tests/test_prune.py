@@ -19,7 +19,7 @@ from treecert.errors import ConfigError, DataError
 from treecert.pruning.ccp import ccp_path, cv_path_losses, prune_ccp
 from treecert.pruning.common import PruneOptions, node_risk
 from treecert.pruning.ebp import add_errs, prune_ebp
-from treecert.pruning.kl import kl_distance, prune_kl
+from treecert.pruning.kl import kl_distance, kl_information, prune_kl
 from treecert.pruning.laplace_loss import laplace_node_loss, prune_laplace_loss
 from treecert.pruning.loss import read_loss
 from treecert.pruning.prune import prune_tree
@@ -310,10 +310,27 @@ def test_kl_distance_by_hand():
     = 0.084963; weighted by 2/4 each: 0.054323 bits."""
     tree = stump([3, 1], [2, 0], [1, 1])
     assert kl_distance(tree)[0] == pytest.approx(0.054323, abs=1e-6)
-    assert prune_kl(tree, 0.01)[0].n_nodes == 3
-    assert prune_kl(tree, 0.06)[0].n_nodes == 1
+    assert prune_kl(tree, 0.01, "example")[0].n_nodes == 3
+    assert prune_kl(tree, 0.06, "example")[0].n_nodes == 1
+    # The node unit: m·D = 4 × 0.054323 = 0.217 bits.
+    assert kl_information(tree)[0] == pytest.approx(4 * 0.054323, abs=1e-5)
+    assert prune_kl(tree, 0.2)[0].n_nodes == 3
+    assert prune_kl(tree, 0.22)[0].n_nodes == 1
     # Children with the parent's distribution are pruned at any threshold > 0.
     assert prune_kl(stump([10, 10], [5, 5], [5, 5]), 1e-9)[0].n_nodes == 1
+    assert prune_kl(stump([10, 10], [5, 5], [5, 5]), 1e-9, "example")[0].n_nodes == 1
+
+
+def test_kl_node_unit_prunes_bottom_up():
+    """Root (40, 40) -> A (20, 20), B (20, 20); A -> (20, 0), (0, 20). The root's split
+    carries nothing (m·D = 0) but A's carries 40 × 0.733 = 29.3 bits: the node unit keeps
+    the root (its child A stays a subtree) and the paper's unit cuts everything."""
+    tree = hand_tree([[40, 40], [20, 20], [20, 20], [20, 0], [0, 20]], {0: [1, 2], 1: [3, 4]})
+    info = kl_information(tree)
+    assert info[0] == pytest.approx(0.0) and info[1] == pytest.approx(29.33, abs=0.01)
+    assert prune_kl(tree, 1.0)[0].n_leaves == 3
+    assert prune_kl(tree, 30.0)[0].n_leaves == 1
+    assert prune_kl(tree, 0.01, "example")[0].n_leaves == 1
 
 
 def test_rep_by_hand():
@@ -539,3 +556,25 @@ def test_train_with_prune(tmp_path, capsys):
                         "--loss", LOSS_DIR / "weather.yaml", "-q"], capsys)
     assert code == 0 and err == ""
     assert json.loads(out_path.read_text())["pruning"]["loss"]["no"] == {"yes": 5.0, "no": 0.0}
+
+
+def test_kl_units_on_the_command_line(weather_model, tmp_path, capsys):
+    """--kl-unit chooses the threshold's unit; the model records it with the threshold,
+    the default filled in; an unknown unit is a one-line error."""
+    out_path = tmp_path / "kl.json"
+    code, _, _ = run(["prune", weather_model, "--method", "kl", "-o", out_path, "-q"], capsys)
+    assert code == 0
+    options = json.loads(out_path.read_text())["pruning"]["options"]
+    assert options == {"threshold": 1.0, "unit": "node", "log_base": 2}
+    code, _, _ = run(["prune", weather_model, "--method", "kl", "--kl-unit", "example", "-o",
+                      out_path, "-q"], capsys)
+    assert code == 0
+    options = json.loads(out_path.read_text())["pruning"]["options"]
+    assert options == {"threshold": 0.01, "unit": "example", "log_base": 2}
+    code, _, err = run(["prune", weather_model, "--method", "kl", "--kl-unit", "bits", "-o",
+                        out_path], capsys)
+    assert (code, err.strip()) == (2, "Error: unknown KL unit 'bits'. Choose one of: node, "
+                                      "example.")
+    code, _, err = run(["prune", weather_model, "--method", "ebp", "--kl-unit", "node", "-o",
+                        out_path], capsys)
+    assert code == 2 and "pruning option kl_unit does not apply to 'ebp'" in err

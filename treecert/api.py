@@ -254,6 +254,7 @@ def prune(
     cf: float | None = None,
     subtree_raising: bool | None = None,
     kl_threshold: float | None = None,
+    kl_unit: str | None = None,
     holdout: float | None = None,
     cv: int | None = None,
     one_se: bool | None = None,
@@ -277,8 +278,8 @@ def prune(
     from treecert.tree.model import Model, data_sha256
 
     options = PruneOptions(method=method, cf=cf, subtree_raising=subtree_raising,
-                           kl_threshold=kl_threshold, holdout=holdout, cv=cv, one_se=one_se,
-                           seed=seed)
+                           kl_threshold=kl_threshold, kl_unit=kl_unit, holdout=holdout, cv=cv,
+                           one_se=one_se, seed=seed)
     if data is None:
         data = model.training_data
         if data is None and options.needs_data:

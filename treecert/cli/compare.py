@@ -54,6 +54,8 @@ def compare(
     tol: Annotated[float, typer.Option(help="Absolute tie tolerance.")] = 1e-4,
     folds: options.Folds = 10,
     weka_folds: options.WekaFolds = False,
+    loo: Annotated[bool, typer.Option("--loo", help="Leave-one-out on every dataset "
+                                                    "(fold files are not used).")] = False,
     use_folds_files: Annotated[
         bool, typer.Option(help="Use NAME.folds.csv beside a dataset when it exists (not "
                                 "with --weka-folds).")
@@ -105,9 +107,9 @@ def compare(
                     dataset, loss_matrix = _load_evaluation_data(path, class_name, nominal,
                                                                  ignore, loss, max_classes)
                     ff = Path(path).with_name(_dataset_name(path) + ".folds.csv")
-                    protocol = _protocol(path, dataset, folds, False, repeat,
+                    protocol = _protocol(path, dataset, folds, loo, repeat,
                                          str(ff) if use_folds_files and ff.exists()
-                                         and not weka_folds else None,
+                                         and not (loo or weka_folds) else None,
                                          None, seed, None, weka_folds)
                 except TreecertError as exc:
                     exc = _naming(exc, path)

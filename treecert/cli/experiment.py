@@ -32,12 +32,24 @@ def _protocol(data_path, dataset, folds, loo, repeat, folds_file, test, seed, cl
     if chosen > 1:
         raise ConfigError("choose one of --loo, --folds-file, --test and --weka-folds.")
     if loo:
+        if repeat > 1:
+            raise ConfigError("--repeat does not apply to --loo (leave-one-out has one "
+                              "split).", "Leave --repeat out.")
         return Protocol(kind="loo", seed=seed)
     if folds_file is not None:
         text = _read_text(folds_file)
-        return Protocol(kind="folds", seed=seed,
-                        fold_ids=read_fold_ids(text, dataset.n_samples, folds_file))
+        protocol = Protocol(kind="folds", seed=seed, repeats=repeat,
+                            fold_ids=read_fold_ids(text, dataset.n_samples, folds_file))
+        if repeat > 1:
+            n = protocol.file_folds(dataset.y >= 0)
+            later = "repeat 1 uses" if repeat == 2 else f"repeats 1-{repeat - 1} use"
+            say(f"{_dataset_name(data_path)}: repeat 0 uses the folds of {folds_file}; "
+                f"{later} new stratified {n}-fold splits (seed {seed} + repeat).")
+        return protocol
     if test is not None:
+        if repeat > 1:
+            raise ConfigError("--repeat does not apply to --test (one train/test split).",
+                              "Leave --repeat out.")
         return Protocol(kind="test", seed=seed,
                         test=_load_matching(test, dataset.schema, labelled="test"))
     protocol = Protocol(kind="weka" if weka else "cv", n_folds=folds, repeats=repeat, seed=seed)

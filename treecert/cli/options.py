@@ -169,7 +169,9 @@ EvalLoss = Annotated[
                                 "adds expected_loss; the methods' prune= options prune for "
                                 "it."),
 ]
-Repeat = Annotated[int, typer.Option(help="Repeated CV with seeds seed, seed+1, ...")]
+Repeat = Annotated[int, typer.Option(help="Repeated CV with seeds seed, seed+1, ...; with a "
+                                           "fold file, repeat 0 uses its folds and later "
+                                           "repeats new stratified folds.")]
 Bins = Annotated[BinsName, typer.Option(help="ERC bins: equal_width (10) or mdl "
                                              "(Fayyad-Irani).")]
 IntervalAucOpt = Annotated[

@@ -16,10 +16,25 @@ from treecert.cli.common import _check_flags, _load_matching, _read_loss, _state
 from treecert.data.fileio import atomic_writer, check_not_input, staged_outputs, write_text
 from treecert.errors import ConfigError
 
+KlThreshold = Annotated[
+    float | None,
+    typer.Option("--kl-threshold", help="kl: prune below this KL information (default 1 bit "
+                                        "per node; 0.01 bits per example with --kl-unit "
+                                        "example)."),
+]
+KlUnit = Annotated[
+    str | None,
+    typer.Option("--kl-unit", metavar="node|example",
+                 help="kl: threshold m·D, the bits over a node's m examples, pruning "
+                      "bottom-up (node, the default), or the paper's D, bits per example "
+                      "(example)."),
+]
 
-def _prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed) -> dict:
+
+def _prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed,
+                  kl_unit=None) -> dict:
     return {"cf": cf, "subtree_raising": False if no_raise else None,
-            "kl_threshold": kl_threshold, "holdout": holdout, "cv": cv,
+            "kl_threshold": kl_threshold, "kl_unit": kl_unit, "holdout": holdout, "cv": cv,
             "one_se": True if one_se else None, "seed": seed}
 
 
@@ -49,11 +64,8 @@ def prune_command(
     loss: options.LossOpt = None,
     cf: options.CfOpt = None,
     no_raise: options.NoRaise = False,
-    kl_threshold: Annotated[
-        float | None,
-        typer.Option("--kl-threshold",
-                     help="kl: prune below this weighted KL divergence (default 0.01)."),
-    ] = None,
+    kl_threshold: KlThreshold = None,
+    kl_unit: KlUnit = None,
     holdout: options.HoldoutOpt = None,
     cv: options.CvOpt = None,
     one_se: options.OneSe = False,
@@ -111,7 +123,8 @@ def prune_command(
         data = _load_matching(train, model.schema, labelled="training")
     _loss_unused_warning(method, loss)
     pruned = api.prune(model, method, loss=loss_matrix, data=data,
-                       **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed))
+                       **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed,
+                                     kl_unit))
     summary = _pruning_summary(pruned.pruning)
     with staged_outputs():  # the model and the plot appear together, or neither
         write_text(output, api.model_json(pruned))

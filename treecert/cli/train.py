@@ -16,7 +16,13 @@ from treecert.cli.common import (
     _tree_params,
     say,
 )
-from treecert.cli.prune import _loss_unused_warning, _prune_kwargs, _pruning_summary
+from treecert.cli.prune import (
+    KlThreshold,
+    KlUnit,
+    _loss_unused_warning,
+    _prune_kwargs,
+    _pruning_summary,
+)
 from treecert.data.fileio import check_not_input, write_text
 
 
@@ -40,9 +46,8 @@ def train(
     loss: options.LossOpt = None,
     cf: options.CfOpt = None,
     no_raise: options.NoRaise = False,
-    kl_threshold: Annotated[
-        float | None, typer.Option(help="kl: prune below this weighted KL (default 0.01).")
-    ] = None,
+    kl_threshold: KlThreshold = None,
+    kl_unit: KlUnit = None,
     holdout: options.HoldoutOpt = None,
     cv: options.CvOpt = None,
     one_se: options.OneSe = False,
@@ -77,7 +82,7 @@ def train(
     if prune != "none":
         model = api.prune(model, prune, loss=loss_matrix, data=dataset,
                           **_prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se,
-                                          seed))
+                                          seed, kl_unit))
         pruned = f"; {_pruning_summary(model.pruning)}"
     write_text(output, api.model_json(model))
     say(

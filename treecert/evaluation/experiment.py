@@ -8,7 +8,9 @@ in a fixed order: the output does not depend on the number of jobs or the order 
 Stratified folds follow the recipe of the shared ``*.folds.csv`` files: a
 ``numpy.random.RandomState(seed)`` permutation, a stable sort by class, then fold ids
 assigned round-robin. With ``seed=1`` (the default) this reproduces those files exactly.
-Repeat r uses seed ``seed + r``.
+Repeat r uses seed ``seed + r``. With fold ids from a file and ``repeats`` > 1, the first
+repeat uses the file's folds and repeat r > 0 new stratified folds (as many as the file
+has) with seed ``seed + r``, so a repeated run never silently runs once.
 """
 
 from __future__ import annotations
@@ -59,16 +61,22 @@ class Protocol:
             return [(0, int(i), np.delete(labelled, k), np.array([i]))
                     for k, i in enumerate(labelled)]
         out = []
-        repeats = 1 if self.kind == "folds" else self.repeats
-        for r in range(repeats):
-            if self.kind == "folds":
+        for r in range(self.repeats):
+            if self.kind == "folds" and r == 0:
                 ids = self.fold_ids[labelled]
+            elif self.kind == "folds":  # later repeats: as many new stratified folds
+                ids = stratified_folds(y[labelled], self.file_folds(labelled), self.seed + r)
             else:
                 assign = weka_folds if self.kind == "weka" else stratified_folds
                 ids = assign(y[labelled], self.n_folds, self.seed + r)
             for f in np.unique(ids):
                 out.append((r, int(f), labelled[ids != f], labelled[ids == f]))
         return out
+
+    def file_folds(self, labelled: np.ndarray) -> int:
+        """How many folds the fold file gives the labelled rows (repeats after the first
+        draw that many)."""
+        return int(np.unique(self.fold_ids[labelled]).size)
 
 
 def _run_unit(spec: MethodSpec, m_idx: int, tree_params: dict, train: Dataset,
@@ -382,6 +390,9 @@ def run_metadata(data: Dataset, methods: list[str], protocol: Protocol, tree_par
         proto.update(folds=protocol.n_folds, repeats=protocol.repeats)
     elif protocol.kind == "folds":
         proto["fold_ids"] = np.asarray(protocol.fold_ids).tolist()
+        if protocol.repeats > 1:
+            proto["repeats"] = protocol.repeats
+            proto["later_repeats"] = "stratified folds, seed + repeat"
     elif protocol.kind == "test":
         proto["test"] = described(protocol.test)
     meta = {

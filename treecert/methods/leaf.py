@@ -15,6 +15,7 @@ from treecert.methods.base import Method, MethodSpec, Prediction
 #: ``laplace:prune=ccp,cv=10,one_se=true``; the loss matrix is the run's ``--loss``.
 PRUNE_OPTIONS: dict[str, type] = {
     "prune": str, "cf": float, "subtree_raising": bool, "kl_threshold": float,
+    "kl_unit": str,
     "holdout": float, "cv": int, "one_se": bool, "seed": int,
 }
 PRUNE_DEFAULTS: dict[str, Any] = {"prune": "none", "seed": 1}
@@ -38,8 +39,9 @@ class PrunesTree:
         o = self.opts
         options = PruneOptions(
             method=o.get("prune", "none"), cf=o.get("cf"), subtree_raising=o.get("subtree_raising"),
-            kl_threshold=o.get("kl_threshold"), holdout=o.get("holdout"), cv=o.get("cv"),
-            one_se=o.get("one_se"), seed=o.get("seed", 1),
+            kl_threshold=o.get("kl_threshold"), kl_unit=o.get("kl_unit"),
+            holdout=o.get("holdout"), cv=o.get("cv"), one_se=o.get("one_se"),
+            seed=o.get("seed", 1),
         )
         if options.method != "none":
             estimator.tree_, self.pruning_ = prune_tree(

@@ -27,13 +27,18 @@ PRUNE_METHODS = ("none", "ccp", "ebp", "laplace_loss", "kl", "rep")
 
 #: Defaults of the pruning options (``None`` = "not applicable / method default").
 DEFAULT_CF = 0.25
-DEFAULT_KL_THRESHOLD = 0.01
+#: kl's units: ``node`` (default) thresholds m·D, the bits of information a split carries
+#: about the class over its node's m training examples; ``example`` thresholds D itself
+#: (bits per example), the paper's unit.
+KL_UNITS = ("node", "example")
+DEFAULT_KL_THRESHOLD = {"node": 1.0, "example": 0.01}
 DEFAULT_CCP_HOLDOUT = 0.2  # Bradford et al.: "holding back 20% of the training set"
 DEFAULT_REP_HOLDOUT = 1.0 / 3.0  # Weka J48 -R -N 3: one fold of three prunes
 _OPTION_OWNERS = {
     "cf": ("ebp",),
     "subtree_raising": ("ebp",),
     "kl_threshold": ("kl",),
+    "kl_unit": ("kl",),
     "holdout": ("ccp", "rep"),
     "cv": ("ccp",),
     "one_se": ("ccp",),
@@ -48,6 +53,7 @@ class PruneOptions:
     cf: float | None = None
     subtree_raising: bool | None = None
     kl_threshold: float | None = None
+    kl_unit: str | None = None
     holdout: float | None = None
     cv: int | None = None
     one_se: bool | None = None
@@ -72,12 +78,22 @@ class PruneOptions:
                               "J48 ignores larger values; 0.25 is its default.")
         if self.kl_threshold is not None and not self.kl_threshold >= 0:
             raise ConfigError(f"the KL threshold must be >= 0, got {self.kl_threshold:g}.")
+        if self.kl_unit is not None and self.kl_unit not in KL_UNITS:
+            raise ConfigError(f"unknown KL unit '{self.kl_unit}'.",
+                              f"Choose one of: {', '.join(KL_UNITS)}.")
         if self.holdout is not None and not 0 < self.holdout < 1:
             raise ConfigError(f"holdout must be a fraction in (0, 1), got {self.holdout:g}.")
         if self.cv is not None and self.cv < 2:
             raise ConfigError(f"cv must be at least 2 folds, got {self.cv}.")
         if self.cv is not None and self.holdout is not None:
             raise ConfigError("choose either a holdout or cross-validation for ccp, not both.")
+
+    @property
+    def kl_threshold_value(self) -> float:
+        """kl's threshold: the one given, or the default of its unit."""
+        if self.kl_threshold is not None:
+            return self.kl_threshold
+        return DEFAULT_KL_THRESHOLD[self.kl_unit or "node"]
 
     @property
     def needs_data(self) -> bool:
@@ -93,8 +109,8 @@ class PruneOptions:
             return {"cf": self.cf if self.cf is not None else DEFAULT_CF,
                     "subtree_raising": self.subtree_raising is not False}
         if m == "kl":
-            return {"threshold": (self.kl_threshold if self.kl_threshold is not None
-                                  else DEFAULT_KL_THRESHOLD), "log_base": 2}
+            return {"threshold": self.kl_threshold_value, "unit": self.kl_unit or "node",
+                    "log_base": 2}
         if m == "ccp":
             out: dict = {"one_se": bool(self.one_se), "seed": self.seed}
             if self.cv is not None:

@@ -25,8 +25,9 @@ Methods (:data:`~treecert.pruning.common.PRUNE_METHODS`; registry key = CLI valu
   Laplace ``p``; a subtree is pruned when the node's loss is at most the sum of its leaves'
   losses.
 * ``kl`` (:mod:`treecert.pruning.kl`) — Bradford et al.'s KL pruning (sect. 2.3): prune when
-  the weighted mean over the children of KL(child ‖ parent), Laplace distributions, is below
-  a threshold (0.01).
+  the weighted mean D over the children of KL(child ‖ parent), Laplace distributions, is
+  small: by default bottom-up when m·D (bits over the node's m examples) is below 1, or
+  with ``kl_unit=example`` the paper's D below 0.01 bits per example.
 * ``rep`` (:mod:`treecert.pruning.rep`) — reduced-error pruning on a stratified holdout
   (Quinlan 1987; Weka J48 ``-R``).
 
@@ -46,7 +47,6 @@ from treecert.errors import ConfigError
 from treecert.pruning.ccp import _ccp
 from treecert.pruning.common import (
     DEFAULT_CF,
-    DEFAULT_KL_THRESHOLD,
     PruneOptions,
     loss_or_zero_one,
     size_of,
@@ -94,8 +94,7 @@ def prune_tree(
     elif method == "laplace_loss":
         pruned, detail = prune_laplace_loss(tree, loss)
     elif method == "kl":
-        thr = options.kl_threshold if options.kl_threshold is not None else DEFAULT_KL_THRESHOLD
-        pruned, detail = prune_kl(tree, thr)
+        pruned, detail = prune_kl(tree, options.kl_threshold_value, options.kl_unit or "node")
     else:  # rep
         pruned, detail = _rep(data, dict(params or {}), loss, options)
     record = {
