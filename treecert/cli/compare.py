@@ -52,6 +52,13 @@ def compare(
         str | None, typer.Option("-o", "--output", help="Directory for CSV/JSON results.")
     ] = None,
     tol: Annotated[float, typer.Option(help="Absolute tie tolerance.")] = 1e-4,
+    relative_to: Annotated[
+        str | None,
+        typer.Option(metavar="METHOD",
+                     help="Also report every other method's mean and median % change "
+                          "against METHOD per metric (Lindsay & Cox's Table 1 layout); "
+                          "-o DIR writes relative.csv."),
+    ] = None,
     folds: options.Folds = 10,
     use_folds_files: Annotated[
         bool, typer.Option(help="Use NAME.folds.csv beside a dataset when it exists.")
@@ -123,7 +130,8 @@ def compare(
                 runs.append((path, dataset, loss_matrix, protocol, store, keys))
             if output is not None:
                 doc = {"datasets": [_unit_dir(i, p) for i, p in enumerate(paths)],
-                       "metrics": list(metric) if metric else None, "tol": tol}
+                       "metrics": list(metric) if metric else None, "tol": tol,
+                       "relative_to": relative_to}
                 write_text(Path(output) / "units" / "compare.json", json.dumps(doc) + "\n")
             # --shard: a contiguous 1/N of every dataset's units, in dataset order
             everything = [(i, k) for i, run in enumerate(runs) for k in (run[-1] or [])]
@@ -151,7 +159,7 @@ def compare(
             raise ConfigError("nothing to compare.", "Give evaluate result directories, or "
                               "--data/--data-dir with --method.")
         _write_comparison(frames, None if output is None else Path(output),
-                          list(metric) if metric else None, tol, plots)
+                          list(metric) if metric else None, tol, plots, relative_to)
 
 
 def _naming(exc: TreecertError, path: str) -> TreecertError:

@@ -153,13 +153,15 @@ def _dataset_name(path: str) -> str:
     return name
 
 
-def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
+def _write_comparison(frames, out: Path | None, metric, tol, plots,
+                      relative_to: str | None = None) -> None:
     import pandas as pd
 
     from treecert.evaluation.compare import to_markdown
 
     metrics = pd.concat(frames, ignore_index=True)
-    comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol)
+    comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol,
+                       relative_to=relative_to)
     md = to_markdown(comp)
     write_text("-", md)
     if out is not None:
@@ -168,6 +170,9 @@ def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
             metrics.to_csv(fh, index=False, lineterminator="\n")
         with atomic_writer(out / "comparison.csv") as fh:
             comp.pairs.to_csv(fh, index=False, lineterminator="\n")
+        if comp.relative is not None:
+            with atomic_writer(out / "relative.csv") as fh:
+                comp.relative.to_csv(fh, index=False, lineterminator="\n")
         write_text(out / "comparison.json", comp.to_json())
         write_text(out / "comparison.md", md)
         if plots:
