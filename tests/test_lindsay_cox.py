@@ -43,3 +43,40 @@ def test_compare_relative_to_an_absent_method_is_a_one_line_error(tmp_path, caps
     code, _, err = run_cli(["compare", metrics, "--relative-to", "laplace"], capsys)
     assert code == 2
     assert "Error: --relative-to: no method 'laplace' in the results." in err
+
+
+# ---------------------------------------------------------------------------- ERC trend line
+def test_erc_slope_is_the_nu_weighted_least_squares_line_through_every_class_bins():
+    """Eight binary forecasts P(1) = 0.1 ×3 (labels 0, 0, 1), 0.6 ×4 (0, 1, 1, 1), 0.9 ×1
+    (1); 10 equal-width bins. Class 1's ERC points (φ, ρ, ν): (0.1, 1/3, 3/8),
+    (0.6, 3/4, 4/8), (0.9, 1, 1/8); class 0's mirror them: (0.9, 2/3), (0.4, 1/4), (0.1, 0)
+    with the same ν. Pooled, the weighted means are (1/2, 1/2); with weights 3, 4, 1 (twice)
+    and deviations φ − ½ = −0.4, 0.1, 0.4, ρ − ½ = −1/6, 1/4, 1/2:
+    Sxy ∝ 3(0.4/6) + 4(0.025) + 0.2 = 0.5 and Sxx ∝ 3(0.16) + 4(0.01) + 0.16 = 0.68, so the
+    slope is 0.5 / 0.68 = 25/34 and the intercept ½ − ½·25/34 = 9/68.
+    The reliability plot's line for class 1 alone: means φ̄ = 0.45, ρ̄ = 5/8,
+    Sxx ∝ 3(0.35²) + 4(0.15²) + 0.45² = 0.66, Sxy ∝ 3(0.35)(7/24) + 4(0.15)(1/8)
+    + 0.45(3/8) = 0.55: slope 5/6, intercept 5/8 − 0.45·5/6 = 1/4."""
+    from treecert.evaluation.metric_table import compute_metrics
+    from treecert.evaluation.reliability import erc_slope, reliability_curve, weighted_trend
+
+    y = np.array([0, 0, 1, 0, 1, 1, 1, 1])
+    p1 = np.array([0.1, 0.1, 0.1, 0.6, 0.6, 0.6, 0.6, 0.9])
+    proba = np.column_stack([1 - p1, p1])
+    assert erc_slope(y, proba) == pytest.approx(25 / 34)
+    assert compute_metrics(y, proba)["erc_slope"] == pytest.approx(25 / 34)
+    c = reliability_curve(y, proba, 1)
+    a, b = weighted_trend(c.mean_forecast, c.observed_frequency, c.weight)
+    assert (a, b) == pytest.approx((0.25, 5 / 6))
+    perfect = np.array([0.0, 1.0])
+    assert erc_slope(np.array([0, 1]), np.column_stack([1 - perfect, perfect])) == 1.0
+    assert np.isnan(erc_slope(y, np.full((8, 2), 0.5)))  # one forecast value: no line
+
+
+def test_compare_ranks_erc_slope_by_its_distance_from_one(tmp_path, capsys):
+    metrics = tmp_path / "m.csv"
+    metrics.write_text("dataset,method,erc_slope\na,x,0.5\na,y,1.2\nb,x,0.9\nb,y,1.05\n")
+    code, out, _ = run_cli(["compare", metrics, "--metric", "erc_slope"], capsys)
+    assert code == 0
+    assert "closer to 1 for erc_slope" in out
+    assert "| erc_slope | x | y | 0 | 0 | 2 |" in out  # |0.5-1| > |1.2-1|, |0.9-1| > |1.05-1|

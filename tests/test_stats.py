@@ -118,6 +118,7 @@ def test_metric_direction() -> None:
         "leaves",
         "fit_seconds",
         "predict_seconds",
+        "erc_slope",
     }
     assert set(METRIC_DIRECTION) == higher | lower
     assert all(METRIC_DIRECTION[m] for m in higher)

@@ -76,16 +76,19 @@ def compare(metrics: pd.DataFrame, *, metric_names: tuple[str, ...] | None = Non
         per_dataset[metric] = table
         avg_rows[metric] = table.mean(axis=0, skipna=True)
         hib = stats.higher_is_better(metric)
+        scored = table  # a metric with an ideal value: its distance from it
+        if metric in stats.METRIC_TARGET:
+            scored = (table - stats.METRIC_TARGET[metric]).abs()
         for a, b in itertools.combinations(methods, 2):
-            wtl = stats.wins_ties_losses(table[a], table[b], higher_is_better=hib, tol=tol)
+            wtl = stats.wins_ties_losses(scored[a], scored[b], higher_is_better=hib, tol=tol)
             pair_rows.append({
                 "metric": metric, "method_a": a, "method_b": b, "wins": wtl.wins,
                 "ties": wtl.ties, "losses": wtl.losses,
-                "p_value": stats.wilcoxon_p(table[a], table[b]),
+                "p_value": stats.wilcoxon_p(scored[a], scored[b]),
             })
         if len(methods) > 2:
-            ranks = stats.average_ranks(table.to_numpy(), hib)
-            fr = stats.friedman(table.to_numpy())
+            ranks = stats.average_ranks(scored.to_numpy(), hib)
+            fr = stats.friedman(scored.to_numpy())
             for meth, rk in zip(methods, ranks, strict=True):
                 rank_rows.append({"metric": metric, "method": meth, "average_rank": float(rk),
                                   "friedman_stat": fr.statistic, "friedman_p": fr.pvalue})
@@ -171,10 +174,12 @@ def to_markdown(comp: Comparison) -> str:
     out = relative_markdown(comp)
     out += ["## Wins / ties / losses (two-sided Wilcoxon signed-rank p)", ""]
     metrics = list(dict.fromkeys(comp.pairs["metric"])) if len(comp.pairs) else []
-    better = {hib: [m for m in metrics if stats.higher_is_better(m) is hib]
-              for hib in (True, False)}
+    better = {hib: [m for m in metrics if stats.higher_is_better(m) is hib
+                    and m not in stats.METRIC_TARGET] for hib in (True, False)}
     said = [f"{'higher' if hib else 'lower'} for {', '.join(ms)}"
             for hib, ms in better.items() if ms]
+    said += [f"closer to {stats.METRIC_TARGET[m]:g} for {m}" for m in metrics
+             if m in stats.METRIC_TARGET]
     out.append(f"Ties: |difference| <= {comp.tol:g}. Counts are for method A: A wins where "
                f"it is better ({'; '.join(said) or 'no metric'}).")
     out.append("")

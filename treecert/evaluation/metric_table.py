@@ -14,7 +14,13 @@ from treecert.evaluation.costs import expected_loss
 from treecert.evaluation.interval_metrics import auc_bounds, brier_bounds, log_loss_bounds
 from treecert.evaluation.metric_inputs import check_matrix, check_y_proba
 from treecert.evaluation.point_metrics import accuracy, auc, brier, log_loss
-from treecert.evaluation.reliability import Bins, auc_reliability, ece, erc_deviation
+from treecert.evaluation.reliability import (
+    Bins,
+    auc_reliability,
+    ece,
+    erc_deviation,
+    erc_slope,
+)
 
 __all__ = ["compute_metrics"]
 
@@ -47,7 +53,8 @@ def compute_metrics(
     Returns
     -------
     dict[str, float]
-        ``accuracy, brier, brier_norm, log_loss, auc, auc_reliability, erc_deviation, ece``;
+        ``accuracy, brier, brier_norm, log_loss, auc, auc_reliability, erc_deviation,
+        ece, erc_slope``;
         plus ``expected_loss`` when ``loss`` is given; plus ``brier_low, brier_high,
         log_loss_low, log_loss_high, auc_low, auc_high`` when bounds are given.
     """
@@ -66,6 +73,7 @@ def compute_metrics(
         "auc_reliability": auc_reliability(yy, p, certainty),
         "erc_deviation": erc_deviation(yy, p, bins=bins),
         "ece": ece(yy, p),
+        "erc_slope": erc_slope(yy, p, bins=bins),
     }
     if loss is not None:
         out["expected_loss"] = expected_loss(yy, p, loss)
