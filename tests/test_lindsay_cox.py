@@ -80,3 +80,106 @@ def test_compare_ranks_erc_slope_by_its_distance_from_one(tmp_path, capsys):
     assert code == 0
     assert "closer to 1 for erc_slope" in out
     assert "| erc_slope | x | y | 0 | 0 | 2 |" in out  # |0.5-1| > |1.2-1|, |0.9-1| > |1.05-1|
+
+
+# ---------------------------------------------------------------------------- Venn machine
+def _tiny(ys, a=None):
+    from conftest import make_dataset
+
+    return make_dataset({"a": a if a is not None else [1.0] * len(ys)}, ys)
+
+
+def test_online_venn_predicts_each_row_from_the_rows_before_it():
+    """Training labels yes, yes, no; test rows labelled no, no, yes; min_leaf 10, so every
+    tree on these few rows is one leaf, all n + 1 forecasts are equal, MDL finds no cut and
+    all examples share x's type: row j of the Venn matrix is the class counts c of the bag
+    plus x with label j, over n + 1. Hence p_l = (c_l + 1/2) / (n + 1) and
+    [lower, upper] = [c_l, c_l + 1] / (n + 1).
+
+    * row 0, bag (no 1, yes 2), n = 3: p_no = 1.5/4 = 0.375, interval [1/4, 2/4];
+    * row 1, row 0 (no) learnt: (2, 2), n = 4: p_no = 2.5/5 = 0.5, [2/5, 3/5];
+    * row 2, row 1 (no) learnt: (3, 2), n = 5: p_no = 3.5/6, [3/6, 4/6].
+
+    Offline every row has row 0's forecast."""
+    from treecert.methods import make_method
+
+    train, test = _tiny(["yes", "yes", "no"]), _tiny(["no", "no", "yes"])
+    params = {"min_leaf": 10.0}
+    online = make_method("venn:online=true", params).fit(train).predict(test)
+    np.testing.assert_allclose(online.proba[:, 0], [1.5 / 4, 2.5 / 5, 3.5 / 6])
+    np.testing.assert_allclose(online.lower[:, 0], [1 / 4, 2 / 5, 3 / 6])
+    np.testing.assert_allclose(online.upper[:, 0], [2 / 4, 3 / 5, 4 / 6])
+    offline = make_method("venn", params).fit(train).predict(test)
+    np.testing.assert_allclose(offline.proba[:, 0], [0.375] * 3)
+    # the exact path learns the same way
+    exact = make_method("venn:online=true,x_threshold=true,prune=ebp", params)
+    np.testing.assert_allclose(exact.fit(train).predict(test).proba, online.proba)
+
+
+def test_online_venn_needs_labelled_rows():
+    from treecert.errors import ConfigError
+    from treecert.methods import make_method
+
+    test = _tiny(["no", "yes"])
+    test.y[1] = -1
+    method = make_method("venn:online=true", {"min_leaf": 10.0}).fit(_tiny(["yes", "no"]))
+    with pytest.raises(ConfigError, match="online=true learns every row"):
+        method.predict(test)
+
+
+@pytest.fixture(scope="module")
+def diabetes_split():
+    from conftest import SAMPLE_DATA
+
+    from treecert.data.loading import load_dataset
+
+    d = load_dataset(SAMPLE_DATA / "diabetes.arff")
+    return d.subset(np.arange(0, 300)), d.subset(np.arange(700, 720))
+
+
+J48 = {"criterion": "gain_ratio", "threshold": "lower", "collapse": True}
+
+
+def test_exact_path_without_its_options_equals_the_fast_machine(diabetes_split):
+    """The refit path with x ineligible and no pruning grows the engine's trees: the fast
+    machine's matrices, bit for bit (both taxonomies)."""
+    from treecert.methods import make_method
+    from treecert.methods.venn_refit import refit_matrices
+
+    train, test = diabetes_split
+    for spec in ("venn", "venn:taxonomy=leaf"):
+        m = make_method(spec, J48).fit(train)
+        np.testing.assert_allclose(refit_matrices(m, test.X), m.matrices(test), atol=1e-12)
+
+
+def test_x_threshold_and_pruning_grow_and_prune_the_tree_on_the_bag(diabetes_split):
+    """x_threshold=true, prune=ebp: row j is the Venn row of the forecasts of J48's pruned
+    tree learnt on D ∪ {(x, j)} by the plain learner (x an ordinary example)."""
+    from treecert.methods import make_method
+    from treecert.methods.venn import venn_row
+    from treecert.methods.venn_refit import with_row
+    from treecert.pruning.common import PruneOptions
+    from treecert.pruning.prune import prune_tree
+    from treecert.tree.classifier import DecisionTree
+
+    train, test = diabetes_split
+    m = make_method("venn:x_threshold=true,prune=ebp", J48).fit(train)
+    got = m.matrices(test.subset(np.arange(3)))
+    for i in range(3):
+        for j in range(2):
+            aug = with_row(train, test.X[i], j)
+            tree = DecisionTree(**J48).fit(aug).tree_
+            tree, _ = prune_tree(tree, PruneOptions("ebp"), data=aug)
+            row = venn_row(tree.predict_proba(aug.X), aug.y, aug.weights, 2)
+            np.testing.assert_allclose(got[i, j], row, atol=1e-12)
+    assert m.size < make_method("venn", J48).fit(train).size  # the pruned tree's leaves
+
+
+def test_venn_protocol_options_are_checked():
+    from treecert.errors import ConfigError
+    from treecert.methods import make_method
+
+    with pytest.raises(ConfigError, match="not naive_bayes"):
+        make_method("venn:base=naive_bayes,prune=ebp").fit(_tiny(["yes", "no"]))
+    with pytest.raises(ConfigError, match="unknown pruning method"):
+        make_method("venn:prune=nope").fit(_tiny(["yes", "no"]))
