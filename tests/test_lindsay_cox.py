@@ -183,3 +183,50 @@ def test_venn_protocol_options_are_checked():
         make_method("venn:base=naive_bayes,prune=ebp").fit(_tiny(["yes", "no"]))
     with pytest.raises(ConfigError, match="unknown pruning method"):
         make_method("venn:prune=nope").fit(_tiny(["yes", "no"]))
+
+
+# ---------------------------------------------------------------------------- K&K threshold
+def test_kk_threshold_maximises_the_information_gain_about_correctness():
+    """Reliabilities 0.2, 0.4, 0.6, 0.8, 0.9 of predictions wrong, wrong, right, wrong,
+    right. H(2 right of 5) = 0.97095 bits. Cuts (left part | right part, weighted entropy):
+    after 0.2: 0 + 4/5·H(2/4) = 0.8, gain 0.171; after 0.4: 0 + 3/5·H(2/3) = 0.551, gain
+    0.420; after 0.6: 3/5·H(1/3) + 2/5·H(1/2) = 0.951, gain 0.020; after 0.8:
+    4/5·H(1/4) + 0 = 0.649, gain 0.322. The best cut is between 0.4 and 0.6: t = 0.5.
+    Labelled reliable: 0.6, 0.8, 0.9; the label is right for 4 of 5 (not 0.8)."""
+    from treecert.evaluation.metric_table import compute_metrics
+    from treecert.methods.kk import gain_threshold
+
+    score = np.array([0.8, 0.2, 0.9, 0.6, 0.4])  # any order
+    correct = np.array([False, False, True, True, False])
+    assert gain_threshold(score, correct, np.ones(5)) == pytest.approx(0.5)
+    # nothing to separate: all reliable when mostly right, else none
+    assert gain_threshold(score, np.ones(5, bool), np.ones(5)) == 0.0
+    assert gain_threshold(np.full(3, 0.5), np.array([False, False, True]), np.ones(3)) == np.inf
+    y = np.array([1, 1, 0, 0, 1])  # predicted class 0 each time: right where y = 0
+    proba = np.tile([0.7, 0.3], (5, 1))
+    m = compute_metrics(y, proba, reliable=np.where(score >= 0.5, "yes", "no"))
+    assert m["reliable_accuracy"] == pytest.approx(4 / 5)
+    assert m["reliable_share"] == pytest.approx(3 / 5)
+
+
+def test_kk_reliable_label_in_predict_and_its_accuracy_in_evaluate(tmp_path, capsys):
+    from conftest import SAMPLE_DATA
+
+    data = SAMPLE_DATA / "diabetes.arff"
+    out = tmp_path / "ev"
+    code, _, _ = run_cli(["evaluate", data, "--folds", "3", "--method", "kk:reliable_cv=3",
+                          "-o", out, "-q"], capsys)
+    assert code == 0
+    preds = pd.read_csv(out / "predictions.csv")
+    assert set(preds["reliable"]) <= {"yes", "no"}
+    right = (preds["actual"] == preds["predicted"]) == (preds["reliable"] == "yes")
+    row = pd.read_csv(out / "metrics.csv").iloc[0]
+    assert row["reliable_accuracy"] == pytest.approx(right.mean())
+    assert row["reliable_share"] == pytest.approx((preds["reliable"] == "yes").mean())
+    model = tmp_path / "m.json"
+    assert run_cli(["train", data, "-o", model, "-q"], capsys)[0] == 0
+    code, csv, _ = run_cli(["predict", model, data, "--method", "kk:reliable_cv=3"], capsys)
+    assert code == 0 and ",reliable" in csv.splitlines()[0]
+    code, _, err = run_cli(["evaluate", SAMPLE_DATA / "iris.arff", "--loo", "--method",
+                            "kk:reliable_cv=3"], capsys)
+    assert code == 2 and "cannot run under leave-one-out" in err

@@ -34,7 +34,8 @@ METHOD_NAMES = ("frequency", "laplace", "m_estimate", "tpce", "tpce_batch", "kk"
 METRIC_NAMES = ("accuracy", "auc", "auc_reliability", "auc_low", "auc_high", "brier",
                 "brier_norm", "log_loss", "erc_deviation", "ece", "expected_loss", "brier_low",
                 "brier_high", "log_loss_low", "log_loss_high", "leaves", "fit_seconds",
-                "predict_seconds", "erc_slope")
+                "predict_seconds", "erc_slope", "reliable_accuracy",
+                "reliable_share")
 
 
 class HelpCommand(TyperCommand):

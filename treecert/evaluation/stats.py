@@ -50,6 +50,8 @@ METRIC_DIRECTION: dict[str, bool] = {
     "fit_seconds": False,
     "predict_seconds": False,
     "erc_slope": False,  # ranked by its distance from METRIC_TARGET (1), lower is better
+    "reliable_accuracy": True,
+    "reliable_share": True,  # of equally right labels, the one that trusts more
 }
 
 #: Metrics whose ideal is a value rather than an end: compare ranks ``|v - target|`` (lower
