@@ -130,7 +130,9 @@ J48 = Annotated[
     typer.Option("--j48", help="Weka J48's tree in one flag: --criterion gain_ratio "
                                "--threshold lower --collapse and ebp pruning with cf 0.25 "
                                "(evaluate/compare: prune=ebp,cf=0.25 added to every method "
-                               "that prunes, unless its spec sets prune). J48's own options "
+                               "that prunes, unless its spec sets prune; venn then takes "
+                               "its exact path, one whole tree per test row and class, "
+                               "much slower). J48's own options "
                                "still apply (--min-leaf -M, --binary-splits -B, --cf -C, "
                                "--no-raise -S, --prune none -U); a conflicting --criterion "
                                "or --threshold is an error."),
