@@ -37,6 +37,19 @@ def test_compare_relative_to_gives_mean_and_median_percent_change(tmp_path, caps
     assert doc["relative_to"] == "frequency"
 
 
+def test_compare_relative_to_names_a_method_as_given_under_j48(tmp_path, capsys):
+    """--j48 adds J48's pruning to every spec that prunes; --relative-to frequency still
+    names the run's frequency:prune=ebp,cf=0.25."""
+    from conftest import SAMPLE_DATA
+
+    code, out, _ = run_cli(["compare", "--data", SAMPLE_DATA / "labor.arff", "--j48",
+                            "--method", "frequency", "--method", "laplace", "--relative-to",
+                            "frequency", "--metric", "log_loss", "-q"], capsys)
+    assert code == 0
+    assert "## Mean % change against frequency:prune=ebp,cf=0.25" in out
+    assert "| laplace:prune=ebp,cf=0.25 | " in out
+
+
 def test_compare_relative_to_an_absent_method_is_a_one_line_error(tmp_path, capsys):
     metrics = tmp_path / "m.csv"
     metrics.write_text("dataset,method,accuracy\na,frequency,0.8\na,venn,0.6\n")

@@ -57,6 +57,7 @@ def compare(
         typer.Option(metavar="METHOD",
                      help="Also report every other method's mean and median % change "
                           "against METHOD per metric (Lindsay & Cox's Table 1 layout); "
+                          "METHOD as given to --method, or a method of the results. "
                           "-o DIR writes relative.csv."),
     ] = None,
     folds: options.Folds = 10,
@@ -100,7 +101,10 @@ def compare(
         if paths:
             from treecert.parallel import backend
 
+            asked = list(method)
             method, params = _run_settings(ctx, method, tree, seed, j48)
+            # --relative-to names a --method as given; --j48 may have added pruning to it
+            relative_to = dict(zip(asked, method, strict=True)).get(relative_to, relative_to)
             runs = []
             loaded = []
             for path in paths:
