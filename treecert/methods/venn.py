@@ -243,7 +243,7 @@ class VennMethod(HoldsSharedEngine, PrunesTree, Method):
 
     name = "venn"
     #: Lindsay & Cox's protocol. ``prune`` (and its options) and ``x_threshold=true`` take
-    #: the exact path, one whole tree per (x, j): 3-23× the batched machine's CPU time.
+    #: the exact path, one whole tree per (x, j): 3-46× the batched machine's CPU time.
     #: ``online=true``: one fit per test row (the rows before it learnt).
     LC_OPTIONS: ClassVar[dict[str, type]] = {**PRUNE_OPTIONS, "x_threshold": bool,
                                              "online": bool}

@@ -18,7 +18,7 @@ then pruned with the ``prune`` options (the leaf methods' options, :mod:`treecer
 n + 1 resubstitution forecasts of that tree discretised into types as by the fast machine
 (:func:`treecert.methods.venn.bag_venn_matrices`). With ``taxonomy=leaf`` row j is the
 frequencies of x's leaf (x's shares mixed over leaves for unknown values) in the pruned tree.
-Cost: one whole tree (and its pruning) per (x, j), K trees per test row: 3 to 23 times the
+Cost: one whole tree (and its pruning) per (x, j), K trees per test row: 3 to 46 times the
 batched machine's CPU time on the repository's datasets (diabetes' 10-fold CV: 25 CPU-seconds
 against 1.4; benchmarks/reproduce_lindsay_cox.py records both).
 
