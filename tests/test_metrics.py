@@ -500,6 +500,7 @@ def test_compute_metrics_keys_and_values() -> None:
         "auc_reliability",
         "erc_deviation",
         "ece",
+        "erc_slope",
     ]
     assert all(isinstance(v, float) for v in base.values())
     assert base["brier"] == pytest.approx(brier(y, p))

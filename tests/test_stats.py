@@ -103,7 +103,8 @@ def test_friedman_two_methods() -> None:
 
 
 def test_metric_direction() -> None:
-    higher = {"accuracy", "auc", "auc_reliability", "auc_low", "auc_high"}
+    higher = {"accuracy", "auc", "auc_reliability", "auc_low", "auc_high",
+              "reliable_accuracy", "reliable_share"}
     lower = {
         "brier",
         "brier_norm",
@@ -118,6 +119,7 @@ def test_metric_direction() -> None:
         "leaves",
         "fit_seconds",
         "predict_seconds",
+        "erc_slope",
     }
     assert set(METRIC_DIRECTION) == higher | lower
     assert all(METRIC_DIRECTION[m] for m in higher)

@@ -52,6 +52,14 @@ def compare(
         str | None, typer.Option("-o", "--output", help="Directory for CSV/JSON results.")
     ] = None,
     tol: Annotated[float, typer.Option(help="Absolute tie tolerance.")] = 1e-4,
+    relative_to: Annotated[
+        str | None,
+        typer.Option(metavar="METHOD",
+                     help="Also report every other method's mean and median % change "
+                          "against METHOD per metric (Lindsay & Cox's Table 1 layout); "
+                          "METHOD as given to --method, or a method of the results. "
+                          "-o DIR writes relative.csv."),
+    ] = None,
     folds: options.Folds = 10,
     weka_folds: options.WekaFolds = False,
     loo: Annotated[bool, typer.Option("--loo", help="Leave-one-out on every dataset "
@@ -99,7 +107,10 @@ def compare(
         if paths:
             from treecert.parallel import backend
 
+            asked = list(method)
             method, params = _run_settings(ctx, method, tree, seed, j48)
+            # --relative-to names a --method as given; --j48 may have added pruning to it
+            relative_to = dict(zip(asked, method, strict=True)).get(relative_to, relative_to)
             runs = []
             loaded = []
             for path in paths:
@@ -131,7 +142,8 @@ def compare(
                 runs.append((path, dataset, loss_matrix, protocol, store, keys))
             if output is not None:
                 doc = {"datasets": [_unit_dir(i, p) for i, p in enumerate(paths)],
-                       "metrics": list(metric) if metric else None, "tol": tol}
+                       "metrics": list(metric) if metric else None, "tol": tol,
+                       "relative_to": relative_to}
                 write_text(Path(output) / "units" / "compare.json", json.dumps(doc) + "\n")
             # --shard: a contiguous 1/N of every dataset's units, in dataset order
             everything = [(i, k) for i, run in enumerate(runs) for k in (run[-1] or [])]
@@ -159,7 +171,7 @@ def compare(
             raise ConfigError("nothing to compare.", "Give evaluate result directories, or "
                               "--data/--data-dir with --method.")
         _write_comparison(frames, None if output is None else Path(output),
-                          list(metric) if metric else None, tol, plots)
+                          list(metric) if metric else None, tol, plots, relative_to)
 
 
 def _naming(exc: TreecertError, path: str) -> TreecertError:

@@ -192,13 +192,15 @@ def _dataset_name(path: str) -> str:
     return name
 
 
-def _write_comparison(frames, out: Path | None, metric, tol, plots) -> None:
+def _write_comparison(frames, out: Path | None, metric, tol, plots,
+                      relative_to: str | None = None) -> None:
     import pandas as pd
 
     from treecert.evaluation.compare import to_markdown
 
     metrics = pd.concat(frames, ignore_index=True)
-    comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol)
+    comp = api.compare(metrics, metric_names=tuple(metric) if metric else None, tol=tol,
+                       relative_to=relative_to)
     md = to_markdown(comp)
     with staged_outputs():  # every file of the comparison, or none
         _write_comparison_files(metrics, comp, md, out, plots)
@@ -212,6 +214,9 @@ def _write_comparison_files(metrics, comp, md: str, out: Path | None, plots) -> 
             frame_to_csv(metrics, fh)
         with atomic_writer(out / "comparison.csv") as fh:
             frame_to_csv(comp.pairs, fh)
+        if comp.relative is not None:
+            with atomic_writer(out / "relative.csv") as fh:
+                frame_to_csv(comp.relative, fh)
         write_text(out / "comparison.json", comp.to_json())
         write_text(out / "comparison.md", md)
         if plots:

@@ -50,7 +50,8 @@ def _merge_runs(parts: list[str], output: str) -> None:
         doc = compare_docs[0]
         frames = [runs.finish_run([UnitStore(r / d) for r in roots])[0].metrics
                   for d in doc["datasets"]]
-        _write_comparison(frames, out, doc["metrics"], doc["tol"], plots=False)
+        _write_comparison(frames, out, doc["metrics"], doc["tol"], plots=False,
+                          relative_to=doc.get("relative_to"))
 
 
 class _Part:

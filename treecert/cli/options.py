@@ -34,7 +34,8 @@ METHOD_NAMES = ("frequency", "laplace", "m_estimate", "tpce", "tpce_batch", "kk"
 METRIC_NAMES = ("accuracy", "kappa", "auc", "auc_reliability", "auc_low", "auc_high", "brier",
                 "brier_norm", "log_loss", "erc_deviation", "ece", "expected_loss", "brier_low",
                 "brier_high", "log_loss_low", "log_loss_high", "leaves", "fit_seconds",
-                "predict_seconds")
+                "predict_seconds", "erc_slope", "reliable_accuracy",
+                "reliable_share")
 
 
 class HelpCommand(TyperCommand):
@@ -154,8 +155,10 @@ J48_RUN = Annotated[
     bool,
     typer.Option("--j48", help=_J48_TREE_HELP + ": prune=ebp (and cf=0.25 unless the spec "
                                "sets cf) is added to every method spec that prunes and does "
-                               "not set prune. --min-leaf (-M) and --binary-splits (-B) still "
-                               "apply; a conflicting --criterion or --threshold is an error."),
+                               "not set prune (venn then takes its exact path, one whole tree "
+                               "per test row and class, much slower). --min-leaf (-M) and "
+                               "--binary-splits (-B) still apply; a conflicting --criterion "
+                               "or --threshold is an error."),
 ]
 Seed = Annotated[int, typer.Option(help="Seed of every random choice (folds, bootstraps).")]
 Jobs = Annotated[int, typer.Option("--jobs", "-j", help="Parallel workers (-1 = all cores).")]

@@ -475,7 +475,7 @@ def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name
     def scores(y, pred):
         out = metric_table.compute_metrics(
             y, pred.proba, certainty=pred.certainty_or_max(), lower=pred.lower,
-            upper=pred.upper, loss=loss, bins=bins,
+            upper=pred.upper, loss=loss, bins=bins, reliable=pred.columns.get("reliable"),
         )
         if interval_auc == "endpoints" and pred.lower is not None:
             # The EB paper code's AUC "interval" (AUC of the lower and of the upper

@@ -9,12 +9,20 @@ interval-valued metrics (:mod:`~treecert.evaluation.interval_metrics`). Inputs f
 
 from __future__ import annotations
 
+import numpy as np
+
 from treecert.errors import ConfigError
 from treecert.evaluation.costs import expected_loss
 from treecert.evaluation.interval_metrics import auc_bounds, brier_bounds, log_loss_bounds
 from treecert.evaluation.metric_inputs import check_matrix, check_y_proba
 from treecert.evaluation.point_metrics import accuracy, auc, brier, kappa, log_loss
-from treecert.evaluation.reliability import Bins, auc_reliability, ece, erc_deviation
+from treecert.evaluation.reliability import (
+    Bins,
+    auc_reliability,
+    ece,
+    erc_deviation,
+    erc_slope,
+)
 
 __all__ = ["compute_metrics"]
 
@@ -28,6 +36,7 @@ def compute_metrics(
     upper: object | None = None,
     loss: object | None = None,
     bins: Bins = "equal_width",
+    reliable: object | None = None,
 ) -> dict[str, float]:
     """Every metric of the point, reliability, cost and interval modules for one set of
     predictions.
@@ -43,11 +52,16 @@ def compute_metrics(
         ``L[true, predicted]``; adds ``expected_loss``.
     bins : {"equal_width", "mdl"}
         Binning of the ERC deviation (10 equal-width bins or MDL).
+    reliable : array_like of "yes"/"no", shape (n,), optional
+        A reliable/unreliable label per prediction (``kk:reliable_cv=K``); adds
+        ``reliable_accuracy`` (share of labels that are right: reliable and correct, or
+        unreliable and wrong) and ``reliable_share`` (share labelled reliable).
 
     Returns
     -------
     dict[str, float]
-        ``accuracy, kappa, brier, brier_norm, log_loss, auc, auc_reliability, erc_deviation, ece``;
+        ``accuracy, kappa, brier, brier_norm, log_loss, auc, auc_reliability,
+        erc_deviation, ece, erc_slope``;
         plus ``expected_loss`` when ``loss`` is given; plus ``brier_low, brier_high,
         log_loss_low, log_loss_high, auc_low, auc_high`` when bounds are given.
     """
@@ -67,7 +81,13 @@ def compute_metrics(
         "auc_reliability": auc_reliability(yy, p, certainty),
         "erc_deviation": erc_deviation(yy, p, bins=bins),
         "ece": ece(yy, p),
+        "erc_slope": erc_slope(yy, p, bins=bins),
     }
+    if reliable is not None:
+        label = np.asarray(reliable) == "yes"
+        correct = np.argmax(p, axis=1) == yy
+        out["reliable_accuracy"] = float(np.mean(label == correct)) if yy.size else float("nan")
+        out["reliable_share"] = float(np.mean(label)) if yy.size else float("nan")
     if loss is not None:
         out["expected_loss"] = expected_loss(yy, p, loss)
     if lower is not None:

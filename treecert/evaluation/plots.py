@@ -17,7 +17,7 @@ import numpy as np
 from treecert.data.fileio import atomic_writer
 from treecert.errors import ConfigError
 from treecert.evaluation.point_metrics import roc_auc
-from treecert.evaluation.reliability import reliability_curve
+from treecert.evaluation.reliability import reliability_curve, weighted_trend
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,7 +72,10 @@ def reliability_plot(predictions: pd.DataFrame, classes: tuple[str, ...], outdir
 
     Binary data: the forecasts of the second class; more classes: the predicted class's
     probability against whether it was right (:func:`_reliability_event`). Each bin is a
-    point at (mean forecast, observed frequency); the diagonal is perfect calibration.
+    point at (mean forecast, observed frequency); the diagonal is perfect calibration. A
+    dotted line per method is the ERC's trend line (Lindsay & Cox sect. 3): the least-squares
+    line through the points weighted by each bin's share of the instances, its slope in the
+    legend (``erc_slope`` in the metrics is the same fit over every class's bins).
     The lower panel shows each method's bin counts at the same x, so a point resting on
     three instances is told apart from one resting on three hundred. First repeat only.
     """
@@ -90,6 +93,10 @@ def reliability_plot(predictions: pd.DataFrame, classes: tuple[str, ...], outdir
         col = colors[i % len(colors)]
         ax.plot(curve.mean_forecast, curve.observed_frequency, marker="o", color=col,
                 label=str(method))
+        a, b = weighted_trend(curve.mean_forecast, curve.observed_frequency, curve.weight)
+        if np.isfinite(b):  # the ERC's trend line, weighted by ν(b) (Lindsay & Cox sect. 3)
+            ax.plot([0, 1], [a, a + b], color=col, lw=1, ls=":",
+                    label=f"{method} trend (slope {b:.2f})")
         offset = (i - (len(groups) - 1) / 2) * width
         hx.bar(curve.mean_forecast + offset, curve.weight * event.size, width=width,
                color=col, alpha=0.8)

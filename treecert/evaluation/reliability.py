@@ -25,7 +25,9 @@ __all__ = [
     "auc_reliability",
     "ece",
     "erc_deviation",
+    "erc_slope",
     "reliability_curve",
+    "weighted_trend",
 ]
 
 Bins = Literal["equal_width", "mdl"]
@@ -179,6 +181,53 @@ def erc_deviation(
         rc = _reliability_stats(yy, p, j, bins, n_bins, mdl_target)
         total += float(np.sum(rc.weight * np.abs(rc.observed_frequency - rc.mean_forecast)))
     return total
+
+
+def weighted_trend(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """``(intercept, slope)`` of the weighted least-squares line through points (x, y) with
+    weights w: the ERC's trend line when the points are the bins' ``(φ(b), ρ(b))`` and the
+    weights their ``ν(b)``. NaN when fewer than two distinct x carry weight.
+    """
+    x, y, w = (np.asarray(a, dtype=float) for a in (x, y, w))
+    sw = w.sum()
+    if sw <= 0:
+        return float("nan"), float("nan")
+    mx, my = np.dot(w, x) / sw, np.dot(w, y) / sw
+    sxx = np.dot(w, (x - mx) ** 2)
+    if not sxx > 1e-15 * sw:
+        return float("nan"), float("nan")
+    slope = float(np.dot(w, (x - mx) * (y - my)) / sxx)
+    return float(my - slope * mx), slope
+
+
+def erc_slope(
+    y: object, proba: object, bins: Bins = "equal_width", n_bins: int = 10, *,
+    mdl_target: MdlTarget = "class",
+) -> float:
+    """Slope of the ERC's trend line (Lindsay & Cox sect. 3): "a trend line is predicted from
+    these coordinates using a weighted regression algorithm (each training example weighted
+    according to the value ν(b))".
+
+    The coordinates are every class's bins ``(φ(b), ρ(b))`` as in :func:`erc_deviation`
+    (same binning), weighted by ``ν(b)``; the line is the weighted least-squares fit
+    (:func:`weighted_trend`). Pooled over the K classes, the weighted means of φ and ρ are
+    both 1/K, so the line always crosses the line of calibration at (1/K, 1/K) and its slope
+    says how it leans: 1 is calibration; below 1 the forecasts are too extreme
+    (over-estimation of high forecasts, under-estimation of low ones, the paper's reading of
+    Fig. 1), above 1 too timid. NaN with a single forecast value.
+
+    Departure: the paper cites locally weighted learning (Atkeson et al. 1997) for the
+    regression, which draws a curve; a straight line gives one number to compare.
+    """
+    yy, p = check_y_proba(y, proba)
+    _check_bins_args(bins, n_bins)
+    if yy.size == 0:
+        return float("nan")
+    curves = [_reliability_stats(yy, p, j, bins, n_bins, mdl_target) for j in range(p.shape[1])]
+    x = np.concatenate([c.mean_forecast for c in curves])
+    r = np.concatenate([c.observed_frequency for c in curves])
+    w = np.concatenate([c.weight for c in curves])
+    return weighted_trend(x, r, w)[1]
 
 
 def ece(y: object, proba: object, n_bins: int = 10) -> float:

@@ -19,6 +19,7 @@ from treecert.errors import ConfigError, DataError
 
 __all__ = [
     "METRIC_DIRECTION",
+    "METRIC_TARGET",
     "FriedmanResult",
     "WinsTiesLosses",
     "average_ranks",
@@ -49,7 +50,14 @@ METRIC_DIRECTION: dict[str, bool] = {
     "leaves": False,
     "fit_seconds": False,
     "predict_seconds": False,
+    "erc_slope": False,  # ranked by its distance from METRIC_TARGET (1), lower is better
+    "reliable_accuracy": True,
+    "reliable_share": True,  # of equally right labels, the one that trusts more
 }
+
+#: Metrics whose ideal is a value rather than an end: compare ranks ``|v - target|`` (lower
+#: is better) and reports the values themselves.
+METRIC_TARGET: dict[str, float] = {"erc_slope": 1.0}
 
 
 def higher_is_better(metric: str) -> bool:

@@ -45,8 +45,15 @@ from treecert.methods.base import (
     stored_state,
 )
 
-#: Options a calibration method passes on to its base method (when the base declares them).
-BASE_PASS_OPTIONS: dict[str, type] = {"alpha": float, "m": float, "discretize": bool}
+#: Options a calibration method passes on to its base method (when the base declares them):
+#: the leaf estimates' parameters, Naive Bayes's ``discretize`` and the pruning options of
+#: :data:`treecert.methods.leaf.PRUNE_OPTIONS` but ``cv`` and ``seed`` (binning's own), so
+#: ``binning:prune=ebp`` bins J48's pruned tree.
+BASE_PASS_OPTIONS: dict[str, type] = {
+    "alpha": float, "m": float, "discretize": bool,
+    "prune": str, "cf": float, "subtree_raising": bool, "kl_threshold": float,
+    "holdout": float, "one_se": bool,
+}
 
 
 def base_spec(name: str, options: dict) -> MethodSpec:

@@ -32,17 +32,22 @@ class PrunesTree:
         #: The pruning record of the last :meth:`_prune` that pruned (None: not pruned).
         self.pruning_ = None
 
-    def _prune(self, estimator, data: Dataset):
+    def prune_options(self):
+        """The :class:`~treecert.pruning.common.PruneOptions` of this method's options."""
         from treecert.pruning.common import PruneOptions
-        from treecert.pruning.prune import prune_tree
 
         o = self.opts
-        options = PruneOptions(
+        return PruneOptions(
             method=o.get("prune", "none"), cf=o.get("cf"), subtree_raising=o.get("subtree_raising"),
             kl_threshold=o.get("kl_threshold"), kl_unit=o.get("kl_unit"),
             holdout=o.get("holdout"), cv=o.get("cv"), one_se=o.get("one_se"),
             seed=o.get("seed", 1),
         )
+
+    def _prune(self, estimator, data: Dataset):
+        from treecert.pruning.prune import prune_tree
+
+        options = self.prune_options()
         if options.method != "none":
             estimator.tree_, self.pruning_ = prune_tree(
                 estimator.tree_, options, data=data, params=estimator.get_params(),

@@ -25,14 +25,21 @@ Options
 leaf of the tree on D ∪ {(x, j)} it falls in, so row j is x's leaf's class frequencies with x
 counted (the leaves come from :meth:`TransductiveEngine.leaves`, which grows only x's path).
 ``engine``: ``fast`` (default) or ``naive`` (whole trees, the reference; identical output).
+Lindsay & Cox's protocol (:mod:`treecert.methods.venn_refit`): ``prune=ebp`` (J48's pruning,
+and every other pruning method with its options, as the leaf methods take them) prunes each
+tree on D ∪ {(x, j)}; ``x_threshold=true`` lets x be a threshold like any example;
+``online=true`` predicts the test rows in order, each from the rows before it. The first two
+take the exact path (one whole tree per (x, j), much slower: see that module).
 
 Departures from the paper, and why
 ----------------------------------
-* The tree on D ∪ {(x, j)} is grown with x *ineligible for thresholds* (x counts in the
-  heuristic and in the leaves but never becomes a cut point or makes a test admissible), the
-  rule of treecert's transductive engine (TPCE paper, section 3.2). It keeps a single test
-  example from carving out its own leaf; the taxonomy is then not perfectly symmetric in the
-  n + 1 examples, which Venn validity formally assumes.
+* By default the tree on D ∪ {(x, j)} is grown with x *ineligible for thresholds* (x
+  counts in the heuristic and in the leaves but never becomes a cut point or makes a test
+  admissible), the rule of treecert's transductive engine (TPCE paper, section 3.2). It
+  keeps a single test example from carving out its own leaf; the taxonomy is then not
+  perfectly symmetric in the n + 1 examples, which Venn validity formally assumes
+  (``x_threshold=true`` restores the symmetry, as the paper had it).
+* By default the tree is unpruned; the paper's C4.5 was Weka's, pruned (``prune=ebp``).
 * With unknown values x may reach several leaves; with ``taxonomy=leaf`` its row is the
   share-weighted mixture of those leaves' frequencies.
 * Instance weights count in M and in the MDL discretisation; x has weight 1.
@@ -71,6 +78,7 @@ from treecert.methods.base import (
     stored_state,
 )
 from treecert.methods.binning import BASE_PASS_OPTIONS, make_base
+from treecert.methods.leaf import PRUNE_DEFAULTS, PRUNE_OPTIONS, PrunesTree
 from treecert.methods.naive_bayes import (
     NaiveBayes,
     nb_stats,
@@ -80,6 +88,12 @@ from treecert.methods.naive_bayes import (
 )
 from treecert.methods.option_rules import TRANSDUCTIVE_MIN_LEAF
 from treecert.methods.venn_fast import TreeVennBatch
+from treecert.methods.venn_refit import (
+    online_matrices,
+    refit_matrices,
+    tree_on_data,
+    uses_refit,
+)
 from treecert.methods.venn_types import venn_rows_atoms
 from treecert.transductive.edited_trees import has_edits
 from treecert.transductive.engine import check_engine
@@ -223,14 +237,22 @@ def _add_instance(stats, x: np.ndarray, xr: np.ndarray, j: int):
     return replace(stats, class_w=class_w, nominal=nominal, sw=sw, s1=s1, s2=s2)
 
 
-class VennMethod(HoldsSharedEngine, Method):
+class VennMethod(HoldsSharedEngine, PrunesTree, Method):
     """The Venn Probability Machine; options ``base``, ``taxonomy`` (forecast|leaf),
-    ``engine`` (fast|naive) and the base's ``alpha``/``m``/``discretize``."""
+    ``engine`` (fast|naive), the base's ``alpha``/``m``/``discretize``, and Lindsay & Cox's
+    protocol (:mod:`treecert.methods.venn_refit`): the leaf methods' pruning options
+    (``prune=ebp`` as J48 ships it, ...), ``x_threshold`` and ``online``."""
 
     name = "venn"
+    #: Lindsay & Cox's protocol. ``prune`` (and its options) and ``x_threshold=true`` take
+    #: the exact path, one whole tree per (x, j): 3-46× the batched machine's CPU time.
+    #: ``online=true``: one fit per test row (the rows before it learnt).
+    LC_OPTIONS: ClassVar[dict[str, type]] = {**PRUNE_OPTIONS, "x_threshold": bool,
+                                             "online": bool}
     options: ClassVar[dict[str, type]] = {"base": str, "taxonomy": str, "engine": str,
-                                          **BASE_PASS_OPTIONS}
-    defaults: ClassVar[dict] = {"base": "frequency", "taxonomy": "forecast", "engine": "fast"}
+                                          **BASE_PASS_OPTIONS, **LC_OPTIONS}
+    defaults: ClassVar[dict] = {"base": "frequency", "taxonomy": "forecast", "engine": "fast",
+                                **PRUNE_DEFAULTS, "x_threshold": False, "online": False}
     rules: ClassVar[dict] = {"min_leaf": TRANSDUCTIVE_MIN_LEAF}
 
     def _check(self) -> None:
@@ -243,6 +265,10 @@ class VennMethod(HoldsSharedEngine, Method):
                               "Choose forecast or leaf.")
         if o["taxonomy"] == "leaf" and o["base"] == "naive_bayes":
             raise ConfigError("venn: taxonomy=leaf needs a tree base, not naive_bayes.")
+        if o["base"] == "naive_bayes" and uses_refit(o):
+            raise ConfigError("venn: prune and x_threshold apply to a tree base, not "
+                              "naive_bayes.")
+        self.prune_options()  # an unknown pruning method or a misplaced option: now
         check_engine(o["engine"], "venn", ("fast", "naive"))
 
     def _leaf_kwargs(self) -> dict:
@@ -328,6 +354,8 @@ class VennMethod(HoldsSharedEngine, Method):
         exact paths. ``engine=naive``: one (x, j) at a time."""
         K = self.engine_.n_classes
         out = np.empty((X.shape[0], K, K))
+        if uses_refit(self.opts):  # Lindsay & Cox's protocol: whole trees per (x, j)
+            return refit_matrices(self, X)
         batch = self.batch_
         if batch is None:
             for i in range(X.shape[0]):
@@ -352,6 +380,8 @@ class VennMethod(HoldsSharedEngine, Method):
         from treecert.parallel import map_chunks
 
         X = data.X
+        if self.opts["online"] and self.inductive_ is None:
+            return online_matrices(self, data)
         if self.inductive_ is not None:  # the bag: calibration examples, then x
             P = self.base_.predict(data).proba
             F0, y0, w0 = self.inductive_
@@ -385,6 +415,11 @@ class VennMethod(HoldsSharedEngine, Method):
             return self.base_.size
         if self.opts["base"] == "naive_bayes":
             return None
+        if self.opts["prune"] != "none":  # the pruned tree on D, as frequency:prune=… reports
+            if not hasattr(self, "_pruned_size"):
+                tree, _ = tree_on_data(self)
+                self._pruned_size = float(tree.n_leaves)
+            return self._pruned_size
         learner = self.engine_.learner
         if has_edits(learner):  # the edited tree's leaves, as a plain tree's size reports
             batch = self.batch_
