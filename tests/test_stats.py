@@ -103,7 +103,7 @@ def test_friedman_two_methods() -> None:
 
 
 def test_metric_direction() -> None:
-    higher = {"accuracy", "auc", "auc_reliability", "auc_low", "auc_high",
+    higher = {"accuracy", "kappa", "auc", "auc_reliability", "auc_low", "auc_high",
               "reliable_accuracy", "reliable_share"}
     lower = {
         "brier",
