@@ -235,3 +235,19 @@ def test_grid_over_prune_and_cf_fits_every_point():
         search = GridSearchCV(TreecertClassifier(), grid, cv=3, error_score="raise").fit(X, y)
     scores = search.cv_results_["mean_test_score"]
     assert len(scores) == 9 and np.isfinite(scores).all()
+
+
+def test_saved_then_pruned_by_the_command_line_loads_as_the_file_says(tmp_path, capsys):
+    X, y = mixed_frame()
+    est = TreecertClassifier(method="laplace").fit(X, y)
+    est.save(tmp_path / "m.json")
+    code, _, err = run_cli(["prune", tmp_path / "m.json", "--method", "ebp", "-o",
+                            tmp_path / "p.json", "-q"], capsys)
+    assert code == 0, err
+    back = TreecertClassifier.load(tmp_path / "p.json")
+    pruned = api.prune(read_model(tmp_path / "m.json"), "ebp")
+    assert back.get_n_leaves() == pruned.tree.n_leaves < est.get_n_leaves()
+    assert back.get_params()["method"] == "laplace" and back.get_params()["prune"] == "none"
+    assert list(back.feature_names_in_) == ["num", "colour", "other"]
+    table = api.predict(pruned, back._predict_data(X)[0])
+    np.testing.assert_array_equal(back.predict_proba(X), table[["p_0", "p_1"]])

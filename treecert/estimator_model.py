@@ -92,6 +92,8 @@ def to_model(est: TreecertClassifier, *, embed_data: bool = True) -> Model:
                      "numbers": None if c.numbers is None else list(c.numbers)}
                     for c in est._encoding.columns],
         "used": [int(j) for j in est._used],
+        "method": method,
+        "n_nodes": estimator.tree_.n_nodes,
     }
     return Model(estimator=estimator, training_data=data if embed_data else None,
                  method=method, pruning=pruning, extra={"estimator": info})
@@ -104,6 +106,15 @@ def save(est: TreecertClassifier, path: str | Path, *, embed_data: bool = True) 
     write_text(path, to_model(est, embed_data=embed_data).dumps())
 
 
+def _file_params(model: Model) -> dict:
+    """The estimator parameters of a model file: its method and tree settings (a tree
+    the file holds pruned keeps ``prune="none"``: it is not pruned again)."""
+    tree_params = model.estimator.get_params()
+    params = {k: tree_params[k] for k in TREE_PARAMS}
+    params["method"] = model.method or model.estimator.leaf
+    return params
+
+
 def from_model(cls: type[TreecertClassifier], model: Model) -> TreecertClassifier:
     """A fitted estimator predicting as ``treecert predict`` predicts with ``model``."""
     from treecert import api
@@ -112,6 +123,11 @@ def from_model(cls: type[TreecertClassifier], model: Model) -> TreecertClassifie
     schema = model.schema
     if isinstance(info, dict):
         params = dict(info["params"])
+        if (model.method != info.get("method") or model.calibration is not None
+                or model.tree.n_nodes != info.get("n_nodes")):
+            # pruned or calibrated by the command line since it was saved: the parameters
+            # are the file's (its method, its tree settings), the columns still the saved
+            params = _file_params(model)
         kind = info["classes_dtype"]
         classes = np.asarray(info["classes"], dtype=object if kind == "object" else kind)
         n_features = int(info["n_features_in"])
@@ -122,9 +138,7 @@ def from_model(cls: type[TreecertClassifier], model: Model) -> TreecertClassifie
             for c in info["columns"]))
         used = np.asarray(info["used"], dtype=np.int64)
     else:  # a model of `treecert train`: its columns are the schema's attributes
-        tree_params = model.estimator.get_params()
-        params = {k: tree_params[k] for k in TREE_PARAMS}
-        params["method"] = model.method or model.estimator.leaf
+        params = _file_params(model)
         classes = np.asarray(schema.classes)
         n_features = len(schema.attributes)
         names = [a.name for a in schema.attributes]
