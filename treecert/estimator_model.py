@@ -55,7 +55,7 @@ def _jsonable(value: object) -> object:
 def to_model(est: TreecertClassifier, *, embed_data: bool = True) -> Model:
     """The model file's content for a fitted estimator (see the module docstring)."""
     runner = est.method_
-    data = est._train_data
+    data = getattr(est, "_train_data", None)
     spec = runner.spec
     tree = getattr(runner, "model_", None)
     pruning = None

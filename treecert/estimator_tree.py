@@ -19,9 +19,9 @@ class TreeAPIMixin:
     # ---------------------------------------------------------------- the tree
 
     def _tree(self):
-        """The tree the tree API reads (see the class docstring), grown once if needed."""
+        """The tree the tree API reads (see TreecertClassifier's docstring), grown once."""
         self._check_fitted()
-        if self._base_tree is None:
+        if getattr(self, "_base_tree", None) is None:  # (absent if pickled by an older treecert)
             from treecert.evaluation.explain import explained_tree
 
             try:
