@@ -136,11 +136,10 @@ class TreecertClassifier(TreeAPIMixin, ClassifierMixin, BaseEstimator):
         A registered certainty method (``treecert.methods.METHODS``):
         {methods};
         optionally with the method's own options as on the command line, e.g.
-        ``"venn:taxonomy=leaf"``. The default differs from ``treecert train``'s default
-        leaf (``frequency``) on purpose: a pure leaf's frequencies are exactly 0 and 1, so
-        one wrong row makes scikit-learn's ``log_loss`` (``scoring="neg_log_loss"``)
-        infinite, while Laplace's leaves never reach 0 or 1 and order leaves of equal
-        frequencies by their size. ``method="frequency"`` fits ``treecert train``'s model.
+        ``"venn:taxonomy=leaf"``. Not ``treecert train``'s default leaf (``frequency``) on
+        purpose: a pure leaf's frequencies are 0 and 1, so one wrong row makes
+        ``scoring="neg_log_loss"`` infinite; Laplace's leaves never reach 0 or 1 and rank
+        pure leaves by size. ``method="frequency"`` fits ``treecert train``'s model.
     criterion, min_leaf, max_depth, min_gain, cp, binary_splits, threshold, collapse
         The tree learner's settings, as ``treecert train`` and
         :class:`~treecert.tree.classifier.DecisionTree` take them: ``criterion`` is
@@ -152,9 +151,8 @@ class TreecertClassifier(TreeAPIMixin, ClassifierMixin, BaseEstimator):
         ``alpha``, ``m``, ``prune``, ``cf`` and ``n_trees`` apply only to some settings
         (``m`` to ``m_estimate``, ``cf`` to ``prune="ebp"``, ...); where one does not
         apply, ``fit`` ignores it with a ``UserWarning`` that names it and says why, as
-        scikit-learn's estimators do, so a grid over ``prune`` x ``cf`` fits every point.
-        Options written in ``method`` or ``method_options`` are explicit: those are refused
-        where they do not apply.
+        scikit-learn's estimators do, so a grid over ``prune`` x ``cf`` fits every point;
+        options written in ``method`` or ``method_options`` are refused there.
     prune : str, default="none"
         Post-pruning of the leaf methods and ``empirical_bayes``: ``"ccp"``, ``"ebp"`` (J48),
         ``"laplace_loss"``, ``"kl"``, ``"rep"`` (:mod:`treecert.pruning.prune`).

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -31,9 +31,6 @@ from treecert.errors import ParameterError
 from treecert.methods.leaf import PRUNE_OPTIONS, PrunesTree
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.model import Model
-
-if TYPE_CHECKING:
-    from treecert.estimator import TreecertClassifier
 
 #: The estimator's tree parameters, as :class:`DecisionTree` names them.
 TREE_PARAMS = ("criterion", "min_leaf", "max_depth", "min_gain", "cp", "binary_splits",
@@ -52,7 +49,7 @@ def _jsonable(value: object) -> object:
     return value
 
 
-def to_model(est: TreecertClassifier, *, embed_data: bool = True) -> Model:
+def to_model(est: Any, *, embed_data: bool = True) -> Model:
     """The model file's content for a fitted estimator (see the module docstring)."""
     runner = est.method_
     data = getattr(est, "_train_data", None)
@@ -99,7 +96,7 @@ def to_model(est: TreecertClassifier, *, embed_data: bool = True) -> Model:
                  method=method, pruning=pruning, extra={"estimator": info})
 
 
-def save(est: TreecertClassifier, path: str | Path, *, embed_data: bool = True) -> None:
+def save(est: Any, path: str | Path, *, embed_data: bool = True) -> None:
     """Write the model file of a fitted estimator (atomically)."""
     from treecert.data.fileio import write_text
 
@@ -115,7 +112,7 @@ def _file_params(model: Model) -> dict:
     return params
 
 
-def from_model(cls: type[TreecertClassifier], model: Model) -> TreecertClassifier:
+def from_model(cls: type, model: Model) -> Any:
     """A fitted estimator predicting as ``treecert predict`` predicts with ``model``."""
     from treecert import api
 
@@ -164,7 +161,7 @@ def from_model(cls: type[TreecertClassifier], model: Model) -> TreecertClassifie
     return est
 
 
-def load(cls: type[TreecertClassifier], path: str | Path) -> TreecertClassifier:
+def load(cls: type, path: str | Path) -> Any:
     """The estimator of a model file (:func:`from_model` of
     :func:`~treecert.tree.model.read_model`)."""
     from treecert.tree.model import read_model
