@@ -24,7 +24,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("treecert.transductive",),
     ("treecert.methods",),
     ("treecert.evaluation",),
-    ("treecert.api", "treecert.estimator"),
+    ("treecert.api", "treecert.estimator", "treecert.estimator_tree",
+     "treecert.estimator_model"),
     ("treecert.cli", "treecert.__main__", "treecert"),
 ]
 MAX_LINES = 600

@@ -378,8 +378,6 @@ def test_predict_checks_the_columns():
 
 @pytest.mark.parametrize("params, match", [
     ({"method": "nope"}, "unknown method 'nope'"),
-    ({"method": "tpce", "alpha": 0.5}, "method 'tpce' has no option 'alpha'"),
-    ({"method": "laplace", "n_trees": 3}, "has no option 'trees'"),
     ({"method": "laplace:alpha=0.5", "alpha": 0.3}, "given twice"),
     ({"method": "laplace:min_leaf=5"}, "a setting of the tree"),
     ({"criterion": "entropy"}, "criterion must be one of info_gain"),

@@ -32,10 +32,12 @@ from treecert.data.inmemory import (
 )
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.errors import ConfigError, DataError, InputError, ParameterError, describe
+from treecert.estimator_tree import TreeAPIMixin
 from treecert.methods import METHODS, MethodSpec, make_method, parse_method_spec
 from treecert.methods.base import TREE_OPTIONS, Prediction
 from treecert.methods.option_rules import check_options, kind_of
 from treecert.parallel import effective_jobs
+from treecert.pruning.common import OPTION_OWNERS as PRUNE_OPTION_OWNERS
 from treecert.sklearn_base import (
     BaseEstimator,
     ClassifierMixin,
@@ -76,6 +78,16 @@ EXPECTED_CHECK_FAILURES: dict[str, dict[str, str]] = {
 
 #: Estimator parameters passed to the method as options: parameter -> option name.
 _OPTION_PARAMS = {"alpha": "alpha", "m": "m", "cf": "cf", "n_trees": "trees"}
+
+
+#: The estimator's own parameters that ``fit`` ignores, with a warning, where they do not
+#: apply (options written in ``method`` or ``method_options`` are refused instead).
+_IGNORABLE = (*_OPTION_PARAMS, "prune")
+
+
+def _ignored(message: str) -> None:
+    """One warning for one parameter that does not apply (pointing at the caller of fit)."""
+    warnings.warn(message, UserWarning, stacklevel=4)
 
 
 @contextmanager
@@ -120,16 +132,19 @@ def _typed(value: object, kind: type, where: str) -> object:
     raise ParameterError(f"{where}: expected {kind.__name__}, got {value!r}.")
 
 
-class TreecertClassifier(ClassifierMixin, BaseEstimator):
+class TreecertClassifier(TreeAPIMixin, ClassifierMixin, BaseEstimator):
     """A C4.5-family decision tree with a certainty method, as a scikit-learn classifier.
 
     Parameters (keyword-only, stored as given; checked in ``fit``)
     ----------------------------------------------------------
     method : str, default="laplace"
-        A registered certainty method (``treecert.methods.METHODS``): ``frequency``,
-        ``laplace``, ``m_estimate``, ``tpce``, ``tpce_batch``, ``kk``, ``bagging``,
-        ``naive_bayes``, ``binning``, ``venn``, ``empirical_bayes``; optionally with the
-        method's own options as on the command line, e.g. ``"venn:taxonomy=leaf"``.
+        A registered certainty method (``treecert.methods.METHODS``):
+        {methods};
+        optionally with the method's own options as on the command line, e.g.
+        ``"venn:taxonomy=leaf"``. Not ``treecert train``'s default leaf (``frequency``) on
+        purpose: a pure leaf's frequencies are 0 and 1, so one wrong row makes
+        ``scoring="neg_log_loss"`` infinite; Laplace's leaves never reach 0 or 1 and rank
+        pure leaves by size. ``method="frequency"`` fits ``treecert train``'s model.
     criterion, min_leaf, max_depth, min_gain, cp, binary_splits, threshold, collapse
         The tree learner's settings, as ``treecert train`` and
         :class:`~treecert.tree.classifier.DecisionTree` take them: ``criterion`` is
@@ -138,6 +153,11 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
         ``"lower"`` (J48); ``collapse`` J48's subtree collapse; ``cp`` rpart's complexity.
     alpha, m : float, default=None
         Laplace's ``alpha`` / the m-estimate's ``m`` (None: the method's default, 1 and 2).
+        ``alpha``, ``m``, ``prune``, ``cf`` and ``n_trees`` apply only to some settings
+        (``m`` to ``m_estimate``, ``cf`` to ``prune="ebp"``, ...); where one does not
+        apply, ``fit`` ignores it with a ``UserWarning`` that names it and says why, as
+        scikit-learn's estimators do, so a grid over ``prune`` x ``cf`` fits every point;
+        options written in ``method`` or ``method_options`` are refused there.
     prune : str, default="none"
         Post-pruning of the leaf methods and ``empirical_bayes``: ``"ccp"``, ``"ebp"`` (J48),
         ``"laplace_loss"``, ``"kl"``, ``"rep"`` (:mod:`treecert.pruning.prune`).
@@ -177,7 +197,23 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
         The attributes the tree was grown on (columns without any known value in fit are
         left out, as J48 leaves them out) and the class labels.
     method_ : treecert.methods.base.Method
-        The fitted certainty method.
+        The fitted certainty method; ``method_.size`` is its number of leaves (an int for
+        one tree, the mean over the trees of an ensemble).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Per column, the total weighted impurity decrease of the tests on it, normalised to
+        sum to 1 (scikit-learn's definition), in the tree's criterion: Gini for
+        ``criterion="gini"``, entropy for ``"info_gain"`` and ``"gain_ratio"``. A nominal
+        test's decrease is over all its branches (C4.5's multiway split). Columns the tree
+        does not test get 0. Of the tree that :meth:`get_depth` describes.
+
+    The tree API (``feature_importances_``, :meth:`apply`, :meth:`decision_path`,
+    :meth:`get_depth`, :meth:`get_n_leaves`) reads the tree a method predicts with:
+    the leaf methods' and ``empirical_bayes``' (pruned) tree; for ``kk`` its inductive tree;
+    for ``tpce`` the tree grown on the training data alone (each of its transductive trees
+    changes it only along the row's path); for ``binning`` and ``venn`` their base method's
+    tree, as ``treecert predict --explain`` does. Ensembles (``bagging``,
+    ``calibrated_bagging``), ``naive_bayes`` and ``tpce_batch`` have no single tree: there
+    these raise a ``ValueError``.
 
     Notes
     -----
@@ -314,6 +350,10 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
         if seed is not None and "seed" in cls.options:
             given.append(("seed", "random_state", seed))
         for key, source, value in given:
+            if key not in cls.options and source in _IGNORABLE:
+                _ignored(f"{source}={value!r} is ignored: method {parsed.name!r} has no "
+                         f"option {key!r}.")
+                continue
             if key not in cls.options:
                 raise ParameterError(
                     f"{source}: method {parsed.name!r} has no option {key!r}.",
@@ -324,6 +364,12 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
                     f"option {key!r} is given twice, by {where[key]} and by {source}.")
             options[key] = _typed(value, kind_of(cls.options[key]), f"{source} ({key})")
             where[key] = source
+        pruning = str(options.get("prune", "none")).strip().lower().replace("-", "_")
+        for key, owners in PRUNE_OPTION_OWNERS.items():
+            if key in options and where[key] in _IGNORABLE and pruning not in owners:
+                _ignored(f"{where[key]}={options.pop(key)!r} is ignored: it applies to "
+                         f"prune={' or '.join(map(repr, owners))} only, and prune is "
+                         f"{pruning!r}.")
         with _as_value_errors():
             options = check_options(cls, options, f"method {parsed.name!r}")
         text = parsed.name + (":" + ",".join(f"{k}={v}" for k, v in options.items())
@@ -417,6 +463,8 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
         self.nominal_features_ = encoding.nominal_mask
         self.schema_ = schema
         self.method_ = runner
+        self._train_data = data
+        self._base_tree = None
         self._encoding = encoding
         self._used = used
         self._loss = loss
@@ -543,3 +591,17 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
 
     def _more_tags(self) -> dict:  # scikit-learn < 1.6
         return {"allow_nan": True}
+
+
+def _method_list(indent: int = 8, width: int = 88) -> str:
+    """The registered methods as the docstring lists them (from the registry, so the list
+    cannot go stale), wrapped to ``width`` under an ``indent``."""
+    import textwrap
+
+    return textwrap.fill(", ".join(f"``{name}``" for name in METHODS), width=width,
+                         initial_indent=" " * indent, subsequent_indent=" " * indent).lstrip()
+
+
+if TreecertClassifier.__doc__:  # (None under python -OO)
+    TreecertClassifier.__doc__ = TreecertClassifier.__doc__.replace("{methods}",
+                                                                    _method_list())

@@ -45,5 +45,5 @@ class BaggingMethod(Method):
         return Prediction(proba)
 
     @property
-    def size(self) -> float | None:
+    def size(self) -> int | float | None:
         return float(np.mean([t.tree_.n_leaves for t in self.trees_]))

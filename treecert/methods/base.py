@@ -200,8 +200,9 @@ class Method:
         return params
 
     @property
-    def size(self) -> float | None:
-        """Number of leaves of the fitted model (mean over trees for ensembles)."""
+    def size(self) -> int | float | None:
+        """Number of leaves of the fitted model: an int for one tree, the mean (a float)
+        over the trees of an ensemble; None where there is no tree."""
         return None
 
 

@@ -216,7 +216,7 @@ class BinningMethod(Method):
         return Prediction(self.calibrator_.transform(base.proba), columns=dict(base.columns))
 
     @property
-    def size(self) -> float | None:
+    def size(self) -> int | float | None:
         return self.base_.size
 
 

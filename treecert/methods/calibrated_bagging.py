@@ -230,5 +230,5 @@ class CalibratedBaggingMethod(Method):
                           columns={"vote_share": votes / len(self.trees_)})
 
     @property
-    def size(self) -> float | None:
+    def size(self) -> int | float | None:
         return float(np.mean([t.tree_.n_leaves for t in self.trees_]))

@@ -281,5 +281,5 @@ class EmpiricalBayesMethod(PrunesTree, Method):
         return Prediction(p_hat, lower=lower, upper=upper, columns={"m_ignorance": d})
 
     @property
-    def size(self) -> float | None:
-        return float(self.model_.tree_.n_leaves)
+    def size(self) -> int | float | None:
+        return self.model_.tree_.n_leaves

@@ -206,5 +206,5 @@ class KukarKononenkoMethod(Method):
         return self._predict_rows(data.X, self.inductive_.predict_proba(data), None)
 
     @property
-    def size(self) -> float | None:
-        return float(self.inductive_.tree_.n_leaves)
+    def size(self) -> int | float | None:
+        return self.inductive_.tree_.n_leaves

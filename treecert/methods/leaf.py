@@ -101,8 +101,8 @@ class _LeafMethod(PrunesTree, Method):
         return Prediction(self.model_.predict_proba(data))
 
     @property
-    def size(self) -> float | None:
-        return float(self.model_.tree_.n_leaves)
+    def size(self) -> int | float | None:
+        return self.model_.tree_.n_leaves
 
 
 def _training_data_for(model, spec) -> Dataset | None:

@@ -410,7 +410,7 @@ class VennMethod(HoldsSharedEngine, PrunesTree, Method):
         return Prediction(proba, lower=lower, upper=upper, columns=columns)
 
     @property
-    def size(self) -> float | None:
+    def size(self) -> int | float | None:
         if getattr(self, "inductive_", None) is not None:
             return self.base_.size
         if self.opts["base"] == "naive_bayes":
@@ -425,9 +425,9 @@ class VennMethod(HoldsSharedEngine, PrunesTree, Method):
             batch = self.batch_
             grown = (batch.base_sub.tree if batch is not None and batch.walks
                      else self.engine_.base[0])
-            return float(learner.edited(grown).n_leaves)
+            return learner.edited(grown).n_leaves
         if self.batch_ is not None and self.batch_.walks:  # the same tree, already grown
-            return float(self.batch_.base_sub.tree.n_leaves)
+            return self.batch_.base_sub.tree.n_leaves
         if self.batch_ is not None and self.batch_.base_leaves is not None:  # grown in a forest
-            return float(self.batch_.base_leaves)
-        return float(self.engine_.base[0].n_leaves)
+            return int(self.batch_.base_leaves)
+        return self.engine_.base[0].n_leaves

@@ -34,7 +34,8 @@ KL_UNITS = ("node", "example")
 DEFAULT_KL_THRESHOLD = {"node": 1.0, "example": 0.01}
 DEFAULT_CCP_HOLDOUT = 0.2  # Bradford et al.: "holding back 20% of the training set"
 DEFAULT_REP_HOLDOUT = 1.0 / 3.0  # Weka J48 -R -N 3: one fold of three prunes
-_OPTION_OWNERS = {
+#: Which pruning methods each pruning option applies to.
+OPTION_OWNERS = {
     "cf": ("ebp",),
     "subtree_raising": ("ebp",),
     "kl_threshold": ("kl",),
@@ -67,7 +68,7 @@ class PruneOptions:
                 f"unknown pruning method '{self.method}'.",
                 f"Choose one of: {', '.join(PRUNE_METHODS)}.",
             )
-        for name, owners in _OPTION_OWNERS.items():
+        for name, owners in OPTION_OWNERS.items():
             if getattr(self, name) is not None and method not in owners:
                 raise ConfigError(
                     f"pruning option {name} does not apply to '{method}'.",
