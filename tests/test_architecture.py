@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("treecert.methods",),
     ("treecert.evaluation",),
     ("treecert.api", "treecert.estimator", "treecert.estimator_tree",
-     "treecert.estimator_model"),
+     "treecert.estimator_model", "treecert.estimator_options"),
     ("treecert.cli", "treecert.__main__", "treecert"),
 ]
 MAX_LINES = 600

@@ -94,69 +94,18 @@ from treecert.methods.venn_refit import (
     tree_on_data,
     uses_refit,
 )
-from treecert.methods.venn_types import venn_rows_atoms
+from treecert.methods.venn_types import (  # noqa: F401 (the module's own names, kept)
+    bag_venn_matrices,
+    type_columns,
+    venn_row,
+    venn_rows_atoms,
+)
 from treecert.transductive.edited_trees import has_edits
 from treecert.transductive.engine import check_engine
 from treecert.transductive.engine_registry import HoldsSharedEngine
 from treecert.tree.segments import flat_nonzero
 
 TREE_BASES = ("frequency", "laplace", "m_estimate")
-
-
-def type_columns(n_classes: int) -> list[int]:
-    """Forecast columns that define the types: class 1 for two classes, else all."""
-    return [1] if n_classes == 2 else list(range(n_classes))
-
-
-def venn_row(F: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
-    """One row of the Venn matrix: class frequencies among the examples whose MDL-binned
-    forecasts equal those of the last example (the test object with its tentative label).
-
-    Parameters
-    ----------
-    F : (n + 1, K) forecasts of the bag; the last row is x.
-    y : (n + 1,) labels (x's tentative label last).
-    w : (n + 1,) weights.
-    """
-    counts = np.zeros((y.size, n_classes))
-    counts[np.arange(y.size), y] = w
-    return venn_rows_atoms(F, counts, np.ones(y.size), np.array([0, y.size]),
-                           np.array([y.size - 1]), type_columns(n_classes))[0]
-
-
-#: Atoms × classes² per batched Venn-row call: bounds the MDL's work arrays (~4 MB each).
-_CELLS_PER_CALL = 1 << 19
-
-
-def bag_venn_matrices(forecasts, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
-    """Venn matrices (B, K, K), one per item of ``forecasts``: an array (K, m + 1, K) — or
-    (1, m + 1, K) when the forecasts do not depend on the tentative label — of the bag's
-    forecasts under each tentative label j: m examples with labels ``y`` and weights ``w``,
-    then the test object (label j, weight 1). Each row is :func:`venn_row`; the rows of many
-    test objects go through one :func:`venn_rows_atoms` call."""
-    K = n_classes
-    m1 = y.size + 1
-    base = np.zeros((m1, K))
-    base[np.arange(m1 - 1), y] = w
-    per_call = max(1, _CELLS_PER_CALL // (m1 * K * K))  # test objects per call
-    out, values = [], []
-
-    def flush():
-        R = len(values)
-        counts = np.tile(base, (R, 1))
-        x_atom = np.arange(1, R + 1) * m1 - 1
-        counts[x_atom, np.arange(R) % K] = 1.0
-        out.append(venn_rows_atoms(np.vstack(values), counts, np.ones(R * m1),
-                                   np.arange(R + 1) * m1, x_atom, type_columns(K)))
-        values.clear()
-
-    for F in forecasts:
-        values.extend(np.broadcast_to(F, (K, m1, K)))
-        if len(values) >= per_call * K:
-            flush()
-    if values:
-        flush()
-    return (np.concatenate(out) if out else np.zeros((0, K))).reshape(-1, K, K)
 
 
 def summarise(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -78,7 +78,7 @@ def tree_on_data(method) -> tuple[Tree, Dataset]:
 
 def refit_matrices(method, X: np.ndarray) -> np.ndarray:
     """Venn matrices (n, K, K) of the rows of X by the exact path (see the module)."""
-    from treecert.methods.venn import bag_venn_matrices
+    from treecert.methods.venn_types import bag_venn_matrices
 
     d = method.data_
     K = d.schema.n_classes
