@@ -67,10 +67,11 @@ DATASETS = ("breast-cancer", "contact-lenses", "credit-g", "diabetes", "glass", 
 #: run last.
 SLOW = ("soybean", "vote", "breast-cancer")
 PEERS = ("weka_j48", "weka_j48_U", "weka_j48_UA", "weka_bag_j48UA", "rpart_cp0",
-         "rpart_default", "rpart_pruned", "sk_tree", "sk_tree_iso", "sk_bag")
+         "rpart_default", "rpart_pruned", "sk_tree", "sk_tree_iso", "sk_bag", "sk_rf",
+         "sk_rf_iso", "sk_hgb")
 #: treecert's columns: every registered method at its defaults.
 METHODS = ("frequency", "laplace", "m_estimate", "tpce", "tpce_batch", "kk", "bagging",
-           "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging")
+           "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging", "forest")
 METRICS = ("log_loss", "brier", "auc", "auc_reliability", "accuracy")
 HIGHER = {"log_loss": False, "brier": False, "auc": True, "auc_reliability": True,
           "accuracy": True}

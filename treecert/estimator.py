@@ -131,6 +131,9 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
         ``"info_gain"`` (the papers), ``"gain_ratio"`` (J48) or ``"gini"``; ``min_leaf`` the
         minimum weight of a branch (J48 ``-M``); ``threshold`` ``"midpoint"`` or
         ``"lower"`` (J48); ``collapse`` J48's subtree collapse; ``cp`` rpart's complexity.
+    max_features : str, int, float or None, default=None
+        Attributes searched at each node, drawn at random per node: None (every one),
+        ``"sqrt"``, ``"log2"``, an integer or a fraction (``forest`` defaults to ``"sqrt"``).
     alpha, m : float, default=None
         Laplace's ``alpha`` / the m-estimate's ``m`` (None: the method's default, 1 and 2).
     prune : str, default="none"
@@ -219,6 +222,7 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
         binary_splits: bool = False,
         threshold: str = "midpoint",
         collapse: bool = False,
+        max_features: str | int | float | None = None,
         alpha: float | None = None,
         m: float | None = None,
         prune: str = "none",
@@ -239,6 +243,7 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
         self.binary_splits = binary_splits
         self.threshold = threshold
         self.collapse = collapse
+        self.max_features = max_features
         self.alpha = alpha
         self.m = m
         self.prune = prune
@@ -256,9 +261,10 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
         params = {"criterion": self.criterion, "min_leaf": self.min_leaf,
                   "max_depth": self.max_depth, "min_gain": self.min_gain, "cp": self.cp,
                   "binary_splits": self.binary_splits, "threshold": self.threshold,
-                  "collapse": self.collapse}
+                  "collapse": self.collapse, "max_features": self.max_features}
         for key, kind in TREE_OPTIONS.items():
-            if params[key] is not None:
+            # max_features is a name or a number; DecisionTree checks it
+            if params[key] is not None and key != "max_features":
                 params[key] = _typed(params[key], kind, key)
         with _as_value_errors():
             DecisionTree(**params)  # checks the values

@@ -85,9 +85,9 @@ def _read_loss(path: str | None, classes: tuple[str, ...]):
 
 
 def _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits, threshold,
-                 collapse) -> dict:
+                 collapse, max_features=None) -> dict:
     return {
         "criterion": criterion, "min_leaf": min_leaf, "max_depth": max_depth,
         "min_gain": min_gain, "cp": cp, "binary_splits": binary_splits,
-        "threshold": threshold, "collapse": collapse,
+        "threshold": threshold, "collapse": collapse, "max_features": max_features,
     }

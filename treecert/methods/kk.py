@@ -42,6 +42,7 @@ class KukarKononenkoMethod(Method):
     """K&K reliability; option ``engine`` (fast|path|naive)."""
 
     name = "kk"
+    random_subsets = False
     options: ClassVar[dict[str, type]] = {"engine": str}
     defaults: ClassVar[dict] = {"engine": "fast"}
 

@@ -226,6 +226,7 @@ class VennMethod(HoldsSharedEngine, Method):
     ``engine`` (fast|naive) and the base's ``alpha``/``m``/``discretize``."""
 
     name = "venn"
+    random_subsets = False
     options: ClassVar[dict[str, type]] = {"base": str, "taxonomy": str, "engine": str,
                                           **BASE_PASS_OPTIONS}
     defaults: ClassVar[dict] = {"base": "frequency", "taxonomy": "forecast", "engine": "fast"}
