@@ -66,6 +66,11 @@ EXPECTED_CHECK_FAILURES: dict[str, dict[str, str]] = {
             "their out-of-bag rows: k copies of a row are k chances to be drawn, one row of "
             "weight k is one",
     },
+    "forest": {
+        "check_sample_weight_equivalence_on_dense_data":
+            "its trees are grown on bootstrap samples (as calibrated_bagging's): k copies "
+            "of a row are k chances to be drawn, one row of weight k is one",
+    },
     "binning": {
         "check_sample_weight_equivalence_on_dense_data":
             "the bins are learnt from out-of-fold forecasts of a cross-validation over rows: "
@@ -187,9 +192,9 @@ class TreecertClassifier(ClassifierMixin, BaseEstimator):
     The estimator passes scikit-learn's ``check_estimator`` with every method, except the
     checks in ``EXPECTED_CHECK_FAILURES`` that contradict a method's definition: batch TPCE
     (``tpce_batch``) predicts a batch together, so its rows are not invariant to the batch's
-    order or subsets; the bootstraps of ``bagging`` and ``calibrated_bagging`` and
-    ``binning``'s cross-validation draw rows, so a weight of k is not the same as k copies
-    of a row.
+    order or subsets; the bootstraps of ``bagging``, ``calibrated_bagging`` and ``forest``
+    and ``binning``'s cross-validation draw rows, so a weight of k is not the same as k
+    copies of a row.
 
     References
     ----------
