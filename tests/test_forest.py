@@ -21,7 +21,7 @@ from treecert.errors import ConfigError
 from treecert.methods import make_method
 from treecert.methods.ensemble import decode_trees, encode_trees
 from treecert.tree.classifier import DecisionTree
-from treecert.tree.split_search import FeatureDraw, resolve_max_features
+from treecert.tree.feature_draw import FeatureDraw, resolve_max_features
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"

@@ -13,15 +13,11 @@ import numpy as np
 from treecert.data.schema import Dataset, Schema
 from treecert.errors import ConfigError, DataError
 from treecert.tree.arrays import Tree, collapse, prune_to_cp
+from treecert.tree.feature_draw import FeatureDraw, resolve_max_features
 from treecert.tree.grow import grow
 from treecert.tree.leaf_estimates import normalise_leaf_name
 from treecert.tree.segments import flat_nonzero
-from treecert.tree.split_search import (
-    FeatureDraw,
-    GrowParams,
-    SplitFinder,
-    resolve_max_features,
-)
+from treecert.tree.split_search import GrowParams, SplitFinder
 
 
 @dataclass
