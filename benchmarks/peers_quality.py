@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import re
 import shlex
 import subprocess
@@ -53,7 +54,9 @@ from treecert.evaluation.reliability import auc_reliability  # noqa: E402
 from treecert.evaluation.stats import average_ranks  # noqa: E402
 
 SHARED = REPO.parent / "shared"
-DATA_DIR = SHARED / "datasets"
+#: The shared datasets and their fixed folds (the same files as ``tests/data``, which a
+#: checkout without ``../shared`` uses).
+DATA_DIR = SHARED / "datasets" if (SHARED / "datasets").is_dir() else REPO / "tests" / "data"
 PEER_DIR = SHARED / "peers" / "results" / "preds"
 WORK = REPO / "benchmarks" / "results" / "tmp" / "peers_quality"
 OUT_CSV = REPO / "benchmarks" / "results" / "peers_quality.csv"
@@ -67,10 +70,11 @@ DATASETS = ("breast-cancer", "contact-lenses", "credit-g", "diabetes", "glass", 
 #: run last.
 SLOW = ("soybean", "vote", "breast-cancer")
 PEERS = ("weka_j48", "weka_j48_U", "weka_j48_UA", "weka_bag_j48UA", "rpart_cp0",
-         "rpart_default", "rpart_pruned", "sk_tree", "sk_tree_iso", "sk_bag")
+         "rpart_default", "rpart_pruned", "sk_tree", "sk_tree_iso", "sk_bag", "sk_rf",
+         "sk_rf_iso", "sk_hgb")
 #: treecert's columns: every registered method at its defaults.
 METHODS = ("frequency", "laplace", "m_estimate", "tpce", "tpce_batch", "kk", "bagging",
-           "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging")
+           "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging", "forest")
 METRICS = ("log_loss", "brier", "auc", "auc_reliability", "accuracy")
 HIGHER = {"log_loss": False, "brier": False, "auc": True, "auc_reliability": True,
           "accuracy": True}
@@ -211,7 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=None,
                     help="Seconds allowed per evaluate call (slow datasets).")
     ap.add_argument("--csv", default=str(OUT_CSV))
+    ap.add_argument("--quick", action="store_true",
+                    help="Smoke size: iris, laplace and forest:trees=5 (TREECERT_QUICK=1).")
     args = ap.parse_args(argv)
+    if args.quick or os.environ.get("TREECERT_QUICK") == "1":
+        args.datasets, args.methods = ["iris"], ["laplace", "forest:trees=5"]
     if not args.summary_only:
         order = [d for d in args.datasets if d not in SLOW] + [
             d for d in args.datasets if d in SLOW]
@@ -219,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
             for spec in args.methods:
                 ensure_run(ds, spec, args.timeout)
     long = collect(args.methods, args.datasets)
+    if long.empty:
+        print("nothing to score: no run finished.", file=sys.stderr)
+        return 1
     missing = [(d, m) for d in args.datasets for m in args.methods
                if not ((long.dataset == d) & (long.column == m)).any()]
     if missing:

@@ -199,7 +199,7 @@ def test_calibrate_venn_without_data_is_the_transductive_machine(model_path, tmp
     [
         (["--method", "naive_bayes", "-o", "{t}/x.json"],
          "Error: 'naive_bayes' is not a calibration method. Choose one of: binning, venn, "
-         "empirical_bayes, calibrated_bagging."),
+         "empirical_bayes, bagging, calibrated_bagging, forest."),
         (["--cv", "3", "--method", "calibrated_bagging", "-o", "{t}/x.json"],
          "Error: calibrated_bagging calibrates out of bag, which is already cross-fitted; "
          "--cv does not apply. Drop --cv (or give held-out DATA)."),

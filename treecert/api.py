@@ -39,9 +39,18 @@ def train(
     leaf: str = "frequency",
     alpha: float = 1.0,
     m: float = 2.0,
+    max_features: str | int | float | None = None,
+    seed: int = 1,
     embed_data: bool = True,
+    method: str | None = None,
 ) -> Model:
-    """Grow a tree on ``data`` and wrap it as a :class:`Model` (training data embedded)."""
+    """Grow a tree on ``data`` and wrap it as a :class:`Model` (training data embedded).
+
+    ``max_features`` searches a random subset of the attributes at each node, drawn with
+    ``seed`` (:class:`~treecert.tree.classifier.DecisionTree`). ``method`` makes the
+    model predict with that method by default; an ensemble (``bagging``,
+    ``calibrated_bagging``, ``forest``) is grown now and stored with its calibration, so
+    ``predict`` never regrows it (needs ``embed_data`` while growing)."""
     from treecert.data.schema import Dataset
     from treecert.tree.classifier import DecisionTree
     from treecert.tree.model import Model
@@ -49,7 +58,7 @@ def train(
     estimator = DecisionTree(
         criterion=criterion, min_leaf=min_leaf, max_depth=max_depth, min_gain=min_gain,
         cp=cp, binary_splits=binary_splits, threshold=threshold, collapse=collapse,
-        leaf=leaf, alpha=alpha, m=m,
+        leaf=leaf, alpha=alpha, m=m, max_features=max_features, random_state=seed,
     ).fit(data)
     training = None
     if embed_data:
@@ -57,12 +66,29 @@ def train(
         training = Dataset(
             data.schema, data.X[keep], data.y[keep], data.weights[keep], source=data.source
         )
-    method = estimator.leaf
+    method_text = estimator.leaf
     if estimator.leaf == "laplace" and alpha != 1.0:
-        method = f"laplace:alpha={alpha:g}"
+        method_text = f"laplace:alpha={alpha:g}"
     elif estimator.leaf == "m_estimate" and m != 2.0:
-        method = f"m_estimate:m={m:g}"
-    return Model(estimator=estimator, training_data=training, method=method)
+        method_text = f"m_estimate:m={m:g}"
+    model = Model(estimator=estimator, training_data=training, method=method_text)
+    if method is None:
+        return model
+    from treecert.methods import METHODS, parse_method_spec
+    from treecert.methods.calibrate import STORED_ENSEMBLES
+    from treecert.methods.calibrate import calibrate as _calibrate
+
+    spec = parse_method_spec(method, METHODS)
+    if spec.name in STORED_ENSEMBLES:
+        stored = _calibrate(Model(estimator, training if training is not None else
+                                  Dataset(data.schema, data.X[data.y >= 0],
+                                          data.y[data.y >= 0],
+                                          data.weights[data.y >= 0], source=data.source),
+                                  method_text), method=spec, seed=seed)
+        stored.training_data = training
+        return stored
+    model.method = spec.text or spec.name
+    return model
 
 
 def predictor(model: Model, *, method: str | None = None, loss: np.ndarray | None = None,

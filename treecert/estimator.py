@@ -69,6 +69,11 @@ EXPECTED_CHECK_FAILURES: dict[str, dict[str, str]] = {
             "their out-of-bag rows: k copies of a row are k chances to be drawn, one row of "
             "weight k is one",
     },
+    "forest": {
+        "check_sample_weight_equivalence_on_dense_data":
+            "its trees are grown on bootstrap samples (as calibrated_bagging's): k copies "
+            "of a row are k chances to be drawn, one row of weight k is one",
+    },
     "binning": {
         "check_sample_weight_equivalence_on_dense_data":
             "the bins are learnt from out-of-fold forecasts of a cross-validation over rows: "
@@ -109,6 +114,9 @@ class TreecertClassifier(TreeAPIMixin, ClassifierMixin, BaseEstimator):
         ``"info_gain"`` (the papers), ``"gain_ratio"`` (J48) or ``"gini"``; ``min_leaf`` the
         minimum weight of a branch (J48 ``-M``); ``threshold`` ``"midpoint"`` or
         ``"lower"`` (J48); ``collapse`` J48's subtree collapse; ``cp`` rpart's complexity.
+    max_features : str, int, float or None, default=None
+        Attributes searched at each node, drawn at random per node: None (every one),
+        ``"sqrt"``, ``"log2"``, an integer or a fraction (``forest`` defaults to ``"sqrt"``).
     alpha, m : float, default=None
         Laplace's ``alpha`` / the m-estimate's ``m`` (None: the method's default, 1 and 2).
         ``alpha``, ``m``, ``prune``, ``cf`` and ``n_trees`` apply only to some settings
@@ -183,9 +191,9 @@ class TreecertClassifier(TreeAPIMixin, ClassifierMixin, BaseEstimator):
     The estimator passes scikit-learn's ``check_estimator`` with every method, except the
     checks in ``EXPECTED_CHECK_FAILURES`` that contradict a method's definition: batch TPCE
     (``tpce_batch``) predicts a batch together, so its rows are not invariant to the batch's
-    order or subsets; the bootstraps of ``bagging`` and ``calibrated_bagging`` and
-    ``binning``'s cross-validation draw rows, so a weight of k is not the same as k copies
-    of a row.
+    order or subsets; the bootstraps of ``bagging``, ``calibrated_bagging`` and ``forest``
+    and ``binning``'s cross-validation draw rows, so a weight of k is not the same as k
+    copies of a row.
 
     References
     ----------
@@ -218,6 +226,7 @@ class TreecertClassifier(TreeAPIMixin, ClassifierMixin, BaseEstimator):
         binary_splits: bool = False,
         threshold: str = "midpoint",
         collapse: bool = False,
+        max_features: str | int | float | None = None,
         alpha: float | None = None,
         m: float | None = None,
         prune: str = "none",
@@ -238,6 +247,7 @@ class TreecertClassifier(TreeAPIMixin, ClassifierMixin, BaseEstimator):
         self.binary_splits = binary_splits
         self.threshold = threshold
         self.collapse = collapse
+        self.max_features = max_features
         self.alpha = alpha
         self.m = m
         self.prune = prune
@@ -255,9 +265,10 @@ class TreecertClassifier(TreeAPIMixin, ClassifierMixin, BaseEstimator):
         params = {"criterion": self.criterion, "min_leaf": self.min_leaf,
                   "max_depth": self.max_depth, "min_gain": self.min_gain, "cp": self.cp,
                   "binary_splits": self.binary_splits, "threshold": self.threshold,
-                  "collapse": self.collapse}
+                  "collapse": self.collapse, "max_features": self.max_features}
         for key, kind in TREE_OPTIONS.items():
-            if params[key] is not None:
+            # max_features is a name or a number; DecisionTree checks it
+            if params[key] is not None and key != "max_features":
                 params[key] = _typed(params[key], kind, key)
         with _as_value_errors():
             DecisionTree(**params)  # checks the values

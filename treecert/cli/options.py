@@ -30,7 +30,8 @@ ShowFormat = Literal["text", "dot", "json"]  # api.show
 #: The registered certainty methods and metrics, named in --help (methods.METHODS,
 #: evaluation.stats.METRIC_DIRECTION; importing those would cost numpy and scipy).
 METHOD_NAMES = ("frequency", "laplace", "m_estimate", "tpce", "tpce_batch", "kk", "bagging",
-                "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging")
+                "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging",
+                "forest")
 METRIC_NAMES = ("accuracy", "kappa", "auc", "auc_reliability", "auc_low", "auc_high", "brier",
                 "brier_norm", "log_loss", "erc_deviation", "ece", "expected_loss", "brier_low",
                 "brier_high", "log_loss_low", "log_loss_high", "leaves", "fit_seconds",
@@ -118,6 +119,12 @@ Criterion = Annotated[
 ]
 MinLeaf = Annotated[float, typer.Option(help="Minimum weight per branch (J48 -M).")]
 MaxDepth = Annotated[int | None, typer.Option(help="Maximum depth (root = 0).")]
+MaxFeatures = Annotated[
+    str | None,
+    typer.Option(metavar="<all|sqrt|log2|K|FRACTION>",
+                 help="Attributes searched at each node, drawn at random per node with "
+                      "--seed / the method's seed (default: all)."),
+]
 MinGain = Annotated[float, typer.Option(help="Minimum heuristic gain to split.")]
 Cp = Annotated[float, typer.Option(help="rpart's relative complexity parameter.")]
 BinarySplits = Annotated[
@@ -242,6 +249,7 @@ TREE_OPTIONS = (
     _option("binary_splits", BinarySplits, False),
     _option("threshold", Threshold, "midpoint"),
     _option("collapse", Collapse, False),
+    _option("max_features", MaxFeatures, None),
 )
 """How the tree grows: train, evaluate and compare."""
 

@@ -87,6 +87,15 @@ def predict(
     Progress: a bar on a terminal; off one (a batch job's log), a line at most every
     TREECERT_PROGRESS_SECONDS seconds (10): rows done, rate and time left.
 
+    Which methods fit at predict time: the leaf methods (frequency, laplace, m_estimate) use
+    the stored tree; a model made by 'train --method' or 'calibrate --method' with bagging,
+    calibrated_bagging or forest stores their trees and calibration and grows nothing.
+    The transductive methods (tpce, tpce_batch, kk, venn without calibration data) must fit
+    per instance: each test row joins the training data with every tentative label and the
+    trees are regrown, which is what they estimate. Any other method named by --method
+    (and an ensemble the model does not store) is fitted once on the embedded training data
+    before scoring.
+
     Transductive methods (tpce, kk, venn): ENGINE_MEMORY
 
     Example: treecert predict iris.json sample_data/iris.arff -o predictions.csv

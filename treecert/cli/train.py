@@ -53,6 +53,13 @@ def train(
     one_se: options.OneSe = False,
     seed: options.Seed = 1,
     j48: options.J48 = False,
+    method: Annotated[
+        str | None,
+        typer.Option(metavar="NAME[:key=value,...]",
+                     help="The model's default certainty method. bagging, "
+                          "calibrated_bagging and forest are grown now and stored with "
+                          "their calibration, so predict never regrows them."),
+    ] = None,
     quiet: options.Quiet = False,
     **tree,  # options.TREE_OPTIONS, inserted before --leaf
 ) -> None:
@@ -60,6 +67,8 @@ def train(
 
     Unpruned by default; --prune M prunes it as 'treecert prune' does. --j48 grows and
     prunes as Weka's J48 does by default.
+
+    --method forest grows a calibrated random forest and stores it (trees, temperature).
 
     Example: treecert train sample_data/iris.arff -o iris.json --leaf laplace
     """
@@ -75,7 +84,8 @@ def train(
     dataset = _load_training(data, class_name, nominal, ignore, max_classes)
     loss_matrix = _read_loss(loss, dataset.schema.classes)
     model = api.train(
-        dataset, **tree, leaf=leaf, alpha=alpha, m=m, embed_data=not no_embed_data,
+        dataset, **tree, leaf=leaf, alpha=alpha, m=m, seed=seed,
+        embed_data=not no_embed_data, method=method,
     )
     pruned = ""
     _loss_unused_warning(prune, loss)

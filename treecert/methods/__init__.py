@@ -22,6 +22,7 @@ from treecert.methods.base import (
 from treecert.methods.binning import BinningMethod
 from treecert.methods.calibrated_bagging import CalibratedBaggingMethod
 from treecert.methods.empirical_bayes import EmpiricalBayesMethod
+from treecert.methods.forest import ForestMethod
 from treecert.methods.kk import KukarKononenkoMethod
 from treecert.methods.leaf import FrequencyMethod, LaplaceMethod, MEstimateMethod
 from treecert.methods.naive_bayes import NaiveBayesMethod
@@ -42,6 +43,7 @@ METHODS.update({
     "venn": VennMethod,
     "empirical_bayes": EmpiricalBayesMethod,
     "calibrated_bagging": CalibratedBaggingMethod,
+    "forest": ForestMethod,
 })
 
 __all__ = ["METHODS", "Method", "MethodSpec", "Prediction", "make_method", "parse_method_spec"]

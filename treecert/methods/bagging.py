@@ -2,7 +2,10 @@
 Laplace leaves, probabilities averaged. By default as many trees as classes — "the same
 number of trees as TPCE". Bootstrap samples are drawn with ``numpy.random.RandomState(seed)``
 and expressed as instance weights (a row drawn k times gets weight k·w), which grows the same
-tree as copying rows.
+tree as copying rows (:func:`treecert.methods.ensemble.grow_bootstrap`).
+
+``treecert train --method bagging`` (or ``calibrate --method bagging``) stores the grown
+trees in the model file, so ``predict`` applies them without regrowing.
 """
 
 from __future__ import annotations
@@ -12,7 +15,14 @@ from typing import ClassVar
 import numpy as np
 
 from treecert.data.schema import Dataset
-from treecert.methods.base import Method, Prediction
+from treecert.methods.base import Method, Prediction, reading_state, stored_state
+from treecert.methods.ensemble import (
+    decode_trees,
+    encode_trees,
+    grow_bootstrap,
+    per_tree_proba,
+    stored_estimators,
+)
 
 
 class BaggingMethod(Method):
@@ -24,25 +34,35 @@ class BaggingMethod(Method):
     defaults: ClassVar[dict] = {"trees": 0, "seed": 1, "leaf": "laplace"}
     randomised = True
 
+    def new_member(self, i: int):
+        return self.new_tree(leaf=self.opts["leaf"])
+
     def fit(self, data: Dataset) -> BaggingMethod:
         labelled = data.subset(np.flatnonzero(data.y >= 0))
-        n = labelled.n_samples
         n_trees = self.opts["trees"] or data.schema.n_classes
-        rng = np.random.RandomState(self.opts["seed"])
-        self.trees_ = []
-        for _ in range(n_trees):
-            draws = np.bincount(rng.randint(0, n, n), minlength=n)
-            keep = np.flatnonzero(draws)
-            sample = labelled.subset(keep)
-            sample.weights = sample.weights * draws[keep]
-            if np.unique(sample.y).size < 2:  # a one-class bootstrap: the tree is one leaf
-                sample = labelled
-            self.trees_.append(self.new_tree(leaf=self.opts["leaf"]).fit(sample))
+        self.trees_, _, _ = grow_bootstrap(labelled, n_trees, self.opts["seed"],
+                                           self.new_member, oob=False)
+        return self
+
+    def state(self) -> dict:
+        """What ``treecert train --method bagging`` / ``calibrate`` store: the trees."""
+        return {"trees": encode_trees([t.tree_ for t in self.trees_])}
+
+    def adopt(self, model) -> BaggingMethod:
+        """The trees stored by this spec, or grown on the embedded training data."""
+        state = stored_state(model, self.spec)
+        if state is None or "trees" not in state:
+            return super().adopt(model)
+
+        def load() -> list:
+            return decode_trees(state["trees"], model.schema.n_classes)
+
+        params = self.new_member(0).get_params()
+        self.trees_ = stored_estimators(reading_state(load), model.schema, params)
         return self
 
     def predict(self, data: Dataset) -> Prediction:
-        proba = np.mean([t.predict_proba(data) for t in self.trees_], axis=0)
-        return Prediction(proba)
+        return Prediction(per_tree_proba(self.trees_, data).mean(axis=0))
 
     @property
     def size(self) -> int | float | None:

@@ -28,6 +28,7 @@ TREE_OPTIONS: dict[str, type] = {
     "binary_splits": bool,
     "threshold": str,
     "collapse": bool,
+    "max_features": str,
 }
 
 
@@ -146,6 +147,9 @@ class Method:
     #: Whether ``lower <= proba <= upper`` holds where the method gives bounds (not for
     #: the empirical-Bayes paper's Eq. 4, which is centred on the uncorrected estimate).
     bounds_contain_proba: ClassVar[bool] = True
+    #: Whether the method's trees may search random attribute subsets (``max_features``);
+    #: the transductive engines regrow trees with every attribute, so they refuse it.
+    random_subsets: ClassVar[bool] = True
 
     def __init__(self, tree_params: dict, spec: MethodSpec | None = None) -> None:
         self.spec = spec or MethodSpec(self.name, {}, self.name)
@@ -157,6 +161,9 @@ class Method:
         self.opts = opts
         tree = {k: v for k, v in tree_params.items() if k in TREE_OPTIONS}
         tree.update({k: v for k, v in self.spec.options.items() if k in TREE_OPTIONS})
+        if not self.random_subsets and tree.get("max_features") not in (None, "all"):
+            raise ConfigError(f"method '{self.name}' grows its trees with every attribute; "
+                              "max_features does not apply.", "Drop max_features.")
         self.tree_params = self._checked_tree(tree)
         #: Worker processes for per-instance work (set by ``--jobs``); output never depends
         #: on it.

@@ -23,9 +23,12 @@ What each method calibrates on
 * ``empirical_bayes``: the prior fitted on the model's own leaves (the paper's recipe), so it
   takes no calibration data; with ``prune=...`` the model's tree is pruned first and the
   calibrated model stores the pruned tree with the prior fitted on its leaves.
-* ``calibrated_bagging``: the temperature of the bagged trees grown on the embedded training
-  data, fitted out of bag (no DATA: that is already cross-fitted, so ``--cv`` is refused) or
-  on held-out DATA; the state is the temperature, the trees are regrown with the seed.
+* ``calibrated_bagging`` and ``forest``: the temperature of the bagged trees grown on the
+  embedded training data, fitted out of bag (no DATA: that is already cross-fitted, so
+  ``--cv`` is refused) or on held-out DATA; the state is the temperature and the grown trees
+  (:mod:`treecert.methods.ensemble`), so ``predict`` never regrows them.
+* ``bagging``: nothing to calibrate; the state is the grown trees (no DATA, no ``--cv``).
+  ``treecert train --method M`` does the same for these three in one step.
 """
 
 from __future__ import annotations
@@ -41,7 +44,9 @@ from treecert.tree.model import Model, data_sha256
 
 #: Methods that calibrate themselves on their training data (allowed in ``calibrate``, and
 #: as a base of binning).
-SELF_CALIBRATING = ("calibrated_bagging",)
+SELF_CALIBRATING = ("calibrated_bagging", "forest")
+#: Ensembles whose grown trees a model file can store (``train --method``, ``calibrate``).
+STORED_ENSEMBLES = ("bagging", *SELF_CALIBRATING)
 
 
 def with_positive(method: str | MethodSpec, positive: str) -> MethodSpec:
@@ -81,10 +86,10 @@ def calibrate(
     seed : seed of those folds.
     """
     spec = parse_method_spec(method, METHODS) if isinstance(method, str) else method
-    if spec.name not in CALIBRATION_METHODS + SELF_CALIBRATING:
+    if spec.name not in CALIBRATION_METHODS + STORED_ENSEMBLES:
         raise ConfigError(f"'{spec.name}' is not a calibration method.",
                           "Choose one of: "
-                          f"{', '.join(CALIBRATION_METHODS + SELF_CALIBRATING)}.")
+                          f"{', '.join(CALIBRATION_METHODS + STORED_ENSEMBLES)}.")
     if data is not None and cv is not None:
         raise ConfigError("give calibration DATA or --cv, not both.")
     if cv is not None and cv < 2:
@@ -105,7 +110,7 @@ def calibrate(
             estimator = type(estimator).from_tree(runner.model_.tree_, estimator.schema_,
                                                   estimator.get_params())
             pruning = runner.pruning_
-    elif spec.name in SELF_CALIBRATING:
+    elif spec.name in STORED_ENSEMBLES:
         record["state"], record["source"], record["n_samples"] = _self_calibrate(
             runner, model, data, cv)
         if data is not None:
@@ -156,7 +161,9 @@ def _self_calibrate(runner, model: Model, data: Dataset | None, cv: int | None):
     held-out ``data``)."""
     if cv is not None:
         raise ConfigError(f"{runner.name} calibrates out of bag, which is already "
-                          "cross-fitted; --cv does not apply.",
+                          "cross-fitted; --cv does not apply." if runner.name in
+                          SELF_CALIBRATING else f"{runner.name} has nothing to calibrate; "
+                          "--cv does not apply.",
                           "Drop --cv (or give held-out DATA).")
     if model.training_data is None:
         raise ConfigError(f"{runner.name} regrows its trees from the training data, but the "
@@ -165,7 +172,11 @@ def _self_calibrate(runner, model: Model, data: Dataset | None, cv: int | None):
     runner.adopt(Model(model.estimator, model.training_data, model.method, model.pruning,
                        None, model.extra))
     if data is None:
-        return runner.state(), "oob", int(np.sum(model.training_data.y >= 0))
+        source = "oob" if runner.name in SELF_CALIBRATING else "model"
+        return runner.state(), source, int(np.sum(model.training_data.y >= 0))
+    if runner.name not in SELF_CALIBRATING:
+        raise ConfigError(f"{runner.name} has nothing to calibrate on DATA; it only stores "
+                          "its trees.", "Drop DATA.")
     if not data.has_class or not np.any(data.y >= 0):
         raise ConfigError(f"{data.source}: the calibration data has no labelled row.")
     return runner.calibrate_on(data), "data", int(np.sum(data.y >= 0))

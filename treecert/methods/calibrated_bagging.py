@@ -33,6 +33,11 @@ What each source is good at, put together:
 Options: ``trees`` (50), ``seed`` (1), ``alpha`` (Laplace α, 1), ``temperature`` (``oob``,
 the default, or a number to fix t), ``certainty`` (``vote`` | ``proba``).
 
+``treecert train --method calibrated_bagging`` (or ``calibrate``) stores the grown trees and
+the temperature in the model file (:mod:`treecert.methods.ensemble`), so ``predict`` applies
+them without regrowing; ``predict --method calibrated_bagging`` on any other model grows
+them from its embedded training data.
+
 References
 ----------
 F. Provost and P. Domingos, "Tree induction for probability-based ranking", Machine
@@ -51,16 +56,18 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
 from treecert.methods.base import Method, Prediction, reading_state, stored_state
+from treecert.methods.ensemble import (
+    decode_trees,
+    encode_trees,
+    grow_bootstrap,
+    per_tree_proba,
+    stored_estimators,
+)
 
 #: Values of the ``certainty`` option.
 CERTAINTIES = ("vote", "proba")
 #: Range searched for the out-of-bag temperature.
 T_MIN, T_MAX = 0.2, 10.0
-
-
-def bootstrap_counts(rng: np.random.RandomState, n: int) -> np.ndarray:
-    """How often each of n rows is drawn in one bootstrap sample of size n."""
-    return np.bincount(rng.randint(0, n, n), minlength=n)
 
 
 def sharpen(proba: np.ndarray, t: float) -> np.ndarray:
@@ -137,14 +144,14 @@ class CalibratedBaggingMethod(Method):
     randomised = True
 
     def _check(self) -> float | None:
-        o = self.opts
+        o, name = self.opts, self.name
         if o["trees"] < 1:
-            raise ConfigError(f"calibrated_bagging: trees must be at least 1, got {o['trees']}.")
+            raise ConfigError(f"{name}: trees must be at least 1, got {o['trees']}.")
         if not o["alpha"] > 0:
-            raise ConfigError(f"calibrated_bagging: alpha must be positive, got {o['alpha']}.",
+            raise ConfigError(f"{name}: alpha must be positive, got {o['alpha']}.",
                               "The temperature works on log-probabilities.")
         if o["certainty"] not in CERTAINTIES:
-            raise ConfigError(f"calibrated_bagging: unknown certainty '{o['certainty']}'.",
+            raise ConfigError(f"{name}: unknown certainty '{o['certainty']}'.",
                               "Choose vote or proba.")
         if o["temperature"] == "oob":
             return None
@@ -154,31 +161,19 @@ class CalibratedBaggingMethod(Method):
             t = float("nan")
         if not np.isfinite(t) or t <= 0:
             raise ConfigError(
-                f"calibrated_bagging: temperature must be oob or a positive number, got "
+                f"{name}: temperature must be oob or a positive number, got "
                 f"'{o['temperature']}'.")
         return t
+
+    def new_member(self, i: int):
+        """Tree i of the ensemble (unfitted): a Laplace tree with the run's settings."""
+        return self.new_tree(leaf="laplace", alpha=self.opts["alpha"])
 
     def fit(self, data: Dataset) -> CalibratedBaggingMethod:
         fixed_t = self._check()
         labelled = data.subset(np.flatnonzero(data.y >= 0))
-        n, K = labelled.n_samples, labelled.schema.n_classes
-        rng = np.random.RandomState(self.opts["seed"])
-        self.trees_ = []
-        oob_sum = np.zeros((n, K))
-        oob_n = np.zeros(n)
-        for _ in range(self.opts["trees"]):
-            draws = bootstrap_counts(rng, n)
-            keep = np.flatnonzero(draws)
-            sample = labelled.subset(keep)
-            sample.weights = sample.weights * draws[keep]
-            if np.unique(sample.y).size < 2:  # a one-class bootstrap: the tree is one leaf
-                sample, draws = labelled, np.ones(n, np.int64)
-            tree = self.new_tree(leaf="laplace", alpha=self.opts["alpha"]).fit(sample)
-            self.trees_.append(tree)
-            out = np.flatnonzero(draws == 0)
-            if out.size:
-                oob_sum[out] += tree.predict_proba(labelled.X[out])
-                oob_n[out] += 1
+        self.trees_, oob_sum, oob_n = grow_bootstrap(labelled, self.opts["trees"],
+                                                     self.opts["seed"], self.new_member)
         if fixed_t is not None:
             self.temperature_ = fixed_t
         else:
@@ -191,32 +186,45 @@ class CalibratedBaggingMethod(Method):
         """Refit the temperature on held-out labelled ``data`` (``treecert calibrate MODEL
         DATA``) instead of out of bag; returns the state stored in the model file."""
         labelled = data.subset(np.flatnonzero(data.y >= 0))
-        mean = np.mean([t.predict_proba(labelled) for t in self.trees_], axis=0)
+        mean = per_tree_proba(self.trees_, labelled).mean(axis=0)
         self.temperature_ = fit_temperature(mean, labelled.y, labelled.weights)
         return self.state()
 
     def state(self) -> dict:
-        """What ``treecert calibrate`` stores: the temperature (the trees are regrown from
-        the embedded training data with the seed)."""
-        return {"temperature": float(self.temperature_)}
+        """What ``treecert train --method`` / ``calibrate`` store: the temperature and the
+        grown trees (:mod:`treecert.methods.ensemble`)."""
+        return {"temperature": float(self.temperature_),
+                "trees": encode_trees([t.tree_ for t in self.trees_])}
 
     def adopt(self, model) -> CalibratedBaggingMethod:
-        """Regrow the trees on the model's embedded training data; a model calibrated with
-        this spec supplies its stored temperature."""
+        """A model that stores this spec's trees supplies them and its temperature (nothing
+        is grown); otherwise the trees are grown on the model's embedded training data and
+        a stored temperature (a model calibrated before trees were stored) replaces the
+        out-of-bag one."""
         state = stored_state(model, self.spec)
-        super().adopt(model)
+        if state is not None and "trees" in state:
+            self._check()
+
+            def load() -> list:
+                return decode_trees(state["trees"], model.schema.n_classes)
+
+            params = self.new_member(0).get_params()
+            self.trees_ = stored_estimators(reading_state(load, model.source), model.schema,
+                                            params)
+        else:
+            super().adopt(model)
         if state is not None:
-            def load() -> float:
+            def load_t() -> float:
                 t = float(state["temperature"])
                 if not (np.isfinite(t) and t > 0):
                     raise ValueError("the temperature must be positive")
                 return t
 
-            self.temperature_ = reading_state(load, model.source)
+            self.temperature_ = reading_state(load_t, model.source)
         return self
 
     def predict(self, data: Dataset) -> Prediction:
-        per_tree = np.stack([t.predict_proba(data) for t in self.trees_])
+        per_tree = per_tree_proba(self.trees_, data)
         mean = per_tree.mean(axis=0)
         proba = sharpen(mean, self.temperature_)
         rows = np.arange(proba.shape[0])

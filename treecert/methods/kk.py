@@ -89,6 +89,7 @@ class KukarKononenkoMethod(Method):
     """K&K reliability; option ``engine`` (fast|path|naive)."""
 
     name = "kk"
+    random_subsets = False
     #: ``reliable_cv``: folds of the internal cross-validation that learns the supervised
     #: reliable/unreliable threshold (0: no label); ``seed`` its folds. K more fits per fit.
     options: ClassVar[dict[str, type]] = {

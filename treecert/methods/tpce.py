@@ -43,6 +43,7 @@ class TpceMethod(Method):
     """TPCE (Eq. 1); options ``engine`` (fast|path|naive) and ``count_x`` (true|false)."""
 
     name = "tpce"
+    random_subsets = False
     options: ClassVar[dict[str, type]] = {"engine": str, "count_x": bool}
     defaults: ClassVar[dict] = {"engine": "fast", "count_x": True}
     rules: ClassVar[dict] = {"min_leaf": TRANSDUCTIVE_MIN_LEAF}

@@ -23,6 +23,7 @@ class TpceBatchMethod(Method):
     """Batch TPCE; option ``seed``."""
 
     name = "tpce_batch"
+    random_subsets = False
     options: ClassVar[dict[str, type]] = {"seed": int}
     defaults: ClassVar[dict] = {"seed": 1}
     rules: ClassVar[dict] = {"min_leaf": TRANSDUCTIVE_MIN_LEAF}

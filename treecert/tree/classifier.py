@@ -13,6 +13,7 @@ import numpy as np
 from treecert.data.schema import Dataset, Schema
 from treecert.errors import ConfigError, DataError
 from treecert.tree.arrays import Tree, collapse, prune_to_cp
+from treecert.tree.feature_draw import FeatureDraw, resolve_max_features
 from treecert.tree.grow import grow
 from treecert.tree.leaf_estimates import normalise_leaf_name
 from treecert.tree.params import LEARNER_RULES, check_all
@@ -33,6 +34,10 @@ class DecisionTree:
     threshold : "midpoint" or "lower" (observed value, C4.5/J48).
     collapse : J48's collapse of subtrees that do not reduce training errors.
     leaf : "frequency", "laplace" (alpha) or "m_estimate" (m) leaf estimates.
+    max_features : attributes searched at each node — None / "all" (default: every one),
+        "sqrt", "log2", an integer or a fraction — drawn at random per node with
+        ``random_state`` (:func:`~treecert.tree.split_search.resolve_max_features`).
+    random_state : seed of those draws (unused with every attribute).
 
     Fitted attributes: ``tree_`` (:class:`Tree`), ``schema_``, ``grown_`` (with row slices).
     """
@@ -48,6 +53,8 @@ class DecisionTree:
     leaf: str = "frequency"
     alpha: float = 1.0
     m: float = 2.0
+    max_features: str | int | float | None = None
+    random_state: int = 1
 
     def __post_init__(self) -> None:
         if isinstance(self.leaf, str):
@@ -77,7 +84,15 @@ class DecisionTree:
             "min_gain": self.min_gain, "cp": self.cp, "binary_splits": self.binary_splits,
             "threshold": self.threshold, "collapse": self.collapse, "leaf": self.leaf,
             "alpha": self.alpha, "m": self.m,
-        }
+        } | self.subset_params()
+
+    def subset_params(self) -> dict:
+        """``max_features`` and ``random_state`` where attributes are drawn at random; none
+        otherwise, so the parameters (and model files) of trees searching every attribute
+        stay as they were."""
+        if self.max_features is None or self.max_features == "all":
+            return {}
+        return {"max_features": self.max_features, "random_state": self.random_state}
 
     def make_finder(
         self, data: Dataset, *, eligible: np.ndarray | None = None,
@@ -85,7 +100,7 @@ class DecisionTree:
     ) -> SplitFinder:
         """The split finder over ``data`` (or explicit X, y in its schema)."""
         schema = data.schema
-        return SplitFinder(
+        finder = SplitFinder(
             data.X if X is None else X,
             data.y if y is None else y,
             schema.nominal_mask(),
@@ -95,6 +110,10 @@ class DecisionTree:
             eligible=eligible,
             n_total_rows=data.n_samples,
         )
+        k = resolve_max_features(self.max_features, schema.n_features)
+        if k is not None:
+            finder.feature_draw = FeatureDraw(k, schema.n_features, self.random_state)
+        return finder
 
     def fit(self, data: Dataset, *, eligible: np.ndarray | None = None) -> DecisionTree:
         """Grow the tree on ``data`` (rows with a missing class are ignored).

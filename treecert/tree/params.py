@@ -147,6 +147,26 @@ def check_all(rules: dict[str, Rule], values: dict, where: str, *, trusted: bool
 LARGE = 1e150
 
 #: The tree learner's settings (:class:`~treecert.tree.classifier.DecisionTree`'s fields).
+@dataclass(frozen=True)
+class _MaxFeaturesRule(Rule):
+    """``max_features``: all, sqrt, log2, an integer >= 1 or a fraction in (0, 1]
+    (:func:`treecert.tree.feature_draw.resolve_max_features` reads it)."""
+
+    def describe_range(self) -> str:
+        return "all, sqrt, log2, an integer >= 1 or a fraction in (0, 1]"
+
+    def check(self, value: Any, where: str, *, trusted: bool = True, warn: bool = True,
+              error: type[ConfigError] = ConfigError) -> Any:
+        from treecert.tree.feature_draw import resolve_max_features
+
+        try:
+            resolve_max_features(value, 2)
+        except ConfigError:
+            raise error(f"{where} must be {self.describe_range()}, not {describe(value)}."
+                        ) from None
+        return value
+
+
 LEARNER_RULES: dict[str, Rule] = {
     "criterion": Rule(str, choices=CRITERIA),
     "min_leaf": Rule(float, 0, LARGE),
@@ -160,4 +180,6 @@ LEARNER_RULES: dict[str, Rule] = {
     "leaf": Rule(str, choices=LEAF_ESTIMATES),
     "alpha": Rule(float, 0, LARGE),
     "m": Rule(float, 0, LARGE),
+    "max_features": _MaxFeaturesRule(str, nullable=True),
+    "random_state": Rule(int, 0, 2**32 - 1),
 }

@@ -39,6 +39,13 @@ Rules, and where they come from
   create a nominal branch or a numeric cut that the training data alone would not allow.
 * Ties are broken deterministically: scores are compared after rounding to 10 decimals, and
   the lowest attribute index, then the lowest threshold/value, wins.
+* Random attribute subsets (``max_features``, Breiman's random forests, 2001): with a
+  :class:`~treecert.tree.feature_draw.FeatureDraw` set on the finder, each node's test is
+  chosen among a random subset of the attributes, drawn for the nodes of a batch in order
+  from one seeded generator; a node none of whose drawn attributes has an admissible test
+  chooses among all of them
+  (as scikit-learn keeps drawing until it finds a usable feature), so the subsets never stop
+  growth early. Without a draw (the default) every attribute is searched.
 """
 
 from __future__ import annotations
@@ -168,6 +175,9 @@ class SplitFinder(NumericSearch):
     #: transductive engine has proven (:func:`treecert.transductive.settled_tests.among`),
     #: where the average of its own columns would not be J48's.
     pool_proven: bool = False
+    #: Random attribute subsets (``max_features``,
+    #: :class:`~treecert.tree.feature_draw.FeatureDraw`); None searches every attribute.
+    feature_draw = None
 
     def __init__(
         self,
@@ -271,6 +281,23 @@ class SplitFinder(NumericSearch):
         nominal): ``ok``, ``gain``, ``score`` (G, p + q), numeric thresholds (G, p) and the
         branch-0 value of binary nominal tests (G, q). Shared with the engine's searches of
         many labels at once (:mod:`treecert.transductive.label_search`)."""
+        if self.feature_draw is None or ok.shape[0] == 0:
+            return self._choose_among(ok, gain, score, thr, vb)
+        allowed = self.feature_draw.masks(ok.shape[0])[:, self._fid]
+        first = self._choose_among(ok & allowed, gain, score, thr, vb)
+        again = flat_nonzero(first.feature < 0)
+        if again.size:  # nothing admissible among the drawn attributes: all of them
+            rest = self._choose_among(ok[again], gain[again], score[again], thr[again],
+                                      vb[again])
+            for name in ("feature", "threshold", "n_branches", "score"):
+                getattr(first, name)[again] = getattr(rest, name)
+            for g, branch in rest.value_branch.items():
+                first.value_branch[int(again[g])] = branch
+        return first
+
+    def _choose_among(self, ok: np.ndarray, gain: np.ndarray, score: np.ndarray,
+                      thr: np.ndarray, vb: np.ndarray) -> _Choice:
+        """:meth:`_choose` among the candidates ``ok``."""
         params = self.params
         G, p, q = ok.shape[0], self.numeric_idx.size, self.nominal_idx.size
         if params.criterion == "gain_ratio" and self.pool_proven:

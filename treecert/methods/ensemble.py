@@ -1,0 +1,155 @@
+"""What the tree ensembles share: bootstrap trees with their out-of-bag forecasts, and the
+stored form of their trees in a model file.
+
+``bagging``, ``calibrated_bagging`` and ``forest`` grow ``trees`` trees on bootstrap samples
+drawn with ``numpy.random.RandomState(seed)`` and expressed as instance weights (a row drawn
+k times weighs k, which grows the same tree as copying rows). :func:`grow_bootstrap` grows
+them and sums each training row's forecasts over the trees that left it out (Breiman's
+out-of-bag estimate), which the calibrated ensembles calibrate on.
+
+Stored form
+-----------
+``treecert train --method M`` and ``treecert calibrate --method M`` store the grown trees
+in the model's calibration state, so ``predict`` routes rows through them and never
+regrows them (:func:`encode_trees`, :func:`decode_trees`). The trees are laid end to end,
+each field one base64 little-endian array (``int32`` indices, ``float64`` thresholds and
+counts), with per-tree sizes::
+
+    "trees": {"n_trees": T, "n_nodes": [...], "n_children": [...], "n_value_branch": [...],
+              "feature": {"encoding": "base64-i4le", "data": ...}, "threshold": {...},
+              "children_ptr": {...}, "children": {...}, "value_branch_ptr": {...},
+              "value_branch": {...}, "counts": {"encoding": "base64-f8le", "data": ...}}
+
+Each tree's ``children_ptr`` and ``value_branch_ptr`` are stored without their leading 0.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+
+import numpy as np
+
+from treecert.data.schema import Dataset
+from treecert.tree.arrays import Tree
+from treecert.tree.classifier import DecisionTree
+from treecert.tree.segments import offsets
+
+
+def bootstrap_counts(rng: np.random.RandomState, n: int) -> np.ndarray:
+    """How often each of n rows is drawn in one bootstrap sample of size n."""
+    return np.bincount(rng.randint(0, n, n), minlength=n)
+
+
+def grow_bootstrap(labelled: Dataset, n_trees: int, seed: int,
+                   new_tree: Callable[[int], DecisionTree], *, oob: bool = True
+                   ) -> tuple[list[DecisionTree], np.ndarray, np.ndarray]:
+    """``n_trees`` trees ``new_tree(i)`` grown on bootstrap samples of ``labelled``.
+
+    Returns the fitted trees, each row's summed out-of-bag probabilities (n, K) and how many
+    trees left it out (n,) (zeros without ``oob``). A bootstrap sample of one class only
+    grows its tree on every row instead (the tree would be one leaf), and leaves no row out.
+    """
+    n, K = labelled.n_samples, labelled.schema.n_classes
+    rng = np.random.RandomState(seed)
+    trees = []
+    oob_sum = np.zeros((n, K))
+    oob_n = np.zeros(n)
+    for i in range(n_trees):
+        draws = bootstrap_counts(rng, n)
+        keep = np.flatnonzero(draws)
+        sample = labelled.subset(keep)
+        sample.weights = sample.weights * draws[keep]
+        if np.unique(sample.y).size < 2:  # a one-class bootstrap: the tree is one leaf
+            sample, draws = labelled, np.ones(n, np.int64)
+        tree = new_tree(i).fit(sample)
+        trees.append(tree)
+        out = np.flatnonzero(draws == 0)
+        if oob and out.size:
+            oob_sum[out] += tree.predict_proba(labelled.X[out])
+            oob_n[out] += 1
+    return trees, oob_sum, oob_n
+
+
+def tree_seed(seed: int, i: int) -> int:
+    """The attribute-draw seed of tree i of an ensemble seeded ``seed``: a 31-bit integer
+    from ``SeedSequence([seed, i])``, so trees draw independent subsets."""
+    return int(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, i]).generate_state(1)[0]
+               >> 1)
+
+
+def per_tree_proba(trees: list[DecisionTree], data: Dataset | np.ndarray) -> np.ndarray:
+    """(n_trees, n, K): every tree's probabilities."""
+    return np.stack([t.predict_proba(data) for t in trees])
+
+
+# ---------------------------------------------------------------------------- stored form
+def _pack(arr: np.ndarray, dtype: str) -> dict:
+    data = np.ascontiguousarray(arr, dtype=dtype).tobytes()
+    code = {"<i4": "base64-i4le", "<f8": "base64-f8le"}[dtype]
+    return {"encoding": code, "data": base64.b64encode(data).decode("ascii")}
+
+
+def _unpack(obj: dict, dtype: str, size: int) -> np.ndarray:
+    code = {"<i4": "base64-i4le", "<f8": "base64-f8le"}[dtype]
+    if not isinstance(obj, dict) or obj.get("encoding") != code:
+        raise ValueError(f"an array is not {code}")
+    raw = base64.b64decode(obj["data"], validate=True)
+    if len(raw) != np.dtype(dtype).itemsize * size:
+        raise ValueError(f"an array holds {len(raw)} bytes, expected {size} values")
+    return np.frombuffer(raw, dtype=dtype).astype(np.int64 if "i" in dtype else np.float64)
+
+
+def encode_trees(trees: list[Tree]) -> dict:
+    """The stored form of ``trees`` (module docstring)."""
+    n_nodes = [t.n_nodes for t in trees]
+    return {
+        "n_trees": len(trees),
+        "n_nodes": n_nodes,
+        "n_children": [int(t.children.size) for t in trees],
+        "n_value_branch": [int(t.value_branch.size) for t in trees],
+        "feature": _pack(np.concatenate([t.feature for t in trees]), "<i4"),
+        "threshold": _pack(np.concatenate([t.threshold for t in trees]), "<f8"),
+        "children_ptr": _pack(np.concatenate([t.children_ptr[1:] for t in trees]), "<i4"),
+        "children": _pack(np.concatenate([t.children for t in trees]), "<i4"),
+        "value_branch_ptr": _pack(np.concatenate([t.value_branch_ptr[1:] for t in trees]),
+                                  "<i4"),
+        "value_branch": _pack(np.concatenate([t.value_branch for t in trees]), "<i4"),
+        "counts": _pack(np.concatenate([t.counts.ravel() for t in trees]), "<f8"),
+    }
+
+
+def decode_trees(obj: dict, n_classes: int) -> list[Tree]:
+    """The trees of :func:`encode_trees`' form, each checked (``Tree.validate``); a
+    malformed form raises ValueError / KeyError / TypeError (the caller's
+    :func:`~treecert.methods.base.reading_state` makes that a model-file error)."""
+    n_nodes = np.asarray(obj["n_nodes"], dtype=np.int64)
+    n_children = np.asarray(obj["n_children"], dtype=np.int64)
+    n_vb = np.asarray(obj["n_value_branch"], dtype=np.int64)
+    T = int(obj["n_trees"])
+    if not (n_nodes.shape == n_children.shape == n_vb.shape == (T,)) or T < 1 or (
+            n_nodes < 1).any() or (n_children < 0).any() or (n_vb < 0).any():
+        raise ValueError("the per-tree sizes disagree")
+    N = int(n_nodes.sum())
+    feature = _unpack(obj["feature"], "<i4", N)
+    threshold = _unpack(obj["threshold"], "<f8", N)
+    children_ptr = _unpack(obj["children_ptr"], "<i4", N)
+    children = _unpack(obj["children"], "<i4", int(n_children.sum()))
+    vb_ptr = _unpack(obj["value_branch_ptr"], "<i4", N)
+    vb = _unpack(obj["value_branch"], "<i4", int(n_vb.sum()))
+    counts = _unpack(obj["counts"], "<f8", N * n_classes).reshape(N, n_classes)
+    node0, child0, vb0 = offsets(n_nodes), offsets(n_children), offsets(n_vb)
+    trees = []
+    for i in range(T):
+        a, b = node0[i], node0[i + 1]
+        tree = Tree(feature[a:b], threshold[a:b],
+                    np.concatenate([[0], children_ptr[a:b]]), children[child0[i]:child0[i + 1]],
+                    np.concatenate([[0], vb_ptr[a:b]]), vb[vb0[i]:vb0[i + 1]], counts[a:b])
+        tree.validate()
+        trees.append(tree)
+    return trees
+
+
+def stored_estimators(trees: list[Tree], schema, params: dict) -> list[DecisionTree]:
+    """Fitted estimators around stored trees (``params``: leaf estimate and its α)."""
+    return [DecisionTree.from_tree(t, schema, params) for t in trees]
