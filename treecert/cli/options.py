@@ -30,7 +30,8 @@ ShowFormat = Literal["text", "dot", "json"]  # api.show
 #: The registered certainty methods and metrics, named in --help (methods.METHODS,
 #: evaluation.stats.METRIC_DIRECTION; importing those would cost numpy and scipy).
 METHOD_NAMES = ("frequency", "laplace", "m_estimate", "tpce", "tpce_batch", "kk", "bagging",
-                "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging")
+                "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging",
+                "certified_tree")
 METRIC_NAMES = ("accuracy", "auc", "auc_reliability", "auc_low", "auc_high", "brier",
                 "brier_norm", "log_loss", "erc_deviation", "ece", "expected_loss", "brier_low",
                 "brier_high", "log_loss_low", "log_loss_high", "leaves", "fit_seconds",
