@@ -13,6 +13,7 @@ share; averaged over the datasets every column has.
 
     nice -n 10 python benchmarks/single_tree_quality.py           # run what is missing, print
     nice -n 10 python benchmarks/single_tree_quality.py --quick   # iris, three methods
+    python benchmarks/single_tree_quality.py --summary-only      # tables from cached runs
 
 Each (dataset, method) run is cached in
 ``benchmarks/results/tmp/single_tree_quality[_quick]/<dataset>/<method>/`` (delete it to
@@ -58,11 +59,14 @@ QUICK_METHODS = ("certified_tree", "laplace", "tpce")
 ORDER = ("auc_reliability", "log_loss", "brier", "auc", "accuracy")
 
 
-def ensure_run(work: Path, dataset: str, spec: str, timeout: float | None) -> Path | None:
+def ensure_run(work: Path, dataset: str, spec: str, timeout: float | None,
+               run: bool = True) -> Path | None:
     """``treecert evaluate`` of one method on one dataset unless cached: its predictions."""
     out = work / dataset / slug(spec)
     if (out / "predictions.csv").exists():
         return out / "predictions.csv"
+    if not run:
+        return None
     cmd = [sys.executable, "-m", "treecert", "evaluate", str(DATA / f"{dataset}.arff"),
            "--folds-file", str(DATA / f"{dataset}.folds.csv"), "--method", spec,
            "--no-timing", "-q", "-o", str(out)]
@@ -88,14 +92,14 @@ def method_scores(path: Path, y: np.ndarray, classes: tuple[str, ...]) -> dict[s
 
 
 def collect(work: Path, datasets: list[str], methods: list[str],
-            timeout: float | None) -> pd.DataFrame:
+            timeout: float | None, run: bool = True) -> pd.DataFrame:
     rows = []
     for ds in datasets:
         data = load_dataset(DATA / f"{ds}.arff")
         y, classes = data.y.astype(np.int64), tuple(data.schema.classes)
         columns = [(p, "peer", peer_scores(p, ds, y)) for p in PEERS]
         for m in methods:
-            path = ensure_run(work, ds, m, timeout)
+            path = ensure_run(work, ds, m, timeout, run)
             columns.append((m, "treecert", None if path is None
                             else method_scores(path, y, classes)))
         rows += [{"dataset": ds, "column": name, "kind": kind, "metric": k, "value": v}
@@ -147,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", nargs="*", default=None, help="treecert method specs.")
     ap.add_argument("--timeout", type=float, default=None,
                     help="Seconds allowed per evaluate call.")
+    ap.add_argument("--summary-only", action="store_true", help="Only score cached runs.")
     add_quick(ap)
     args = ap.parse_args(argv)
     small = quick(args)
@@ -155,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     methods = args.methods if args.methods is not None else list(
         QUICK_METHODS if small else METHODS)
     work = WORK.with_name(WORK.name + "_quick") if small else WORK
-    long = collect(work, datasets, methods, args.timeout)
+    long = collect(work, datasets, methods, args.timeout, not args.summary_only)
     if long.empty or long[long.kind == "treecert"].empty:
         print("error: nothing was scored (no dataset or no method ran).", file=sys.stderr)
         return 1

@@ -15,7 +15,14 @@ from conftest import make_dataset
 from treecert import api
 from treecert.errors import ConfigError
 from treecert.methods import make_method
-from treecert.methods.certified_tree import M_GRID, SMOOTHINGS, node_estimates
+from treecert.methods.calibrated_bagging import fit_temperature
+from treecert.methods.certified_tree import (
+    M_GRID,
+    SMOOTHINGS,
+    fit_pool,
+    node_estimates,
+    pooled,
+)
 from treecert.tree.classifier import DecisionTree
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +49,7 @@ def test_probabilities_and_certainty_by_hand() -> None:
     train = make_dataset({"x": [1, 2, 3, 4, 5, 6]}, [0, 0, 0, 1, 1, 1])
     test = make_dataset({"x": [2, 5]}, [0, 1])
     method = make_method("certified_tree").fit(train)
-    assert (method.smoothing_, method.m_, method.temperature_) == ("m_estimate", 2.0, 1.0)
+    assert (method.smoothing_, method.m_, method.weights_) == ("m_estimate", 2.0, (1.0, 0.0))
     pred = method.predict(test)
     np.testing.assert_allclose(pred.proba, [[0.8, 0.2], [0.2, 0.8]])
     # TPCE (Eq. 1) of the predicted class, x = 2: with (2, 0) the left leaf is (4, 0),
@@ -64,21 +71,34 @@ def test_the_out_of_fold_choice_is_what_predicts() -> None:
     data = _noisy()
     method = make_method("certified_tree:temperature=1").fit(data)
     assert method.smoothing_ in SMOOTHINGS and method.m_ in M_GRID
-    assert method.temperature_ == 1.0
+    assert method.weights_ == (1.0, 0.0)
     fixed = make_method(f"certified_tree:smoothing={method.smoothing_},temperature=1").fit(data)
     assert fixed.m_ in M_GRID
     if method.smoothing_ == "m_estimate":  # the same as the leaf method with that m
         leaf = DecisionTree(leaf="m_estimate", m=method.m_).fit(data).predict_proba(data)
         np.testing.assert_allclose(method.predict(data).proba, leaf)
     cal = make_method("certified_tree").fit(data)
-    assert 0.2 <= cal.temperature_ <= 10.0
+    assert all(0.0 <= w <= 10.0 for w in cal.weights_)
     again = make_method("certified_tree").fit(data)
-    assert (again.smoothing_, again.m_, again.temperature_) == (
-        cal.smoothing_, cal.m_, cal.temperature_)
+    assert (again.smoothing_, again.m_, again.weights_) == (
+        cal.smoothing_, cal.m_, cal.weights_)
+
+
+def test_pool_without_tpce_information_is_the_temperature() -> None:
+    # A uniform TPCE forecast adds a constant to every class's log: the pool's a is then
+    # the leaves' own temperature.
+    rng = np.random.default_rng(1)
+    leaf = rng.dirichlet([1.0, 1.0, 1.0], size=60)
+    y = np.array([rng.choice(3, p=p) for p in leaf])
+    w = np.ones(60)
+    a, _ = fit_pool(leaf, np.full((60, 3), 1 / 3), y, w)
+    assert a == pytest.approx(fit_temperature(leaf, y, w), rel=1e-4)
+    np.testing.assert_allclose(pooled(leaf, np.full((60, 3), 1 / 3), 1.0, 5.0), leaf)
 
 
 @pytest.mark.parametrize("spec", ["certified_tree:smoothing=nope", "certified_tree:cv=1",
-                                  "certified_tree:temperature=-1"])
+                                  "certified_tree:temperature=-1",
+                                  "certified_tree:pool=mean"])
 def test_bad_options_are_config_errors(spec: str) -> None:
     with pytest.raises(ConfigError):
         make_method(spec).fit(_noisy(20))
@@ -91,7 +111,7 @@ def test_one_tree_for_show_and_explain() -> None:
     assert runner.model_.tree_ is model.estimator.tree_  # the tree `show` draws
     out = api.predict(model, data, method="certified_tree", explain=True)
     for col in ("leaf", "leaf_share", "path", "certainty", "tpce_p_no", "tpce_p_yes",
-                "tpce_if_no_p_yes"):
+                "leaf_p_no", "tpce_if_no_p_yes"):
         assert col in out.columns, col
     tp = out[["tpce_p_no", "tpce_p_yes"]].to_numpy()
     picked = np.where(out["predicted"] == "yes", tp[:, 1], tp[:, 0])
