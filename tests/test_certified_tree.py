@@ -1,4 +1,4 @@
-"""certified_tree: hand-computed smoothed leaves and TPCE certainty; the out-of-fold choice;
+"""certified_tree: hand-computed smoothed leaves and certainty; the out-of-fold choice;
 one tree for show and predict --explain; benchmarks/single_tree_quality.py exits 1 on
 nothing to run."""
 
@@ -53,10 +53,11 @@ def test_probabilities_and_certainty_by_hand() -> None:
     pred = method.predict(test)
     np.testing.assert_allclose(pred.proba, [[0.8, 0.2], [0.2, 0.8]])
     # TPCE (Eq. 1) of the predicted class, x = 2: with (2, 0) the left leaf is (4, 0),
-    # Laplace 5/6; with (2, 1) it is (3, 1), 4/6 for class 0; the mean is 0.75.
-    np.testing.assert_allclose(pred.certainty, [0.75, 0.75])
+    # Laplace 5/6; with (2, 1) it is (3, 1), 4/6 for class 0; the mean is 0.75. The
+    # certainty is the geometric mean of 0.8 and 0.75.
+    np.testing.assert_allclose(pred.certainty, [np.sqrt(0.8 * 0.75)] * 2)
     tpce = make_method("tpce").fit(train).predict(test)
-    np.testing.assert_allclose(pred.certainty, tpce.proba[[0, 1], [0, 1]])
+    np.testing.assert_allclose(tpce.proba[[0, 1], [0, 1]], [0.75, 0.75])
     np.testing.assert_array_equal(pred.columns["tpce_disagree"], [0, 0])
 
 
@@ -113,9 +114,10 @@ def test_one_tree_for_show_and_explain() -> None:
     for col in ("leaf", "leaf_share", "path", "certainty", "tpce_p_no", "tpce_p_yes",
                 "leaf_p_no", "tpce_if_no_p_yes"):
         assert col in out.columns, col
-    tp = out[["tpce_p_no", "tpce_p_yes"]].to_numpy()
-    picked = np.where(out["predicted"] == "yes", tp[:, 1], tp[:, 0])
-    np.testing.assert_allclose(out["certainty"].to_numpy(), picked)
+    tp, p = out[["tpce_p_no", "tpce_p_yes"]].to_numpy(), out[["p_no", "p_yes"]].to_numpy()
+    yes = out["predicted"] == "yes"
+    picked = np.where(yes, tp[:, 1] * p[:, 1], tp[:, 0] * p[:, 0])
+    np.testing.assert_allclose(out["certainty"].to_numpy(), np.sqrt(picked))
 
 
 def test_benchmark_script_exits_non_zero_when_it_ran_nothing() -> None:
