@@ -17,8 +17,9 @@ share; averaged over the datasets every column has.
 
 Each (dataset, method) run is cached in
 ``benchmarks/results/tmp/single_tree_quality[_quick]/<dataset>/<method>/`` (delete it to
-recompute). Output: markdown on stdout, the per-dataset values in ``scores.csv`` of that
-directory. Exits 1 when nothing was scored.
+recompute). Output: markdown on stdout, the per-dataset values in
+``benchmarks/results/single_tree_quality.csv`` (quick: ``scores.csv`` in the quick
+directory). Exits 1 when nothing was scored.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from treecert.evaluation.stats import average_ranks  # noqa: E402
 
 DATA = REPO / "tests" / "data"
 WORK = REPO / "benchmarks" / "results" / "tmp" / "single_tree_quality"
+OUT_CSV = REPO / "benchmarks" / "results" / "single_tree_quality.csv"
 #: The shared suite (the peers' datasets: tests/data without segment-test and the weather sets).
 DATASETS = ("breast-cancer", "contact-lenses", "credit-g", "diabetes", "glass", "ionosphere",
             "iris", "labor", "segment-challenge", "soybean", "unbalanced", "vote", "wdbc",
@@ -164,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     if long.empty or long[long.kind == "treecert"].empty:
         print("error: nothing was scored (no dataset or no method ran).", file=sys.stderr)
         return 1
-    work.mkdir(parents=True, exist_ok=True)
-    long.to_csv(work / "scores.csv", index=False, float_format="%.6f")
+    out = work / "scores.csv" if small else OUT_CSV
+    out.parent.mkdir(parents=True, exist_ok=True)
+    long.to_csv(out, index=False, float_format="%.6f")
     print(markdown(long, methods[0]))
     return 0
 
