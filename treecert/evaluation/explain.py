@@ -41,11 +41,11 @@ ROOT_PATH = "(root)"
 def explained_tree(runner) -> Tree:
     """The single tree whose leaves explain a fitted method's predictions.
 
-    Leaf methods, empirical Bayes and certified_tree: their (possibly pruned) tree. Kukar & Kononenko: the
-    inductive tree that gives P. TPCE: the tree grown on the training data alone, which
-    each of its K transductive trees modifies only along x's path. Calibrations (binning,
-    Venn over a tree): their base method's tree. Ensembles and Naive Bayes have no single
-    tree: refused, rather than describing a tree they do not use.
+    Leaf methods, empirical Bayes and certified_tree: their (possibly pruned) tree. Kukar &
+    Kononenko: the inductive tree that gives P. TPCE: the tree grown on the training data
+    alone, which each of its K transductive trees modifies only along x's path.
+    Calibrations (binning, Venn over a tree): their base method's tree. Ensembles and Naive
+    Bayes have no single tree: refused, rather than describing a tree they do not use.
     """
     model = getattr(runner, "model_", None)
     if isinstance(model, DecisionTree):
