@@ -119,7 +119,8 @@ def test_predict_explain_refuses_a_method_without_one_tree(weather_model, capsys
     assert err.strip() == (
         "Error: --explain: method 'bagging' does not predict with one tree (ensembles, "
         "Naive Bayes and tpce_batch's batch trees do not), so no leaf or path explains its "
-        "rows. Use --explain with a tree method: frequency, laplace, m_estimate, tpce, kk, "
+        "rows. Use --explain with a tree method: frequency, laplace, m_estimate, "
+        "certified_tree, tpce, kk, "
         "empirical_bayes, binning or venn over a tree.")
     assert not out.exists()
 

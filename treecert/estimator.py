@@ -79,6 +79,12 @@ EXPECTED_CHECK_FAILURES: dict[str, dict[str, str]] = {
             "the bins are learnt from out-of-fold forecasts of a cross-validation over rows: "
             "k copies of a row fall into several folds, one row of weight k into one",
     },
+    "certified_tree": {
+        "check_sample_weight_equivalence_on_dense_data":
+            "its leaf smoothing and temperature are chosen on out-of-fold forecasts of a "
+            "cross-validation over rows: k copies of a row fall into several folds, one row "
+            "of weight k into one",
+    },
 }
 
 #: Estimator parameters passed to the method as options: parameter -> option name.

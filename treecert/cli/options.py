@@ -31,7 +31,7 @@ ShowFormat = Literal["text", "dot", "json"]  # api.show
 #: evaluation.stats.METRIC_DIRECTION; importing those would cost numpy and scipy).
 METHOD_NAMES = ("frequency", "laplace", "m_estimate", "tpce", "tpce_batch", "kk", "bagging",
                 "naive_bayes", "binning", "venn", "empirical_bayes", "calibrated_bagging",
-                "forest")
+                "forest", "certified_tree")
 METRIC_NAMES = ("accuracy", "kappa", "auc", "auc_reliability", "auc_low", "auc_high", "brier",
                 "brier_norm", "log_loss", "erc_deviation", "ece", "expected_loss", "brier_low",
                 "brier_high", "log_loss_low", "log_loss_high", "leaves", "fit_seconds",

@@ -41,11 +41,11 @@ ROOT_PATH = "(root)"
 def explained_tree(runner) -> Tree:
     """The single tree whose leaves explain a fitted method's predictions.
 
-    Leaf methods and empirical Bayes: their (possibly pruned) tree. Kukar & Kononenko: the
-    inductive tree that gives P. TPCE: the tree grown on the training data alone, which
-    each of its K transductive trees modifies only along x's path. Calibrations (binning,
-    Venn over a tree): their base method's tree. Ensembles and Naive Bayes have no single
-    tree: refused, rather than describing a tree they do not use.
+    Leaf methods, empirical Bayes and certified_tree: their (possibly pruned) tree. Kukar &
+    Kononenko: the inductive tree that gives P. TPCE: the tree grown on the training data
+    alone, which each of its K transductive trees modifies only along x's path.
+    Calibrations (binning, Venn over a tree): their base method's tree. Ensembles and Naive
+    Bayes have no single tree: refused, rather than describing a tree they do not use.
     """
     model = getattr(runner, "model_", None)
     if isinstance(model, DecisionTree):
@@ -64,8 +64,8 @@ def explained_tree(runner) -> Tree:
         f"--explain: method '{runner.spec}' does not predict with one tree (ensembles, "
         "Naive Bayes and tpce_batch's batch trees do not), so no leaf or path explains its "
         "rows.",
-        "Use --explain with a tree method: frequency, laplace, m_estimate, tpce, kk, "
-        "empirical_bayes, binning or venn over a tree.",
+        "Use --explain with a tree method: frequency, laplace, m_estimate, certified_tree, "
+        "tpce, kk, empirical_bayes, binning or venn over a tree.",
     )
 
 

@@ -21,6 +21,7 @@ from treecert.methods.base import (
 )
 from treecert.methods.binning import BinningMethod
 from treecert.methods.calibrated_bagging import CalibratedBaggingMethod
+from treecert.methods.certified_tree import CertifiedTreeMethod
 from treecert.methods.empirical_bayes import EmpiricalBayesMethod
 from treecert.methods.forest import ForestMethod
 from treecert.methods.kk import KukarKononenkoMethod
@@ -44,6 +45,7 @@ METHODS.update({
     "empirical_bayes": EmpiricalBayesMethod,
     "calibrated_bagging": CalibratedBaggingMethod,
     "forest": ForestMethod,
+    "certified_tree": CertifiedTreeMethod,
 })
 
 __all__ = ["METHODS", "Method", "MethodSpec", "Prediction", "make_method", "parse_method_spec"]
