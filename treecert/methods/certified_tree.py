@@ -60,10 +60,12 @@ from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
 from treecert.methods.base import TREE_OPTIONS, Method, MethodSpec, Prediction
 from treecert.methods.calibrated_bagging import fit_temperature
+from treecert.methods.option_rules import TRANSDUCTIVE_MIN_LEAF
 from treecert.methods.tpce import TpceMethod
 from treecert.tree.arrays import Tree, mix_leaves
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.leaf_estimates import leaf_proba
+from treecert.tree.params import Rule
 
 #: The priors a leaf is smoothed towards (``smoothing``; ``auto`` chooses among them).
 SMOOTHINGS = ("m_estimate", "m_branch")
@@ -156,7 +158,12 @@ class CertifiedTreeMethod(Method):
     defaults: ClassVar[dict] = {"cv": 5, "seed": 1, "smoothing": "auto", "pool": "tpce",
                                 "tpce_rows": 300, "temperature": None, "engine": "fast",
                                 "count_x": True}
+    rules: ClassVar[dict] = {
+        "min_leaf": TRANSDUCTIVE_MIN_LEAF,
+        "tpce_rows": Rule(int, 1, 1_000_000_000, work=100_000,
+                          why="the training rows TPCE's pool weights are fitted on")}
     randomised = True
+    random_subsets = False
 
     def _check(self) -> tuple[str, ...]:
         o = self.opts
