@@ -1,4 +1,4 @@
-"""The ensembles' speed table: CPU per tree of 10-fold CV with ``forest`` and
+"""BENCHMARKS.md table "ensembles": CPU per tree of 10-fold CV with ``forest`` and
 ``calibrated_bagging`` against scikit-learn's RandomForestClassifier, and peak memory.
 
     nice -n 5 python benchmarks/ensemble_speed.py            # the table (full mode)

@@ -1,8 +1,8 @@
 """treecert's certainty methods against the peers, with one set of metric definitions.
 
-The peers (Weka J48 / bagged J48, rpart, scikit-learn trees; ``../shared/peers/README.md``)
+The peers (Weka J48 / bagged J48, rpart, scikit-learn trees; ``benchmarks/peers/README.md``)
 left their per-instance class probabilities for the shared datasets' fixed 10 folds in
-``../shared/peers/results/preds/<peer>/<dataset>.csv.gz``. This script scores those and
+``benchmarks/peers/preds/<peer>/<dataset>.csv.gz``. This script scores those and
 treecert's own per-instance predictions (``treecert evaluate --folds-file NAME.folds.csv``,
 the same folds) with **treecert's** metric functions (:mod:`treecert.evaluation`), pooled
 over the ten test folds, so every column is measured the same way:
@@ -53,11 +53,10 @@ from treecert.evaluation.point_metrics import accuracy, auc, brier, log_loss  # 
 from treecert.evaluation.reliability import auc_reliability  # noqa: E402
 from treecert.evaluation.stats import average_ranks  # noqa: E402
 
-SHARED = REPO.parent / "shared"
-#: The shared datasets and their fixed folds (the same files as ``tests/data``, which a
-#: checkout without ``../shared`` uses).
-DATA_DIR = SHARED / "datasets" if (SHARED / "datasets").is_dir() else REPO / "tests" / "data"
-PEER_DIR = SHARED / "peers" / "results" / "preds"
+#: The shared datasets and their fixed folds.
+DATA_DIR = REPO / "tests" / "data"
+#: The peers' per-instance predictions (a copy of the peers' results: benchmarks/peers/).
+PEER_DIR = REPO / "benchmarks" / "peers" / "preds"
 WORK = REPO / "benchmarks" / "results" / "tmp" / "peers_quality"
 OUT_CSV = REPO / "benchmarks" / "results" / "peers_quality.csv"
 

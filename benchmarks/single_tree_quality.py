@@ -6,7 +6,7 @@ single-tree methods (``frequency``, ``laplace``, ``m_estimate``, ``tpce``, ``kk`
 tests/data/NAME.arff --folds-file tests/data/NAME.folds.csv`` — the shared suite's fixed 10
 folds — and the single-tree peers (Weka J48 three ways, rpart three ways, scikit-learn's
 tree and its isotonic-calibrated tree) from their stored per-instance probabilities in
-``../shared/peers/results/preds/``, all scored by the same functions as
+``benchmarks/peers/preds/``, all scored by the same functions as
 ``benchmarks/peers_quality.py`` (its metric definitions; AUC-reliability by each method's
 certainty column, the peers' by their top probability). Ranks: per dataset, 1 = best, ties
 share; averaged over the datasets every column has.

@@ -48,16 +48,6 @@ from conftest import REPO
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 RUN = ("sh", "bash", "python")
 
-#: TEMPORARY, to be removed when the branches that rewrite these pages are merged: pages
-#: whose commands still read ../shared (absent from a clone). page -> (why, run it?).
-KNOWN_FAILING: dict[str, tuple[str, bool]] = {
-    "docs/tpce-reproduction.md": ("reads ../shared/datasets; being rewritten", True),
-    # peers_quality.py tries every dataset x method against the missing folder: ~7 minutes
-    "docs/certainty-quality.md": ("reads ../shared/datasets and ../shared/peers; being "
-                                  "rewritten", False),
-}
-
-
 @dataclass(frozen=True)
 class Block:
     page: str  # path relative to the repository, e.g. "docs/calibration.md"
@@ -268,10 +258,7 @@ def _check(block: Block, code: str, page: Page) -> None:
 
 def _params():
     for i, b in enumerate(BLOCKS):
-        marks = ([pytest.mark.xfail(reason=KNOWN_FAILING[b.page][0], run=KNOWN_FAILING[b.page][1],
-                                    strict=False)]
-                 if b.page in KNOWN_FAILING else [])
-        yield pytest.param(i, id=b.id, marks=marks)
+        yield pytest.param(i, id=b.id)
 
 
 @pytest.mark.parametrize("index", _params())

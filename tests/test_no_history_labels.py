@@ -33,10 +33,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PY_DIRS = ("treecert", "tests", "benchmarks")
 
-# TODO(lead, at merge): these files belong to other helpers, whose branches remove their
-# labels; delete this set (and the xfail below) once those branches are merged.
-OWNED_ELSEWHERE = ("README.md", "BENCHMARKS.md", "docs/", "benchmarks/")
-OWNED_HERE = ("docs/architecture.md",)
 
 SESSION = re.compile(r"\b(?:sessions?|work[- ]rounds?)\s+\d+", re.IGNORECASE)
 ISSUE = re.compile(r"\bissues?\s*#?\d+|(?<![\w&#/])#\d+(?![\w-])", re.IGNORECASE)
@@ -123,23 +119,10 @@ def history_labels(root: Path, files: list[Path] | None = None) -> list[str]:
     return sorted(hits)
 
 
-def _owned_elsewhere(hit: str) -> bool:
-    path = hit.split(":", 1)[0]
-    return path.startswith(OWNED_ELSEWHERE) and not path.startswith(OWNED_HERE)
-
-
-def test_no_history_labels_in_own_files():
-    hits = [h for h in history_labels(ROOT) if not _owned_elsewhere(h)]
+def test_no_history_labels():
+    hits = history_labels(ROOT)
     assert hits == [], "history labels (state the present; history is in git log):\n" + \
         "\n".join(hits)
-
-
-@pytest.mark.xfail(reason="TODO(lead): README.md, BENCHMARKS.md, docs/ and benchmarks/ are "
-                          "cleaned on other branches; remove this xfail once they merge",
-                   strict=False)
-def test_no_history_labels_in_files_owned_elsewhere():
-    hits = [h for h in history_labels(ROOT) if _owned_elsewhere(h)]
-    assert hits == [], "\n".join(hits)
 
 
 PLANTED = {
