@@ -1,4 +1,4 @@
-"""docs/reproduction/costa-verwer-blockeel.md tables: TPCE against the single tree under matched variants.
+"""docs/reproduction/costa-verwer-blockeel.md tables: TPCE against the tree, matched variants.
 
 The reproduction of Costa, Verwer & Blockeel's comparison
 (``docs/reproduction/costa-verwer-blockeel.md``) finds TPCE *worse* than the Laplace tree on
