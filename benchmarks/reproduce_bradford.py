@@ -29,6 +29,7 @@ for p in (ROOT, ROOT / "benchmarks"):  # run as a script from a clone
         sys.path.insert(0, str(p))
 
 import prune_compare as pc  # noqa: E402
+from run import write_page  # noqa: E402  (benchmarks/ is the script's folder)
 
 DATA = ROOT / "tests" / "data"
 PAGE = ROOT / "docs" / "reproduction" / "bradford.md"
@@ -104,14 +105,6 @@ def claims(df: pd.DataFrame) -> str:
                f"10:1 differs on {differ} of {n} datasets | "
                f"{'yes' if differ > 0 else 'no'} | |")
     return "\n".join(out) + "\n"
-
-
-def write_page(page: Path, text: str) -> None:
-    begin, end = "<!-- tables:begin -->", "<!-- tables:end -->"
-    doc = page.read_text(encoding="utf-8")
-    head, rest = doc.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    page.write_text(f"{head}{begin}\n{text}{end}{tail}", encoding="utf-8")
 
 
 def main() -> int:

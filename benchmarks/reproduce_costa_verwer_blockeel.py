@@ -31,6 +31,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a clone: this repository's treecert
     sys.path.insert(0, str(ROOT))
+from run import write_page  # noqa: E402  (benchmarks/ is the script's folder)
+
 DATA = ROOT / "tests" / "data"
 PAGE = ROOT / "docs" / "reproduction" / "costa-verwer-blockeel.md"
 #: soybean is left out: TPCE on 19 classes with missing values takes ~25 CPU-minutes per
@@ -152,14 +154,6 @@ def _verdict(paper_wtl: str, paper_p: str, wtl: str, p: float) -> str:
 def _direction(wtl: str) -> int:
     w, _, l_ = (int(x) for x in wtl.split("/"))
     return (w > l_) - (w < l_)
-
-
-def write_page(page: Path, text: str) -> None:
-    begin, end = "<!-- tables:begin -->", "<!-- tables:end -->"
-    doc = page.read_text(encoding="utf-8")
-    head, rest = doc.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    page.write_text(f"{head}{begin}\n{text}{end}{tail}", encoding="utf-8")
 
 
 def main() -> int:

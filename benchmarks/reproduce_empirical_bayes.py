@@ -32,6 +32,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a clone: this repository's treecert
     sys.path.insert(0, str(ROOT))
+from run import write_page  # noqa: E402  (benchmarks/ is the script's folder)
+
 DATA = ROOT / "tests" / "data"
 PAGE = ROOT / "docs" / "reproduction" / "empirical-bayes.md"
 DATASETS = ("breast-cancer", "credit-g", "diabetes", "ionosphere", "labor", "unbalanced",
@@ -124,14 +126,6 @@ def tables(frame: pd.DataFrame) -> str:
                        f"{d_freq:+.4f} | {_wtl(sub, metric, 'empirical_bayes', 'laplace')} | "
                        f"{d_lap:+.4f} |")
     return "\n".join(out) + "\n"
-
-
-def write_page(page: Path, text: str) -> None:
-    begin, end = "<!-- tables:begin -->", "<!-- tables:end -->"
-    doc = page.read_text(encoding="utf-8")
-    head, rest = doc.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    page.write_text(f"{head}{begin}\n{text}{end}{tail}", encoding="utf-8")
 
 
 def main() -> int:

@@ -90,6 +90,16 @@ def replace_table(text: str, name: str, table: str) -> str:
     return pattern.sub(lambda _: f"{START.format(name)}\n{table.strip()}\n{END}", text, count=1)
 
 
+def write_page(page: Path, text: str) -> None:
+    """Put ``text`` between a docs page's ``<!-- tables:begin -->`` and ``<!-- tables:end
+    -->`` (the paper reproductions' pages hold all their tables in one block)."""
+    begin, end = "<!-- tables:begin -->", "<!-- tables:end -->"
+    doc = page.read_text(encoding="utf-8")
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    page.write_text(f"{head}{begin}\n{text}{end}{tail}", encoding="utf-8")
+
+
 def run_one(name: str, table: Table, is_quick: bool) -> tuple[str, float, float]:
     """(stdout, wall s, CPU s of the children) of ``table``'s script."""
     args = table.quick if is_quick else table.full

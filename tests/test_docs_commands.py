@@ -116,10 +116,13 @@ def _without_install(script: str) -> str:
     """The script without creating or activating a virtual environment and installing into
     it: the `&&`-chained steps that do so are dropped, as are lines that only install."""
     out = []
+    install = re.compile(r"(python3? -m venv|\. \S+/activate|pip )")
     for line in script.splitlines():
         steps = [s.strip() for s in line.split("&&")]
-        kept = [s for s in steps if not re.match(r"(python3? -m venv|\. \S+/activate|pip )", s)]
-        if kept:
+        kept = [s for s in steps if not install.match(s)]
+        if len(kept) == len(steps):
+            out.append(line)  # as written: its indentation may be a Python string's
+        elif kept:
             out.append(" && ".join(kept))
     return "\n".join(out) + "\n"
 
