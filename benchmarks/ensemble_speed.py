@@ -1,5 +1,7 @@
-"""BENCHMARKS.md table "ensembles": CPU per tree of 10-fold CV with ``forest`` and
-``calibrated_bagging`` against scikit-learn's RandomForestClassifier, and peak memory.
+"""BENCHMARKS.md table "ensembles": forest and calibrated_bagging against sk's forest.
+
+CPU per tree of 10-fold CV with ``forest`` and ``calibrated_bagging`` against
+scikit-learn's RandomForestClassifier, and peak memory.
 
     nice -n 5 python benchmarks/ensemble_speed.py            # the table (full mode)
     nice -n 5 python benchmarks/ensemble_speed.py --quick    # smoke size (TREECERT_QUICK=1)
