@@ -95,8 +95,7 @@ def _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits, th
                  collapse, max_features=None) -> dict:
     """The tree options as the learner's parameters, each checked by its rule
     (:mod:`treecert.tree.params`) before any work: ``--cp 1e400`` is one line naming
-    the flag (``--max-features`` by :mod:`treecert.tree.feature_draw` when a tree is
-    grown)."""
+    the flag."""
     from treecert.tree.params import LEARNER_RULES
 
     params = {
@@ -104,8 +103,7 @@ def _tree_params(criterion, min_leaf, max_depth, min_gain, cp, binary_splits, th
         "min_gain": min_gain, "cp": cp, "binary_splits": binary_splits,
         "threshold": threshold, "collapse": collapse, "max_features": max_features,
     }
-    return {k: LEARNER_RULES[k].check(v, "--" + k.replace("_", "-")) if k in LEARNER_RULES
-            else v for k, v in params.items()}
+    return {k: LEARNER_RULES[k].check(v, "--" + k.replace("_", "-")) for k, v in params.items()}
 
 
 def _check_flags(**values) -> None:

@@ -101,6 +101,19 @@ WekaFolds = Annotated[
                                             "stratify), so the CV tests each fold on Weka's "
                                             "rows.")
 ]
+KlThreshold = Annotated[
+    float | None,
+    typer.Option("--kl-threshold", help="kl: prune below this KL information (default 1 bit "
+                                        "per node; 0.01 bits per example with --kl-unit "
+                                        "example)."),
+]
+KlUnit = Annotated[
+    str | None,
+    typer.Option("--kl-unit", metavar="node|example",
+                 help="kl: threshold m·D, the bits over a node's m examples, pruning "
+                      "bottom-up (node, the default), or the paper's D, bits per example "
+                      "(example)."),
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")]
 ClassOpt = Annotated[
     str | None, typer.Option("--class", help="Class attribute (default: the last column).")

@@ -16,20 +16,6 @@ from treecert.cli.common import _check_flags, _load_matching, _read_loss, _state
 from treecert.data.fileio import atomic_writer, check_not_input, staged_outputs, write_text
 from treecert.errors import ConfigError
 
-KlThreshold = Annotated[
-    float | None,
-    typer.Option("--kl-threshold", help="kl: prune below this KL information (default 1 bit "
-                                        "per node; 0.01 bits per example with --kl-unit "
-                                        "example)."),
-]
-KlUnit = Annotated[
-    str | None,
-    typer.Option("--kl-unit", metavar="node|example",
-                 help="kl: threshold m·D, the bits over a node's m examples, pruning "
-                      "bottom-up (node, the default), or the paper's D, bits per example "
-                      "(example)."),
-]
-
 
 def _prune_kwargs(cf, no_raise, kl_threshold, holdout, cv, one_se, seed,
                   kl_unit=None) -> dict:
@@ -64,8 +50,8 @@ def prune_command(
     loss: options.LossOpt = None,
     cf: options.CfOpt = None,
     no_raise: options.NoRaise = False,
-    kl_threshold: KlThreshold = None,
-    kl_unit: KlUnit = None,
+    kl_threshold: options.KlThreshold = None,
+    kl_unit: options.KlUnit = None,
     holdout: options.HoldoutOpt = None,
     cv: options.CvOpt = None,
     one_se: options.OneSe = False,

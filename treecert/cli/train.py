@@ -17,8 +17,6 @@ from treecert.cli.common import (
     say,
 )
 from treecert.cli.prune import (
-    KlThreshold,
-    KlUnit,
     _loss_unused_warning,
     _prune_kwargs,
     _pruning_summary,
@@ -46,8 +44,8 @@ def train(
     loss: options.LossOpt = None,
     cf: options.CfOpt = None,
     no_raise: options.NoRaise = False,
-    kl_threshold: KlThreshold = None,
-    kl_unit: KlUnit = None,
+    kl_threshold: options.KlThreshold = None,
+    kl_unit: options.KlUnit = None,
     holdout: options.HoldoutOpt = None,
     cv: options.CvOpt = None,
     one_se: options.OneSe = False,

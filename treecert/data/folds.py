@@ -15,6 +15,16 @@ DEFAULT_SEED = 1
 
 def stratified_folds(y: np.ndarray, n_folds: int, seed: int = DEFAULT_SEED) -> np.ndarray:
     """Fold id (0..n_folds-1) per row, stratified by class (see the module docstring)."""
+    n = _checked_rows(y, n_folds)
+    perm = np.random.RandomState(seed).permutation(n)
+    order = perm[np.argsort(y[perm], kind="stable")]
+    folds = np.empty(n, dtype=np.int64)
+    folds[order] = np.arange(n) % n_folds
+    return folds
+
+
+def _checked_rows(y: np.ndarray, n_folds: int) -> int:
+    """The number of rows, once ``n_folds`` is known to fit them (2 <= n_folds <= rows)."""
     n = y.shape[0]
     if n_folds < 2:
         raise ConfigError(f"--folds must be at least 2, got {n_folds}.")
@@ -22,11 +32,7 @@ def stratified_folds(y: np.ndarray, n_folds: int, seed: int = DEFAULT_SEED) -> n
         raise ConfigError(
             f"--folds {n_folds} is more than the {n} labelled rows.", "Use --loo or fewer folds."
         )
-    perm = np.random.RandomState(seed).permutation(n)
-    order = perm[np.argsort(y[perm], kind="stable")]
-    folds = np.empty(n, dtype=np.int64)
-    folds[order] = np.arange(n) % n_folds
-    return folds
+    return n
 
 
 def weka_folds(y: np.ndarray, n_folds: int, seed: int = DEFAULT_SEED) -> np.ndarray:
@@ -39,13 +45,7 @@ def weka_folds(y: np.ndarray, n_folds: int, seed: int = DEFAULT_SEED) -> np.ndar
     together, in the order the shuffle left them, then dealt into ``n_folds`` piles by
     ``stratStep``) and tests fold f on the contiguous block ``testCV(n_folds, f)`` takes.
     """
-    n = y.shape[0]
-    if n_folds < 2:
-        raise ConfigError(f"--folds must be at least 2, got {n_folds}.")
-    if n_folds > n:
-        raise ConfigError(
-            f"--folds {n_folds} is more than the {n} labelled rows.", "Use --loo or fewer folds."
-        )
+    n = _checked_rows(y, n_folds)
     rows = list(range(n))
     rng = _JavaRandom(seed)
     for j in range(n - 1, 0, -1):  # Instances.randomize
