@@ -1,0 +1,70 @@
+"""J48's split points: a numeric test's cut moved onto a value of the whole training set.
+
+J48 grows a numeric test at the midpoint of the two neighbouring values of the node, then
+moves it (``C45Split.setSplitPoint(allData)``, called by ``C45ModelSelection.selectModel``)
+to the largest value of the attribute among *all* the training rows given to J48 that is
+not above the midpoint. The scan over the rows, in their order, is::
+
+    new = -Double.MAX_VALUE
+    for v in the column's known values:
+        if Utils.gr(v, new) and Utils.smOrEq(v, split):   # v - new > 1e-6, v - split < 1e-6
+            new = v
+
+So the result is the largest value ``m`` with ``m - split < 1e-6``, unless a smaller value
+within 1e-6 of ``m`` comes first in the rows (then that one stays: the scan's tolerance).
+Every row of the node lies on the same side of both cuts (the node's values below the
+midpoint are at most the new cut, those above exceed it by more than 1e-6, since J48 cuts
+only between values more than 1e-5 apart), so the tree and its counts do not change; a
+value between the node's lower neighbour and the midpoint that no training row holds is
+what goes the other way.
+
+References: Weka 3.6 ``weka.classifiers.trees.j48.C45Split.setSplitPoint``,
+``C45ModelSelection.selectModel``; ``weka.core.Utils.gr``/``smOrEq`` (``SMALL = 1e-6``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from treecert.tree.arrays import Tree
+from treecert.tree.segments import flat_nonzero
+
+#: Weka's ``Utils.SMALL``: the tolerance of ``gr`` and ``smOrEq``.
+WEKA_SMALL = 1e-6
+
+
+def j48_split_point(column: np.ndarray, split: float) -> float:
+    """J48's ``setSplitPoint`` of one test: ``column`` holds the attribute's values over the
+    whole training set in row order (NaN = unknown, skipped), ``split`` the grown cut.
+
+    >>> j48_split_point(np.array([0.3, 0.1, 0.5, 0.2]), 0.35)
+    0.3
+    """
+    known = column[~np.isnan(column)]
+    below = known[known - split < WEKA_SMALL]
+    if below.size == 0:
+        return -np.finfo(float).max
+    top = below.max()
+    # The scan ends at the maximum unless a distinct value within 1e-6 of it precedes it
+    # (rare: values that close); then replay J48's scan over those rows.
+    if not np.any((below < top) & (top - below <= 2 * WEKA_SMALL)):
+        return float(top)
+    new = -np.finfo(float).max
+    for v in below.tolist():
+        if v - new > WEKA_SMALL:
+            new = v
+    return float(new)
+
+
+def j48_split_points(tree: Tree, X: np.ndarray) -> Tree:
+    """``tree`` with every numeric test's threshold moved by :func:`j48_split_point` over
+    ``X`` (n_samples, n_features), the whole training set (a new Tree)."""
+    numeric = flat_nonzero(~np.isnan(tree.threshold))
+    if numeric.size == 0:
+        return tree
+    threshold = tree.threshold.copy()
+    for node in numeric.tolist():
+        threshold[node] = j48_split_point(X[:, tree.feature[node]], float(tree.threshold[node]))
+    return replace(tree, threshold=threshold, _cache={})
