@@ -6,7 +6,7 @@ through the tree's arrays; the certainty methods and the transductive engines st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -171,6 +171,8 @@ class DecisionTree:
     def from_tree(cls, tree: Tree, schema: Schema, params: dict) -> DecisionTree:
         """Rebuild a fitted estimator from stored arrays (model files)."""
         est = cls(**params)
+        if est.threshold == "j48" and not tree.j48_cuts:  # a model file's tree: J48 routing
+            tree = replace(tree, j48_cuts=True, _cache={})
         est.tree_ = tree
         est.schema_ = schema
         return est

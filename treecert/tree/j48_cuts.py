@@ -25,11 +25,14 @@ References: Weka 3.6 ``weka.classifiers.trees.j48.C45Split.setSplitPoint``,
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from treecert.tree.arrays import Tree
 from treecert.tree.segments import flat_nonzero
+
+if TYPE_CHECKING:
+    from treecert.tree.arrays import Tree
 
 #: Weka's ``Utils.SMALL``: the tolerance of ``gr`` and ``smOrEq``.
 WEKA_SMALL = 1e-6
@@ -60,11 +63,32 @@ def j48_split_point(column: np.ndarray, split: float) -> float:
 
 def j48_split_points(tree: Tree, X: np.ndarray) -> Tree:
     """``tree`` with every numeric test's threshold moved by :func:`j48_split_point` over
-    ``X`` (n_samples, n_features), the whole training set (a new Tree)."""
-    numeric = flat_nonzero(~np.isnan(tree.threshold))
-    if numeric.size == 0:
-        return tree
+    ``X`` (n_samples, n_features), the whole training set, and routing as J48
+    (``j48_cuts``): a new Tree."""
     threshold = tree.threshold.copy()
-    for node in numeric.tolist():
-        threshold[node] = j48_split_point(X[:, tree.feature[node]], float(tree.threshold[node]))
-    return replace(tree, threshold=threshold, _cache={})
+    for node in flat_nonzero(~np.isnan(threshold)).tolist():
+        threshold[node] = j48_split_point(X[:, tree.feature[node]], float(threshold[node]))
+    return replace(tree, threshold=threshold, j48_cuts=True, _cache={})
+
+
+def j48_route_bounds(threshold: np.ndarray) -> np.ndarray:
+    """Per numeric test, the largest float ``b`` with ``b - t < 1e-6`` (``t`` its threshold;
+    NaN stays NaN): ``x <= b`` exactly when J48's ``whichSubset`` sends ``x`` to the first
+    branch (``Utils.smOrEq(x, t)``, i.e. ``x - t < 1e-6``), since ``x - t`` never decreases
+    as ``x`` grows. Found from ``t + 1e-6`` by stepping one float at a time.
+
+    >>> t = np.array([0.001588, np.nan])
+    >>> b = j48_route_bounds(t)
+    >>> bool(b[0] - t[0] < 1e-6), bool(np.nextafter(b[0], np.inf) - t[0] < 1e-6)
+    (True, False)
+    """
+    t = np.asarray(threshold, dtype=float)
+    b = t + WEKA_SMALL
+    with np.errstate(invalid="ignore"):
+        for _ in range(64):  # a few steps in practice (rounding of t + 1e-6)
+            up = (np.nextafter(b, np.inf) - t < WEKA_SMALL) & np.isfinite(b)
+            down = ~(b - t < WEKA_SMALL) & np.isfinite(b)
+            if not (up.any() or down.any()):
+                break
+            b = np.where(up, np.nextafter(b, np.inf), np.where(down, np.nextafter(b, -np.inf), b))
+    return b
