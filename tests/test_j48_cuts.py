@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import make_dataset, run_cli
+from conftest import DATASETS, make_dataset, run_cli
 
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.j48_cuts import j48_route_bounds, j48_split_point
@@ -102,3 +102,23 @@ def test_model_file_keeps_j48_routing(tmp_path, capsys):
 def test_other_rules_route_by_the_threshold(rule):
     data = make_dataset({"g": G_COL, "x": X_COL}, Y)
     assert not DecisionTree(threshold=rule).fit(data).tree_.j48_cuts
+
+
+def test_transductive_methods_grow_with_lower_under_j48(tmp_path, capsys):
+    """The engines (tpce, kk, venn, certified_tree) have no J48 cut rule: --j48 gives them
+    threshold=lower in their spec, and asking for threshold j48 is refused."""
+    from treecert.cli.options import j48_spec
+
+    assert j48_spec("tpce") == "tpce:threshold=lower"
+    assert j48_spec("venn:threshold=midpoint") == "venn:threshold=midpoint,prune=ebp,cf=0.25"
+    assert j48_spec("laplace") == "laplace:prune=ebp,cf=0.25"
+    weather = DATASETS / "weather.numeric.arff"
+    code, _, err = run_cli(["evaluate", weather, "--j48", "--method", "tpce", "--folds", "2",
+                            "--no-timing", "-q", "-o", tmp_path / "ok"], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["evaluate", weather, "--threshold", "j48", "--method", "tpce",
+                            "--folds", "2", "-q", "-o", tmp_path / "no"], capsys)
+    assert code == 2
+    assert err.strip() == ("Error: method 'tpce' regrows its trees in the transductive engine, "
+                           "which has no J48 cut rule; threshold j48 does not apply. Give it "
+                           "threshold=lower: --method 'tpce:threshold=lower'.")

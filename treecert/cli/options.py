@@ -178,7 +178,9 @@ J48_RUN = Annotated[
     typer.Option("--j48", help=_J48_TREE_HELP + ": prune=ebp (and cf=0.25 unless the spec "
                                "sets cf) is added to every method spec that prunes and does "
                                "not set prune (venn then takes its exact path, one whole tree "
-                               "per test row and class, much slower). --min-leaf (-M) and "
+                               "per test row and class, much slower); threshold=lower is "
+                               "added to tpce, kk, venn and certified_tree, whose engine has "
+                               "no J48 cut rule. --min-leaf (-M) and "
                                "--binary-splits (-B) still apply; a conflicting --criterion "
                                "or --threshold is an error."),
 ]
@@ -348,11 +350,18 @@ def j48_settings(ctx: typer.Context, values: dict) -> dict:
 def j48_spec(spec: str) -> str:
     """A method spec with J48's pruning added where the method prunes and the spec leaves it
     unset: ``prune=ebp`` unless the spec names ``prune``, and ``cf=0.25`` with it unless the
-    spec gives ``cf`` (what the user wrote wins; the preset fills only the rest)."""
+    spec gives ``cf`` (what the user wrote wins; the preset fills only the rest). A method
+    whose trees the transductive engine regrows (tpce, kk, venn, certified_tree) gets
+    ``threshold=lower`` unless the spec sets it: the engine has no J48 cut rule."""
     from treecert.methods import METHODS, parse_method_spec
 
     parsed = parse_method_spec(spec, METHODS)
-    if "prune" not in METHODS[parsed.name].options or "prune" in parsed.options:
+    method = METHODS[parsed.name]
+    extra = {}
+    if not method.j48_cuts and "threshold" not in parsed.options:
+        extra["threshold"] = "lower"  # the transductive engines have no J48 cut rule
+    if "prune" in method.options and "prune" not in parsed.options:
+        extra.update({k: v for k, v in J48_PRUNING.items() if k not in parsed.options})
+    if not extra:
         return spec
-    extra = ",".join(f"{k}={v}" for k, v in J48_PRUNING.items() if k not in parsed.options)
-    return f"{spec}{',' if ':' in spec else ':'}{extra}"
+    return f"{spec}{',' if ':' in spec else ':'}{','.join(f'{k}={v}' for k, v in extra.items())}"
