@@ -132,7 +132,9 @@ class DecisionTree:
         grown = grow(finder, labelled, data.weights[labelled].astype(float))
         tree = Tree.from_grown(grown)
         if self.threshold == "j48":  # J48 moves each cut onto a value of all its rows
-            tree = j48_split_points(tree, data.X if eligible is None else data.X[eligible])
+            X = data.X if eligible is None else data.X[eligible]
+            tree = replace(tree, threshold=j48_split_points(tree.feature, tree.threshold, X),
+                           j48_cuts=True, _cache={})
         self.tree_ = self.edited(tree)
         self.grown_ = grown
         self.schema_ = data.schema

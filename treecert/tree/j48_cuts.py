@@ -24,15 +24,9 @@ References: Weka 3.6 ``weka.classifiers.trees.j48.C45Split.setSplitPoint``,
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from treecert.tree.segments import flat_nonzero
-
-if TYPE_CHECKING:
-    from treecert.tree.arrays import Tree
 
 #: Weka's ``Utils.SMALL``: the tolerance of ``gr`` and ``smOrEq``.
 WEKA_SMALL = 1e-6
@@ -61,14 +55,14 @@ def j48_split_point(column: np.ndarray, split: float) -> float:
     return float(new)
 
 
-def j48_split_points(tree: Tree, X: np.ndarray) -> Tree:
-    """``tree`` with every numeric test's threshold moved by :func:`j48_split_point` over
-    ``X`` (n_samples, n_features), the whole training set, and routing as J48
-    (``j48_cuts``): a new Tree."""
-    threshold = tree.threshold.copy()
-    for node in flat_nonzero(~np.isnan(threshold)).tolist():
-        threshold[node] = j48_split_point(X[:, tree.feature[node]], float(threshold[node]))
-    return replace(tree, threshold=threshold, j48_cuts=True, _cache={})
+def j48_split_points(feature: np.ndarray, threshold: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """A tree's thresholds (``feature``, ``threshold`` per node; NaN = no numeric test) with
+    every numeric test's cut moved by :func:`j48_split_point` over ``X`` (n_samples,
+    n_features), the whole training set: a new array."""
+    out = threshold.copy()
+    for node in flat_nonzero(~np.isnan(out)).tolist():
+        out[node] = j48_split_point(X[:, feature[node]], float(out[node]))
+    return out
 
 
 def j48_route_bounds(threshold: np.ndarray) -> np.ndarray:
