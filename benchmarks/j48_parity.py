@@ -1,26 +1,35 @@
-"""docs/j48-parity.md table: treecert against Weka J48 (``-U -M 2 -A``), 10-fold.
+"""docs/j48-parity.md tables: treecert ``--j48`` against Weka J48 3.6.14, trees and 10-fold CV.
 
-For every ``*.arff`` with a ``*.folds.csv`` beside it (default: ``tests/data``),
-and every fold id in the folds file, J48 is trained/tested on fold files written by
-``peers.weka_fold_files`` and treecert (if importable) on the same rows through its Python API
-(``DecisionTree(criterion="gain_ratio", min_leaf=2, leaf="laplace", threshold="lower",
-collapse=True)``).
-Per-fold rows go to ``benchmarks/results/j48_parity.csv``; a markdown summary goes to stdout.
-On fold 0 of a few datasets the per-instance class distributions of J48 are compared with
-``predict_proba``: both Weka's printed ``-distribution`` (3 decimals, so differences up to
-0.0005 are rounding) and, when ``javac`` is available, full float64 values.
+For every ``*.arff`` with a ``*.folds.csv`` beside it (default: ``tests/data``), in two J48
+settings — its defaults ``-C 0.25 -M 2`` and ``-U -M 2 -A`` (unpruned, Laplace leaves) —
+against treecert through its Python API with the settings ``--j48`` sets
+(``DecisionTree(criterion="gain_ratio", min_leaf=2, threshold="j48", collapse=True)``, then
+``prune_ebp(tree, 0.25, data=train)`` for the defaults; ``leaf="laplace"`` and no pruning
+for ``-U -A``):
+
+* the tree grown on the whole file: leaves, size and the printed tree line for line
+  (J48's printout against treecert's text, thresholds and leaf weights included);
+* every fold of ``NAME.folds.csv`` (J48 on fold files written by ``peers.weka_fold_files``):
+  accuracy, leaves, size, and whether J48 printed treecert's tree;
+* with the defaults, J48's own ``-x 10 -s 1`` cross-validation against treecert in the
+  folds :func:`treecert.data.folds.weka_folds` makes (``evaluate --weka-folds``);
+* on fold 0 of a few datasets (``-U -A``) the per-instance class distributions of J48 are
+  compared with ``predict_proba``: Weka's printed ``-distribution`` (3 decimals, so
+  differences up to 0.0005 are rounding) and, when ``javac`` is available, float64 values.
+
+Per-fold rows go to ``benchmarks/results/j48_parity.csv``; markdown to stdout.
 
 Run from the repo root (needs ``apt-get install weka``; see ``peers.py``)::
 
-    python benchmarks/j48_parity.py                         # all datasets, J48 + treecert
+    python benchmarks/j48_parity.py                         # all datasets
     python benchmarks/j48_parity.py --datasets iris labor   # a subset
-    python benchmarks/j48_parity.py --no-treecert           # J48 only
     python benchmarks/j48_parity.py --dist-datasets all     # distribution check everywhere
-    python benchmarks/j48_parity.py --quick                 # iris, CSV to a temporary file
+    python benchmarks/j48_parity.py --quick                 # iris, 2 folds, CSV to a temp file
 
-Columns of the CSV: dataset, fold, tool, accuracy (% correct on the test fold), leaves, size
-(number of nodes), seconds (J48: wall time of the whole java process incl. JVM start and ARFF
-parsing; treecert: in-process fit + predict_proba, excluding data loading).
+Columns of the CSV: dataset, setting, fold, tool, accuracy (% correct on the test fold),
+leaves, size (number of nodes), same_tree (treecert: J48 printed its tree), seconds (J48:
+wall time of the whole java process incl. JVM start; treecert: in-process fit, pruning
+and predict_proba, excluding data loading).
 """
 
 from __future__ import annotations
@@ -42,7 +51,10 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO / "tests" / "data"
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "j48_parity.csv"
 DEFAULT_DIST = ("iris", "labor", "credit-g", "vote", "glass", "soybean", "weather.numeric")
-FIELDS = ("dataset", "fold", "tool", "accuracy", "leaves", "size", "seconds")
+FIELDS = ("dataset", "setting", "fold", "tool", "accuracy", "leaves", "size", "same_tree",
+          "seconds")
+#: J48's options per setting of the tables.
+SETTINGS = {"default": ("-C", "0.25", "-M", "2"), "unpruned": ("-U", "-M", "2", "-A")}
 ROUNDING_TOL = 5e-4 + 1e-9  # Weka prints distributions with 3 decimals
 
 
@@ -91,20 +103,35 @@ class TreecertRunner:
             self._cache[path] = self.load_dataset(str(path))
         return self._cache[path]
 
-    def run_fold(self, path: Path, folds: np.ndarray, fold: int) -> dict:
+    def fit(self, train, setting: str):
+        """(tree, leaf estimate) of ``--j48`` on ``train``: J48's defaults, or ``-U -A``."""
+        from treecert.pruning.ebp import prune_ebp
+
+        tree = self.DecisionTree(criterion="gain_ratio", min_leaf=2, threshold="j48",
+                                 collapse=True).fit(train).tree_
+        if setting == "default":
+            return prune_ebp(tree, 0.25, data=train)[0], "frequency"
+        return tree, "laplace"
+
+    def tree_lines(self, path: Path, setting: str, train=None) -> dict:
+        """Leaves, size and printed lines of the tree on ``train`` (default: all of ``path``)."""
+        from treecert.tree.render import to_text
+
+        ds = self.dataset(path) if train is None else train
+        tree, _ = self.fit(ds, setting)
+        return {"leaves": int(tree.n_leaves), "size": int(tree.n_nodes),
+                "lines": peers.j48_tree_lines(to_text(tree, ds.schema))}
+
+    def run_fold(self, path: Path, folds: np.ndarray, fold: int, setting: str) -> dict:
         ds = self.dataset(path)
         train_idx, test_idx = np.flatnonzero(folds != fold), np.flatnonzero(folds == fold)
         train, test = ds.subset(train_idx), ds.subset(test_idx)
         t0 = time.perf_counter()
-        model = self.DecisionTree(
-            criterion="gain_ratio", min_leaf=2, leaf="laplace", threshold="lower",
-            collapse=True,  # J48 collapses subtrees even with -U
-        ).fit(train)
-        proba = np.asarray(model.predict_proba(test), dtype=float)
+        tree, leaf = self.fit(train, setting)
+        proba = np.asarray(tree.predict_proba(test.X, leaf), dtype=float)
         secs = time.perf_counter() - t0
         y = np.asarray(test.y)
-        w = getattr(test, "weights", None)
-        w = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+        w = np.asarray(test.weights, dtype=float)
         known = y >= 0  # Weka skips test instances with a missing class
         hit = (proba.argmax(axis=1) == y) & known
         total = w[known].sum()
@@ -112,11 +139,21 @@ class TreecertRunner:
             "accuracy": 100.0 * w[hit].sum() / total if total else float("nan"),
             "correct": float(w[hit].sum()),
             "total": float(total),
-            "leaves": int(model.tree_.n_leaves),
-            "size": int(model.tree_.n_nodes),
+            "leaves": int(tree.n_leaves),
+            "size": int(tree.n_nodes),
             "seconds": secs,
             "proba": proba,
+            "tree": tree,
         }
+
+    def weka_cv(self, path: Path, n_folds: int = 10, seed: int = 1) -> dict:
+        """Correct and total over the folds of Weka's ``-x n_folds -s seed`` (the defaults)."""
+        from treecert.data.folds import weka_folds
+
+        folds = weka_folds(self.dataset(path).y, n_folds, seed)
+        runs = [self.run_fold(path, folds, k, "default") for k in range(n_folds)]
+        correct, total = sum(r["correct"] for r in runs), sum(r["total"] for r in runs)
+        return {"correct": correct, "total": total, "accuracy": 100.0 * correct / total}
 
 
 def fmt(x, digits: int = 2) -> str:
@@ -125,53 +162,89 @@ def fmt(x, digits: int = 2) -> str:
     return f"{x:.{digits}f}"
 
 
+def _sel(rows: list[dict], name: str, setting: str, tool: str) -> list[dict]:
+    return [r for r in rows
+            if r["dataset"] == name and r["setting"] == setting and r["tool"] == tool]
+
+
+def _mean(rows: list[dict], key: str) -> float | None:
+    v = [r[key] for r in rows if r.get(key) is not None]
+    return float(np.mean(v)) if v else None
+
+
+def _pooled(rows: list[dict]) -> float | None:
+    """All folds' correct / all folds' instances, what Weka's CV reports."""
+    total = sum(r["total"] for r in rows)
+    return 100.0 * sum(r["correct"] for r in rows) / total if total else None
+
+
+def _same(a, b) -> str:
+    return "=" if a is not None and a == b else "≠"
+
+
+def summarize_default(rows: list[dict], full: dict, wekacv: dict, datasets: list[str],
+                      sizes: dict[str, int]) -> str:
+    """Table of the defaults: the whole file's tree, J48's own CV and the shared folds."""
+    out = [
+        "| dataset | n | leaves J48 / treecert | size J48 / treecert | printed tree (-C 0.25) "
+        "| printed tree (-U) | CV -x 10 -s 1: J48 % / treecert % | shared folds: J48 % / "
+        "treecert % | folds with J48's tree |",
+        "|---|---:|---:|---:|---|---|---:|---:|---:|",
+    ]
+    for name in datasets:
+        if (name, "default") not in full:
+            continue
+        jf, tf = full[name, "default"]
+        ju, tu = full[name, "unpruned"]
+        jr, tr = _sel(rows, name, "default", "j48"), _sel(rows, name, "default", "treecert")
+        jc, tc = wekacv.get(name, (None, None))
+        out.append("| " + " | ".join([
+            name, str(sizes[name]),
+            f"{jf['leaves']} {_same(jf['leaves'], tf.get('leaves'))} {tf.get('leaves', 'n/a')}",
+            f"{jf['size']} {_same(jf['size'], tf.get('size'))} {tf.get('size', 'n/a')}",
+            _lines_verdict(jf, tf), _lines_verdict(ju, tu),
+            f"{fmt(jc and jc['accuracy'])} {_same(jc and jc['correct'], tc and tc['correct'])} "
+            f"{fmt(tc and tc['accuracy'])}",
+            f"{fmt(_pooled(jr))} {_same(_pooled(jr), _pooled(tr))} {fmt(_pooled(tr))}",
+            f"{sum(r['same_tree'] for r in tr)} of {len(jr)}",
+        ]) + " |")
+    return "\n".join(out)
+
+
+def _lines_verdict(j48: dict, ours: dict) -> str:
+    if "lines" not in ours:
+        return "n/a"
+    cuts = sum(" <= " in ln for ln in j48["lines"])
+    if j48["lines"] == ours["lines"]:
+        n = len(j48["lines"])
+        return f"identical ({n} line{'s' * (n != 1)}, {cuts} cut{'s' * (cuts != 1)})"
+    at = next((i for i, (a, b) in enumerate(zip(j48["lines"], ours["lines"], strict=False))
+               if a != b), min(len(j48["lines"]), len(ours["lines"])))
+    return f"differs from line {at + 1}"
+
+
 def summarize(rows: list[dict], datasets: list[str], sizes: dict[str, int]) -> str:
-    """Markdown table: per dataset, mean over folds of accuracy / leaves / size per tool and
-    the pooled accuracy (all folds' correct / all folds' instances, what Weka's CV reports)."""
+    """Markdown table of ``-U -A``: per dataset, mean over folds of accuracy / leaves / size
+    per tool and the pooled accuracy."""
     out = [
         "| dataset | n | J48 acc % | treecert acc % | Δ acc | J48 pooled % | "
         "treecert pooled % | J48 leaves | treecert leaves | J48 size | treecert size | "
         "J48 s/fold |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-
-    def mean(name, tool, key):
-        v = [
-            r[key]
-            for r in rows
-            if r["dataset"] == name and r["tool"] == tool and r.get(key) is not None
-        ]
-        return float(np.mean(v)) if v else None
-
-    def pooled(name, tool):
-        sel = [r for r in rows if r["dataset"] == name and r["tool"] == tool]
-        total = sum(r["total"] for r in sel)
-        return 100.0 * sum(r["correct"] for r in sel) / total if total else None
-
     for name in datasets:
-        if not any(r["dataset"] == name and r["tool"] == "j48" for r in rows):
+        jr, tr = _sel(rows, name, "unpruned", "j48"), _sel(rows, name, "unpruned", "treecert")
+        if not jr:
             continue
-        ja, ta = mean(name, "j48", "accuracy"), mean(name, "treecert", "accuracy")
-        out.append(
-            "| "
-            + " | ".join(
-                [
-                    name,
-                    str(sizes[name]),
-                    fmt(ja),
-                    fmt(ta),
-                    fmt(ta - ja) if ta is not None else "n/a",
-                    fmt(pooled(name, "j48")),
-                    fmt(pooled(name, "treecert")),
-                    fmt(mean(name, "j48", "leaves"), 1),
-                    fmt(mean(name, "treecert", "leaves"), 1),
-                    fmt(mean(name, "j48", "size"), 1),
-                    fmt(mean(name, "treecert", "size"), 1),
-                    fmt(mean(name, "j48", "seconds"), 3),
-                ]
-            )
-            + " |"
-        )
+        ja, ta = _mean(jr, "accuracy"), _mean(tr, "accuracy")
+        out.append("| " + " | ".join([
+            name, str(sizes[name]), fmt(ja), fmt(ta),
+            fmt(ta - ja) if ta is not None else "n/a",
+            fmt(_pooled(jr)), fmt(_pooled(tr)),
+            fmt(_mean(jr, "leaves"), 1), fmt(_mean(tr, "leaves"), 1),
+            fmt(_mean(jr, "size"), 1), fmt(_mean(tr, "size"), 1),
+            fmt(_mean(jr, "seconds"), 3),
+        ]) + " |")
     return "\n".join(out)
 
 
@@ -187,17 +260,16 @@ def main(argv: list[str] | None = None) -> int:
         default=list(DEFAULT_DIST),
         help="datasets for the fold-0 distribution check ('all', or none to skip)",
     )
-    ap.add_argument("--options", default="-U -M 2 -A", help="J48 options")
     add_quick(ap)
     args = ap.parse_args(argv)
+    max_folds = None
     if quick(args):
-        args.datasets, args.dist_datasets = ["iris"], ["iris"]
+        args.datasets, args.dist_datasets, max_folds = ["iris"], ["iris"], 2
         args.out = Path(tempfile.mkdtemp(prefix="treecert-j48-parity-")) / "j48_parity.csv"
 
     if not peers.weka_available():
         print(f"error: java or {peers.WEKA_JAR} missing (apt-get install weka)", file=sys.stderr)
         return 2
-    options = tuple(args.options.split())
     datasets = find_datasets(args.data_dir, args.datasets)
     if not datasets:
         print(f"error: no datasets found in {args.data_dir}", file=sys.stderr)
@@ -208,52 +280,60 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     rows: list[dict] = []
+    full: dict[tuple[str, str], tuple[dict, dict]] = {}
+    wekacv: dict[str, tuple[dict, dict | None]] = {}
     sizes: dict[str, int] = {}
     dist_report: list[str] = []
-    print(
-        f"Weka {peers.weka_version()} J48 {' '.join(options)}; treecert: {'API' if tc else 'n/a'}",
-        file=sys.stderr,
-    )
+    print(f"Weka {peers.weka_version()} J48; treecert: {'API' if tc else 'n/a'}",
+          file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="j48parity-") as tmp:
         for name, arff, folds_csv in datasets:
             folds = peers.read_folds(folds_csv)
             sizes[name] = len(folds)
-            tc_ok = tc is not None
             t0 = time.perf_counter()
-            for fold in sorted(set(folds.tolist())):
-                train, test = peers.weka_fold_files(arff, folds_csv, fold, tmp)
-                j = peers.run_j48(train, test, options)
-                rows.append({"dataset": name, "fold": fold, "tool": "j48", **j})
-                if tc_ok:
-                    try:
-                        r = tc.run_fold(arff, folds, fold)
-                    except Exception as exc:
-                        note(f"treecert failed on {name} fold {fold}: {type(exc).__name__}: {exc}")
-                        traceback.print_exc(limit=3, file=sys.stderr)
-                        tc_ok = False
-                    else:
-                        rows.append({"dataset": name, "fold": fold, "tool": "treecert", **r})
-                if fold == 0 and name in dist_names:
-                    dist_report.append(
-                        compare_distributions(
-                            name, train, test, options, rows[-1] if tc_ok else None
-                        )
-                    )
-            print(
-                f"  {name}: {len(set(folds.tolist()))} folds in {time.perf_counter() - t0:.1f}s",
-                file=sys.stderr,
-                flush=True,
-            )
+            try:
+                for setting, options in SETTINGS.items():
+                    full[name, setting] = (peers.run_j48_tree(arff, options),
+                                           tc.tree_lines(arff, setting) if tc else {})
+                wekacv[name] = (peers.run_j48_cv(arff, SETTINGS["default"]),
+                                tc.weka_cv(arff) if tc else None)
+                for fold in sorted(set(folds.tolist()))[:max_folds]:
+                    train, test = peers.weka_fold_files(arff, folds_csv, fold, tmp)
+                    for setting, options in SETTINGS.items():
+                        j = peers.run_j48(train, test, options)
+                        rows.append({"dataset": name, "setting": setting, "fold": fold,
+                                     "tool": "j48", **j})
+                        if tc is None:
+                            continue
+                        r = tc.run_fold(arff, folds, fold, setting)
+                        lines = peers.j48_tree_lines(_tree_text(r.pop("tree"), tc, arff))
+                        r["same_tree"] = lines == peers.j48_tree_lines(j["output"])
+                        rows.append({"dataset": name, "setting": setting, "fold": fold,
+                                     "tool": "treecert", **r})
+                        if fold == 0 and setting == "unpruned" and name in dist_names:
+                            dist_report.append(compare_distributions(
+                                name, train, test, options, rows[-1]))
+            except Exception as exc:  # report the dataset, keep the others
+                note(f"{name} failed: {type(exc).__name__}: {exc}")
+                traceback.print_exc(limit=3, file=sys.stderr)
+            print(f"  {name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", newline="") as fh:
         wr = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
         wr.writeheader()
         for r in rows:
-            wr.writerow({k: (f"{r[k]:.6g}" if isinstance(r[k], float) else r[k]) for k in FIELDS})
+            wr.writerow({k: (f"{r[k]:.6g}" if isinstance(r.get(k), float) else r.get(k, ""))
+                         for k in FIELDS})
 
-    print(f"## J48 ({' '.join(options)}) vs treecert, 10-fold (fixed folds)\n")
-    print(summarize(rows, [n for n, _, _ in datasets], sizes))
+    names = [n for n, _, _ in datasets]
+    print("## J48 -C 0.25 -M 2 (its defaults) vs treecert --j48\n")
+    print(summarize_default(rows, full, wekacv, names, sizes))
+    print("\n'=' marks equal values, '≠' different ones; CV % = all folds' correct / all "
+          "instances. printed tree: J48's printout against treecert's text (`treecert show` "
+          "without its probabilities), line for line, on the whole file; -U with -M 2.")
+    print("\n## J48 (-U -M 2 -A) vs treecert, 10-fold (shared folds)\n")
+    print(summarize(rows, names, sizes))
     print(
         "\nacc = mean of per-fold test accuracy; pooled = total correct / total instances "
         "over the folds; size = number of nodes."
@@ -271,7 +351,13 @@ def main(argv: list[str] | None = None) -> int:
             f"Δ ≤ {ROUNDING_TOL:.4f}); 'exact' uses a compiled helper printing float64."
         )
     print(f"\nper-fold CSV: {args.out}")
-    return 0
+    return 0 if rows else 1
+
+
+def _tree_text(tree, tc: TreecertRunner, arff: Path) -> str:
+    from treecert.tree.render import to_text
+
+    return to_text(tree, tc.dataset(arff).schema)
 
 
 def compare_distributions(

@@ -181,6 +181,42 @@ def run_j48_build(
     return {"leaves": res["leaves"], "size": res["size"], "seconds": secs}
 
 
+def j48_tree_lines(text: str) -> list[str]:
+    """The tree of a J48 printout (or of ``treecert show``'s text): its non-blank lines
+    after J48's ``-----`` rule, up to ``Number of Leaves``."""
+    lines = text.splitlines()
+    rule = [i for i, ln in enumerate(lines) if ln.startswith("-----")]
+    lines = lines[rule[0] + 1 :] if rule else lines
+    end = next((i for i, ln in enumerate(lines) if ln.startswith("Number of Leaves")),
+               len(lines))
+    return [ln for ln in lines[:end] if ln.strip()]
+
+
+def run_j48_tree(
+    train_arff: PathLike, options: tuple[str, ...] | list[str], *, timeout: float | None = None
+) -> dict:
+    """Build-only J48 run (``-no-cv -v``) keeping the printed tree: dict(leaves, size,
+    lines [the tree's lines, :func:`j48_tree_lines`])."""
+    cmd = java_cmd(J48_CLASS, "-no-cv", "-v", "-t", str(train_arff), *options)
+    proc, _ = timed_run(cmd, timeout=timeout)
+    _check(proc, "J48 build")
+    res = parse_j48_output(proc.stdout)
+    return {"leaves": res["leaves"], "size": res["size"], "lines": j48_tree_lines(proc.stdout)}
+
+
+def run_j48_cv(
+    arff: PathLike, options: tuple[str, ...] | list[str], folds: int = 10, seed: int = 1,
+    *, timeout: float | None = None
+) -> dict:
+    """J48's own stratified cross-validation (``-x FOLDS -s SEED``): dict(correct, total,
+    accuracy) of its "=== Stratified cross-validation ===" section."""
+    cmd = java_cmd(J48_CLASS, "-t", str(arff), "-x", str(folds), "-s", str(seed), *options)
+    proc, _ = timed_run(cmd, timeout=timeout)
+    _check(proc, "J48 cross-validation")
+    res = parse_j48_output(proc.stdout)
+    return {k: res[k] for k in ("correct", "total", "accuracy")}
+
+
 def parse_j48_distributions(text: str) -> np.ndarray:
     """Parse ``-p 0 -distribution`` output into an (n, K) array (3-decimal precision)."""
     lines = text.splitlines()

@@ -7,15 +7,10 @@ with subtree raising) and ``-C 0.25 -M 2 -S`` (no raising), e.g.::
 
     java -cp /usr/share/java/weka.jar weka.classifiers.trees.J48 -C 0.25 -M 2 -t F.arff -T F.arff
 
-and treecert grows ``--criterion gain_ratio --threshold lower --collapse`` (J48's learner)
-and prunes it with ``ebp`` (``--cf 0.25``), with and without raising. Pruning can only agree
-where the unpruned trees agree, so the unpruned sizes are reported too.
-
-One more column, ``ebp, J48 thresholds``: treecert's ``--threshold lower`` puts a numeric
-threshold at the largest value *at the node* below the cut, J48 at the largest value of the
-*whole training set* below the midpoint. Both split the node's rows identically, but subtree
-raising sends other rows through the raised tests, and those rows can fall between the two
-thresholds. The column re-runs ``ebp`` after moving every threshold to J48's value.
+and treecert grows ``--criterion gain_ratio --threshold j48 --collapse`` (J48's learner,
+what ``--j48`` sets) and prunes it with ``ebp`` (``--cf 0.25``), with and without raising.
+Pruning can only agree where the unpruned trees agree, so the unpruned sizes are reported
+too.
 
 Run from the repo root::
 
@@ -32,7 +27,6 @@ import argparse
 import csv
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -48,30 +42,7 @@ J48_OPTIONS = {
     "j48_c25_noraise": ("-C", "0.25", "-M", "2", "-S"),
 }
 FIELDS = ("dataset", "fold", "j48_unpruned", "treecert_unpruned", "j48_c25", "ebp",
-          "ebp_j48_thresholds", "j48_c25_noraise", "ebp_noraise")
-
-
-def j48_thresholds(tree, data):
-    """The tree with every numeric threshold moved to J48's value (see the module doc)."""
-    from treecert.pruning.ebp import _build_nodes, _Router
-
-    labelled = np.flatnonzero(data.y >= 0)
-    router = _Router(tree, data.X, data.y, tree.n_classes)
-    root = _build_nodes(tree, router, (labelled, data.weights[labelled].astype(float)))
-    thr = tree.threshold.copy()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        s = node.src
-        if node.children and not np.isnan(tree.threshold[s]):
-            f = tree.feature[s]
-            vals = data.X[node.idx, f]
-            above = vals[vals > tree.threshold[s]]
-            mid = (tree.threshold[s] + above.min()) / 2
-            column = data.X[labelled, f]
-            thr[s] = column[column <= mid].max()
-    return replace(tree, threshold=thr, _cache={})
+          "j48_c25_noraise", "ebp_noraise")
 
 
 def treecert_sizes(path: Path) -> dict:
@@ -80,12 +51,11 @@ def treecert_sizes(path: Path) -> dict:
     from treecert.tree.classifier import DecisionTree
 
     data = load_dataset(path)
-    tree = DecisionTree(criterion="gain_ratio", threshold="lower", collapse=True,
+    tree = DecisionTree(criterion="gain_ratio", threshold="j48", collapse=True,
                         min_leaf=2).fit(data).tree_
     return {
         "treecert_unpruned": tree.n_leaves,
         "ebp": prune_ebp(tree, 0.25, data=data)[0].n_leaves,
-        "ebp_j48_thresholds": prune_ebp(j48_thresholds(tree, data), 0.25, data=data)[0].n_leaves,
         "ebp_noraise": prune_ebp(tree, 0.25, subtree_raising=False)[0].n_leaves,
     }
 
@@ -95,9 +65,9 @@ def j48_sizes(path: Path) -> dict:
 
 
 def markdown(rows: list[dict]) -> str:
-    head = ("| dataset | unpruned J48 | unpruned treecert | J48 -C 0.25 | ebp | ebp, J48 "
-            "thresholds | J48 -S | ebp --no-raise |")
-    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    head = ("| dataset | unpruned J48 | unpruned treecert | J48 -C 0.25 | ebp | J48 -S | "
+            "ebp --no-raise |")
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append("| " + " | ".join(str(r[k]) for k in FIELDS if k != "fold") + " |")
     return "\n".join(lines)
@@ -108,8 +78,7 @@ def summary(rows: list[dict]) -> str:
     def n_eq(a, b):
         return sum(r[a] == r[b] for r in same)
     return (f"{len(same)} of {len(rows)} trees have the same unpruned size; among them "
-            f"J48 -C 0.25 = ebp in {n_eq('j48_c25', 'ebp')}, = ebp with J48 thresholds in "
-            f"{n_eq('j48_c25', 'ebp_j48_thresholds')}, J48 -S = ebp --no-raise in "
+            f"J48 -C 0.25 = ebp in {n_eq('j48_c25', 'ebp')}, J48 -S = ebp --no-raise in "
             f"{n_eq('j48_c25_noraise', 'ebp_noraise')}.")
 
 

@@ -54,7 +54,7 @@ def test_help_shows_choices_and_registered_names(capsys):
     from treecert.methods import METHODS
 
     train = _help("train", capsys)
-    for choices in ("<info_gain|gain_ratio|gini>", "<midpoint|lower>",
+    for choices in ("<info_gain|gain_ratio|gini>", "<midpoint|lower|j48>",
                     "<frequency|laplace|m_estimate>", "<none|ccp|ebp|laplace_loss|kl|rep>"):
         assert choices in train
     assert "<none|ccp|ebp|laplace_loss|kl|rep>" in _help("prune", capsys)
@@ -112,7 +112,7 @@ def test_j48_is_the_four_flags(capsys, tmp_path):
     one, four = tmp_path / "j48.json", tmp_path / "four.json"
     data = SAMPLE_DATA / "labor.arff"
     assert run(["train", data, "-o", one, "--j48", "-q"], capsys)[0] == 0
-    assert run(["train", data, "-o", four, "--criterion", "gain_ratio", "--threshold", "lower",
+    assert run(["train", data, "-o", four, "--criterion", "gain_ratio", "--threshold", "j48",
                 "--collapse", "--prune", "ebp", "--cf", "0.25", "-q"], capsys)[0] == 0
     assert one.read_bytes() == four.read_bytes()
     doc = json.loads(one.read_text())
@@ -124,7 +124,7 @@ def test_j48_is_the_four_flags(capsys, tmp_path):
     # J48 -U -M 2 -A, the settings of docs/j48-parity.md
     assert run(["train", data, "-o", one, "--j48", "--prune", "none", "--leaf", "laplace",
                 "-q"], capsys)[0] == 0
-    assert run(["train", data, "-o", four, "--criterion", "gain_ratio", "--threshold", "lower",
+    assert run(["train", data, "-o", four, "--criterion", "gain_ratio", "--threshold", "j48",
                 "--collapse", "--leaf", "laplace", "-q"], capsys)[0] == 0
     assert one.read_bytes() == four.read_bytes()
     code, _, err = run(["train", data, "-o", one, "--j48", "--criterion", "gini"], capsys)

@@ -255,7 +255,7 @@ _PARAMS = st.builds(
     max_depth=st.sampled_from([None, None, 1, 3]),
     min_gain=st.sampled_from([0.0, 0.0, 0.05]),
     binary_splits=st.booleans(),
-    threshold=st.sampled_from(["midpoint", "lower"]),
+    threshold=st.sampled_from(["midpoint", "lower", "j48"]),
 )
 
 

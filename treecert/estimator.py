@@ -118,8 +118,9 @@ class TreecertClassifier(TreeAPIMixin, ClassifierMixin, BaseEstimator):
         The tree learner's settings, as ``treecert train`` and
         :class:`~treecert.tree.classifier.DecisionTree` take them: ``criterion`` is
         ``"info_gain"`` (the papers), ``"gain_ratio"`` (J48) or ``"gini"``; ``min_leaf`` the
-        minimum weight of a branch (J48 ``-M``); ``threshold`` ``"midpoint"`` or
-        ``"lower"`` (J48); ``collapse`` J48's subtree collapse; ``cp`` rpart's complexity.
+        minimum weight of a branch (J48 ``-M``); ``threshold`` ``"midpoint"``, ``"lower"``
+        (C4.5) or ``"j48"`` (J48's cuts); ``collapse`` J48's subtree collapse; ``cp``
+        rpart's complexity.
     max_features : str, int, float or None, default=None
         Attributes searched at each node, drawn at random per node: None (every one),
         ``"sqrt"``, ``"log2"``, an integer or a fraction (``forest`` defaults to ``"sqrt"``).

@@ -20,7 +20,7 @@ from treecert.errors import ConfigError
 # command line parser. Each equals the library's own constant (tests/test_cli_options.py
 # checks it); they are spelt out here so that building the command line imports no numpy.
 CriterionName = Literal["info_gain", "gain_ratio", "gini"]  # tree.split_search.CRITERIA
-ThresholdRule = Literal["midpoint", "lower"]  # tree.split_search.THRESHOLD_RULES
+ThresholdRule = Literal["midpoint", "lower", "j48"]  # tree.split_search.THRESHOLD_RULES
 LeafName = Literal["frequency", "laplace", "m_estimate"]  # tree.leaf_estimates.LEAF_ESTIMATES
 PruneName = Literal["none", "ccp", "ebp", "laplace_loss", "kl", "rep"]  # pruning.common
 BinsName = Literal["equal_width", "mdl"]  # as evaluation.reliability checks
@@ -144,8 +144,10 @@ BinarySplits = Annotated[
     bool, typer.Option("--binary-splits", help="Nominal tests one value vs rest (J48 -B).")
 ]
 Threshold = Annotated[
-    ThresholdRule, typer.Option(help="Numeric split thresholds: midpoint (sklearn, rpart) or "
-                                     "lower (observed value, C4.5).")
+    ThresholdRule, typer.Option(help="Numeric split thresholds: midpoint (sklearn, rpart), "
+                                     "lower (observed value, C4.5) or j48 (J48's: cuts "
+                                     "between values > 1e-5 apart, moved to the largest "
+                                     "training value below the midpoint).")
 ]
 Collapse = Annotated[bool, typer.Option("--collapse", help="J48's collapse of useless subtrees.")]
 Nominal = Annotated[
@@ -163,7 +165,7 @@ Metrics = Annotated[
                                   "log_loss, auc, auc_reliability, erc_deviation); one of "
                                   "{METRICS}."),
 ]
-_J48_TREE_HELP = ("Weka J48's tree in one flag: --criterion gain_ratio --threshold lower "
+_J48_TREE_HELP = ("Weka J48's tree in one flag: --criterion gain_ratio --threshold j48 "
                   "--collapse and ebp pruning with cf 0.25")
 J48 = Annotated[
     bool,
@@ -176,7 +178,9 @@ J48_RUN = Annotated[
     typer.Option("--j48", help=_J48_TREE_HELP + ": prune=ebp (and cf=0.25 unless the spec "
                                "sets cf) is added to every method spec that prunes and does "
                                "not set prune (venn then takes its exact path, one whole tree "
-                               "per test row and class, much slower). --min-leaf (-M) and "
+                               "per test row and class, much slower); threshold=lower is "
+                               "added to tpce, kk, venn and certified_tree, whose engine has "
+                               "no J48 cut rule. --min-leaf (-M) and "
                                "--binary-splits (-B) still apply; a conflicting --criterion "
                                "or --threshold is an error."),
 ]
@@ -318,9 +322,9 @@ def insert(*groups: tuple[inspect.Parameter, ...], before: str):
 
 
 #: What --j48 sets: J48's defaults (Weka 3.8 ``J48 -C 0.25 -M 2``) in treecert's terms,
-#: from docs/j48-parity.md: gain ratio, the observed value below the cut as threshold,
+#: from docs/j48-parity.md: gain ratio, J48's cut rule (``threshold="j48"``),
 #: collapse (J48 collapses even unpruned trees), error-based pruning with cf 0.25.
-J48_TREE = {"criterion": "gain_ratio", "threshold": "lower", "collapse": True}
+J48_TREE = {"criterion": "gain_ratio", "threshold": "j48", "collapse": True}
 J48_PRUNING = {"prune": "ebp", "cf": 0.25}
 
 
@@ -346,11 +350,18 @@ def j48_settings(ctx: typer.Context, values: dict) -> dict:
 def j48_spec(spec: str) -> str:
     """A method spec with J48's pruning added where the method prunes and the spec leaves it
     unset: ``prune=ebp`` unless the spec names ``prune``, and ``cf=0.25`` with it unless the
-    spec gives ``cf`` (what the user wrote wins; the preset fills only the rest)."""
+    spec gives ``cf`` (what the user wrote wins; the preset fills only the rest). A method
+    whose trees the transductive engine regrows (tpce, kk, venn, certified_tree) gets
+    ``threshold=lower`` unless the spec sets it: the engine has no J48 cut rule."""
     from treecert.methods import METHODS, parse_method_spec
 
     parsed = parse_method_spec(spec, METHODS)
-    if "prune" not in METHODS[parsed.name].options or "prune" in parsed.options:
+    method = METHODS[parsed.name]
+    extra = {}
+    if not method.j48_cuts and "threshold" not in parsed.options:
+        extra["threshold"] = "lower"  # the transductive engines have no J48 cut rule
+    if "prune" in method.options and "prune" not in parsed.options:
+        extra.update({k: v for k, v in J48_PRUNING.items() if k not in parsed.options})
+    if not extra:
         return spec
-    extra = ",".join(f"{k}={v}" for k, v in J48_PRUNING.items() if k not in parsed.options)
-    return f"{spec}{',' if ':' in spec else ':'}{extra}"
+    return f"{spec}{',' if ':' in spec else ':'}{','.join(f'{k}={v}' for k, v in extra.items())}"

@@ -150,6 +150,10 @@ class Method:
     #: Whether the method's trees may search random attribute subsets (``max_features``);
     #: the transductive engines regrow trees with every attribute, so they refuse it.
     random_subsets: ClassVar[bool] = True
+    #: Whether the method's trees may use J48's cut rule (``threshold="j48"``); the
+    #: transductive engines' cut searches do not follow it, so their methods refuse it
+    #: (``--j48`` gives them ``threshold=lower``: :func:`treecert.cli.options.j48_spec`).
+    j48_cuts: ClassVar[bool] = True
 
     def __init__(self, tree_params: dict, spec: MethodSpec | None = None) -> None:
         self.spec = spec or MethodSpec(self.name, {}, self.name)
@@ -201,6 +205,11 @@ class Method:
     def _checked_tree(self, params: dict) -> dict:
         """The tree settings this method grows with, checked by the method's own rules
         (e.g. the transductive methods' ``min_leaf`` > 0) wherever they came from."""
+        if not self.j48_cuts and params.get("threshold") == "j48":
+            raise ConfigError(f"method '{self.name}' regrows its trees in the transductive "
+                              "engine, which has no J48 cut rule; threshold j48 does not "
+                              "apply.", f"Give it threshold=lower: --method "
+                              f"'{self.name}:threshold=lower'.")
         own = getattr(type(self), "rules", {})
         check_options(type(self), {k: v for k, v in params.items() if k in own},
                       f"method '{self.spec}'", warn=False)

@@ -164,6 +164,7 @@ class CertifiedTreeMethod(Method):
                           why="the training rows TPCE's pool weights are fitted on")}
     randomised = True
     random_subsets = False
+    j48_cuts = False
 
     def _check(self) -> tuple[str, ...]:
         o = self.opts

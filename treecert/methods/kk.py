@@ -90,6 +90,7 @@ class KukarKononenkoMethod(Method):
 
     name = "kk"
     random_subsets = False
+    j48_cuts = False
     #: ``reliable_cv``: folds of the internal cross-validation that learns the supervised
     #: reliable/unreliable threshold (0: no label); ``seed`` its folds. K more fits per fit.
     options: ClassVar[dict[str, type]] = {

@@ -44,6 +44,7 @@ class TpceMethod(Method):
 
     name = "tpce"
     random_subsets = False
+    j48_cuts = False
     options: ClassVar[dict[str, type]] = {"engine": str, "count_x": bool}
     defaults: ClassVar[dict] = {"engine": "fast", "count_x": True}
     rules: ClassVar[dict] = {"min_leaf": TRANSDUCTIVE_MIN_LEAF}

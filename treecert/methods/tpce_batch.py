@@ -24,6 +24,7 @@ class TpceBatchMethod(Method):
 
     name = "tpce_batch"
     random_subsets = False
+    j48_cuts = False
     options: ClassVar[dict[str, type]] = {"seed": int}
     defaults: ClassVar[dict] = {"seed": 1}
     rules: ClassVar[dict] = {"min_leaf": TRANSDUCTIVE_MIN_LEAF}

@@ -194,6 +194,7 @@ class VennMethod(HoldsSharedEngine, PrunesTree, Method):
 
     name = "venn"
     random_subsets = False
+    j48_cuts = False
     #: Lindsay & Cox's protocol. ``prune`` (and its options) and ``x_threshold=true`` take
     #: the exact path, one whole tree per (x, j): 3-46× the batched machine's CPU time.
     #: ``online=true``: one fit per test row (the rows before it learnt).

@@ -87,7 +87,7 @@ class _Router:
         vals = self.X[idx, f]
         missing = np.isnan(vals)
         if not np.isnan(t.threshold[src]):
-            branch = (vals > t.threshold[src]).astype(np.int64)
+            branch = (vals > t.routing_threshold[src]).astype(np.int64)
         else:
             vb = t.value_branch[t.value_branch_ptr[src] : t.value_branch_ptr[src + 1]]
             branch = vb[np.where(missing, 0, vals).astype(np.int64)]
@@ -149,6 +149,7 @@ def _to_tree(tree: Tree, root: _Node) -> Tree:
         vb_ptr.append(len(vb))
         counts.append(node.counts)
     out = Tree(
+        j48_cuts=tree.j48_cuts,
         feature=np.array(feature, dtype=np.int64),
         threshold=np.array(threshold, dtype=float),
         children_ptr=np.array(ch_ptr, dtype=np.int64),

@@ -88,6 +88,13 @@ class TransductiveEngine(HoldsSharedEngine):
     """
 
     def __init__(self, data: Dataset, learner: DecisionTree) -> None:
+        if learner.threshold == "j48":
+            # J48's 1e-5 gap and its whole-training-set cut are not in the engines' cut
+            # searches, which place the ineligible x between two training values
+            raise ConfigError("the transductive engine (tpce, kk, venn) does not grow with "
+                              "J48's cut rule (threshold j48).",
+                              "Give the method threshold=lower, e.g. "
+                              "--method 'tpce:threshold=lower'.")
         labelled = flat_nonzero(data.y >= 0)
         self.data = data.subset(labelled)
         self.learner = learner

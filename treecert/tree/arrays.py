@@ -11,6 +11,9 @@ Layout (the single source of truth; node ``0`` is the root, every child id > its
 * ``counts[i]``: raw weighted training class counts at node i (every node, not only leaves);
   probabilities are derived by ``treecert.tree.leaf_estimates``.
 
+A tree grown with J48's cut rule (``j48_cuts``, :mod:`treecert.tree.j48_cuts`) routes as
+J48's ``C45Split.whichSubset`` does: ``x - threshold < 1e-6`` takes the first child.
+
 Prediction follows C4.5: an unknown value sends the instance down every branch with weight
 proportional to the branch's training weight, and the leaf distributions are summed.
 """
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from treecert.tree.j48_cuts import j48_route_bounds
 from treecert.tree.leaf_estimates import leaf_proba
 from treecert.tree.segments import flat_nonzero, offsets
 
@@ -44,6 +48,9 @@ class Tree(TreeArrays):
     """A grown tree; see the module docstring for the array layout."""
 
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    #: Route numeric tests as J48 (``x - threshold < 1e-6`` goes left), for trees grown with
+    #: ``threshold="j48"``; the model file keeps it as that learner parameter.
+    j48_cuts: bool = False
 
     @classmethod
     def from_grown(cls, g: TreeArrays) -> Tree:
@@ -183,8 +190,19 @@ class Tree(TreeArrays):
             self._cache["edge_frac"] = self.branch_fraction[self.children]
         frac = self._cache["edge_frac"] if n else np.empty(0)
         return route_weighted(X, np.arange(n), np.zeros(n, dtype=np.int64), frac,
-                              self.feature, self.threshold, self.children_ptr, self.children,
-                              self.value_branch_ptr, self.value_branch)
+                              self.feature, self.routing_threshold, self.children_ptr,
+                              self.children, self.value_branch_ptr, self.value_branch)
+
+    @property
+    def routing_threshold(self) -> np.ndarray:
+        """The bound each numeric test compares with ``x <= bound``: the threshold, or for
+        :attr:`j48_cuts` the largest float x with ``x - threshold < 1e-6`` (J48's
+        ``Utils.smOrEq``), so that every router keeps its one comparison."""
+        if not self.j48_cuts:
+            return self.threshold
+        if "route_thr" not in self._cache:
+            self._cache["route_thr"] = j48_route_bounds(self.threshold)
+        return self._cache["route_thr"]
 
     def apply(self, X: np.ndarray) -> np.ndarray | None:
         """The leaf every row of ``X`` reaches, when no value of ``X`` is unknown (else
@@ -192,7 +210,10 @@ class Tree(TreeArrays):
         if not X.shape[0] or np.isnan(X).any():
             return None
         if "descent" not in self._cache and self.feature[0] >= 0:
-            self._cache["descent"] = descent_tables(self)
+            nodes = (TreeArrays(self.feature, self.routing_threshold, self.children_ptr,
+                                self.children, self.value_branch_ptr, self.value_branch,
+                                self.counts) if self.j48_cuts else self)
+            self._cache["descent"] = descent_tables(nodes)
         return descend_complete(X, self, self._cache.get("descent"))
 
     @property
@@ -255,6 +276,7 @@ class Tree(TreeArrays):
         ch_ptr = offsets([c.size for c in ch_lists])
         vb_ptr = offsets([v.size for v in vb_lists])
         return Tree(
+            j48_cuts=self.j48_cuts,
             feature=feature[kept],
             threshold=threshold[kept],
             children_ptr=ch_ptr,

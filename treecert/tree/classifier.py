@@ -6,7 +6,7 @@ through the tree's arrays; the certainty methods and the transductive engines st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from treecert.errors import ConfigError, DataError
 from treecert.tree.arrays import Tree, collapse, prune_to_cp
 from treecert.tree.feature_draw import FeatureDraw, resolve_max_features
 from treecert.tree.grow import grow
+from treecert.tree.j48_cuts import j48_split_points
 from treecert.tree.leaf_estimates import normalise_leaf_name
 from treecert.tree.params import LEARNER_RULES, check_all
 from treecert.tree.segments import flat_nonzero
@@ -31,7 +32,9 @@ class DecisionTree:
     min_leaf : minimum weight of a branch (J48 ``-M``, Clus ``MinimalWeight``), default 2.
     max_depth, min_gain : further pre-pruning; ``cp``: rpart's relative complexity.
     binary_splits : one-value-versus-rest nominal tests (J48 ``-B``).
-    threshold : "midpoint" or "lower" (observed value, C4.5/J48).
+    threshold : "midpoint", "lower" (observed value, C4.5) or "j48" (J48's cuts: between
+        values more than 1e-5 apart, moved to the largest value of the whole training set
+        not above the midpoint; :mod:`treecert.tree.j48_cuts`).
     collapse : J48's collapse of subtrees that do not reduce training errors.
     leaf : "frequency", "laplace" (alpha) or "m_estimate" (m) leaf estimates.
     max_features : attributes searched at each node — None / "all" (default: every one),
@@ -127,7 +130,12 @@ class DecisionTree:
         labelled = flat_nonzero(data.y >= 0)
         finder = self.make_finder(data, eligible=eligible)
         grown = grow(finder, labelled, data.weights[labelled].astype(float))
-        self.tree_ = self.edited(Tree.from_grown(grown))
+        tree = Tree.from_grown(grown)
+        if self.threshold == "j48":  # J48 moves each cut onto a value of all its rows
+            X = data.X if eligible is None else data.X[eligible]
+            tree = replace(tree, threshold=j48_split_points(tree.feature, tree.threshold, X),
+                           j48_cuts=True, _cache={})
+        self.tree_ = self.edited(tree)
         self.grown_ = grown
         self.schema_ = data.schema
         return self
@@ -165,6 +173,8 @@ class DecisionTree:
     def from_tree(cls, tree: Tree, schema: Schema, params: dict) -> DecisionTree:
         """Rebuild a fitted estimator from stored arrays (model files)."""
         est = cls(**params)
+        if est.threshold == "j48" and not tree.j48_cuts:  # a model file's tree: J48 routing
+            tree = replace(tree, j48_cuts=True, _cache={})
         est.tree_ = tree
         est.schema_ = schema
         return est

@@ -40,6 +40,20 @@ _TABLE_MAX = 2.0**22
 #: ``a - b < 1e-6``): a column whose best cut gains nothing — or rounding noise, 1e-16 —
 #: is no candidate, and does not count in the average gain.
 MIN_NUMERIC_GAIN = 1e-6
+#: J48 offers a cut between two sorted values only if they are more than 1e-5 apart
+#: (``C45Split.handleNumericAttribute``: ``value(i - 1) + 1e-5 < value(i)``); the
+#: ``threshold="j48"`` rule follows it, the other rules cut between any distinct values.
+J48_MIN_GAP = 1e-5
+
+
+def distinct_cuts(a: np.ndarray, b: np.ndarray, rule: str) -> np.ndarray:
+    """Whether a cut lies between the sorted neighbours ``a`` and ``b`` (``b`` follows
+    ``a``): ``a < b``, or J48's ``a + 1e-5 < b`` under ``rule == "j48"``. NaN gives False.
+    The grower and every cut search of the transductive engines ask it, so that they offer
+    the same cuts."""
+    if rule == "j48":
+        return a + J48_MIN_GAP < b
+    return a < b
 
 
 def no_cuts(G: int, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -169,7 +183,7 @@ class NumericSearch:
         def per_cut(a):  # (p, G) -> (p, M - 1): the value of each cut's node
             return a if G == 1 else a.repeat(lens, axis=1)[:, :-1]
 
-        valid = V[:, :-1] < V[:, 1:]
+        valid = distinct_cuts(V[:, :-1], V[:, 1:], params.threshold)
         if G > 1:
             valid &= node[1:] == pos_node
         left_e = CE[..., :-1]

@@ -49,14 +49,21 @@ def branch_labels(tree: Tree, schema: Schema, node: int, sep: str = " ") -> list
     return labels
 
 
+def _weight_text(v: float) -> str:
+    """A leaf's weight as J48 prints it: ``Utils.roundDouble(v, 2)`` (``Math.round`` of
+    100 v, over 100) in Java's ``Double.toString``, whose digits Python's ``repr`` gives:
+    ``13.0``, ``228.39``, ``0.04``."""
+    return repr(float(np.floor(v * 100.0 + 0.5) / 100.0))
+
+
 def _leaf_text(tree: Tree, schema: Schema, node: int) -> str:
     counts = tree.estimate_counts[node]
     total = float(tree.counts[node].sum())
     label = schema.classes[int(np.argmax(counts))]
     errors = total - float(tree.counts[node].max()) if total > 0 else 0.0
-    if errors > 1e-6:
-        return f"{label} ({total:.1f}/{errors:.1f})"
-    return f"{label} ({total:.1f})"
+    if errors > 1e-6:  # J48: Utils.gr(numIncorrect, 0)
+        return f"{label} ({_weight_text(total)}/{_weight_text(errors)})"
+    return f"{label} ({_weight_text(total)})"
 
 
 def _proba_text(schema: Schema, proba: np.ndarray | None, node: int) -> str:

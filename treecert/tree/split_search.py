@@ -24,9 +24,12 @@ Rules, and where they come from
 * Numeric tests are ``x <= threshold`` (left) versus ``x > threshold``. Candidate thresholds
   come only from *eligible* training values: ``threshold="midpoint"`` puts the threshold
   halfway between two consecutive eligible values (scikit-learn, rpart);
-  ``threshold="lower"`` uses the lower of the two (C4.5/J48 use an observed value; J48 picks
-  the largest value of the *whole* training set below the midpoint, which partitions the
-  node's training rows identically and differs only for unseen values in between).
+  ``threshold="lower"`` uses the lower of the two (C4.5 uses an observed value).
+  ``threshold="j48"`` is J48's rule (``C45Split``): a cut only between values more than
+  1e-5 apart (:func:`~treecert.tree.numeric_search.distinct_cuts`), grown at the midpoint,
+  then moved to the largest value of the *whole* training set not above it
+  (:mod:`treecert.tree.j48_cuts`, applied by ``DecisionTree.fit``). That partitions the
+  node's training rows as the midpoint does and differs for unseen values in between.
   For each attribute the cut of largest gain is taken (then, for ``gain_ratio``, corrected
   and divided by its split information).
 * Nominal tests: one branch per declared value (C4.5 multiway) or, with
@@ -76,7 +79,7 @@ from treecert.tree.segments import (
 )
 
 CRITERIA = ("info_gain", "gain_ratio", "gini")
-THRESHOLD_RULES = ("midpoint", "lower")
+THRESHOLD_RULES = ("midpoint", "lower", "j48")
 _EPS = 1e-12
 # Nominal class counts are tallied for at most this many (node, attribute, value, class) cells
 # at once.
@@ -102,7 +105,7 @@ class GrowParams:
             )
         if self.threshold not in THRESHOLD_RULES:
             raise ConfigError(
-                f"unknown threshold rule '{self.threshold}'.", "Choose midpoint or lower."
+                f"unknown threshold rule '{self.threshold}'.", "Choose midpoint, lower or j48."
             )
         if self.min_leaf < 0:
             raise ConfigError(f"min_leaf must be >= 0, got {self.min_leaf}.")
