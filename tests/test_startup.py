@@ -3,7 +3,8 @@
 Every shell call pays for the modules it imports: pandas alone is about 0.65 CPU-s, numpy
 0.2, rich 0.1, pydantic (typer's converter of option values) 0.17. ``--help`` must build
 the whole app without any of them; the plain option values must be converted without
-pydantic, to exactly the values typer's own converter gives.
+pydantic, to exactly the values typer's own converter gives; a short ``predict`` and a
+leaf method's ``evaluate`` of a small file run without pandas.
 """
 
 from __future__ import annotations
@@ -297,6 +298,31 @@ def test_write_columns_equals_pandas_to_csv(n, data):
 
         assert parsed(buf.getvalue()) == parsed(frame.to_csv(index=False, header=header,
                                                              lineterminator="\r\n"))
+
+
+# ----------------------------------------------------------------- evaluate without pandas
+@pytest.mark.parametrize("args", [
+    ["sample_data/iris.arff", "--method", "frequency", "-o", "{out}"],
+    ["sample_data/iris.csv", "--method", "laplace", "--method", "m_estimate", "--repeat", "2"],
+    ["sample_data/weather.nominal.arff", "--method", "frequency", "--folds", "3", "-q",
+     "-o", "{out}"],
+])
+def test_evaluate_of_a_small_file_does_not_import_pandas(tmp_path, args):
+    """A leaf method's cross-validation of a small file reads, evaluates and writes every
+    result file (or the metrics on stdout) on numpy alone: no pandas, scipy or
+    matplotlib (rich draws the metrics table on stderr unless -q)."""
+    out = tmp_path / "out"
+    argv = ["evaluate", *(str(ROOT / a) if a.startswith("sample_data") else
+                          a.replace("{out}", str(out)) for a in args)]
+    code = ("import contextlib, io\n"
+            "from treecert.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), "
+            "contextlib.redirect_stderr(io.StringIO()):\n"
+            f"    assert main({argv!r}) == 0")
+    loaded = _loaded_after(code)
+    assert not {"pandas", "scipy", "matplotlib"} & set(loaded), loaded
+    if "-o" in args:
+        assert (out / "metrics_summary.csv").exists() and (out / "confusion.txt").exists()
 
 
 def test_the_command_line_runs_numpy_with_one_blas_thread_unless_told():

@@ -24,19 +24,25 @@ from treecert.cli.progress import _RowProgress
 from treecert.data.fileio import atomic_writer
 
 
-def _metrics_table(metrics, title: str) -> None:
+def _metrics_table(result, title: str) -> None:
     if _state["quiet"]:
         return
     from rich.table import Table
 
+    from treecert.evaluation.results import RecordTable
+
+    metrics = result.table("metrics")
+    columns = metrics.columns() if isinstance(metrics, RecordTable) else None
+    if columns is None:
+        columns = {c: result.metrics[c].to_numpy() for c in result.metrics.columns}
     skip = {"dataset", "method", "repeats", "n_test"}
-    cols = [c for c in metrics.columns if c not in skip]
+    cols = [c for c in columns if c not in skip]
     table = Table(title=title)
     table.add_column("metric")
-    for name in metrics["method"]:
+    for name in columns["method"]:
         table.add_column(str(name), justify="right", overflow="fold")
     for c in cols:
-        table.add_row(c, *(f"{v:.4f}" if v == v else "n/a" for v in metrics[c]))
+        table.add_row(c, *(f"{v:.4f}" if v == v else "n/a" for v in columns[c]))
     stderr_console().print(table)
 
 
@@ -110,10 +116,13 @@ def evaluate(
             say(f"Shard {shard}: recorded {len(only)} of {len(keys)} units in {output}/units; "
                 "when every shard is done, run 'treecert merge' on the output directories.")
             return
-        _metrics_table(result.metrics, f"{name} ({protocol.kind})")
+        _metrics_table(result, f"{name} ({protocol.kind})")
         if output is None:
+            from treecert.evaluation.results import write_csv
+
             with atomic_writer("-") as fh:
-                result.metrics.to_csv(fh, index=False, lineterminator="\n")
+                write_csv(result.table("metrics"), fh)
         else:
             _write_evaluation(result, Path(output), plots, bins)
-            say(f"Wrote {len(result.predictions)} predictions and metrics to {output}")
+            say(f"Wrote {len(result.table('predictions'))} predictions and metrics to "
+                f"{output}")
