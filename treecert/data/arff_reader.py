@@ -533,8 +533,8 @@ def _plain_numbers(col: list) -> np.ndarray | None:
     """A numeric attribute's tokens (None = missing) as floats without pandas: what
     ``pandas.to_numeric`` and then Java's reading of what it leaves out (``_number``) give,
     for tokens of ASCII without spaces or underscores: ``float`` of each, except that a
-    column of integers without a missing value reads ``-0`` as 0.0 (pandas reads it as an
-    int64). None for any other column, or a token that is not a number (the caller finds
+    column of int64 integers without a missing value reads ``-0`` as 0.0 (pandas reads it
+    as an int64). None for any other column, or a token that is not a number (the caller finds
     it and says so)."""
     known = [v for v in col if v is not None]
     joined = "\x00".join(known)
@@ -549,5 +549,7 @@ def _plain_numbers(col: list) -> np.ndarray | None:
         numbers[[v is not None for v in col]] = values
         return numbers
     if np.signbit(values[values == 0]).any() and all(_INT.fullmatch(v) for v in known):
+        if not all(-(1 << 63) <= int(v) < 1 << 63 for v in known):
+            return None  # pandas' reading of integers past int64 is left to pandas
         values = values + 0.0  # pandas' int64 column: -0 is 0
     return values
