@@ -7,7 +7,9 @@ Each command runs as a child process from the repository root (interpreter start
 work and exit); its CPU time is user + system time of the child (``wait4``), the median of
 ``--repeat`` runs after one warm-up run. Python's bytecode cache is on (in a temporary
 ``PYTHONPYCACHEPREFIX``, as in an installed package), whatever ``PYTHONDONTWRITEBYTECODE``
-says. The same run measures ``python -c pass`` and bare imports of typer, numpy and pandas:
+says. The ``evaluate`` rows are a whole 10-fold cross-validation of iris: start-up, the
+ten trees and every result file (``-o``, written anew each run), or the metrics on stdout.
+The same run measures ``python -c pass`` and bare imports of typer, numpy and pandas:
 what no command line built on them can go below (numpy also with one OpenBLAS thread, which
 the command line asks for). ``--before DIR`` runs every treecert command from another
 checkout too, alternating with this one, in a column of its own.
@@ -31,7 +33,10 @@ SAMPLE = ROOT / "sample_data"
 
 
 def cpu_seconds(cmd: list[str], env: dict[str, str], root: Path = ROOT) -> float:
-    """User + system CPU seconds of one run of ``cmd`` in ``root`` (output discarded)."""
+    """User + system CPU seconds of one run of ``cmd`` in ``root`` (output discarded; an
+    output directory it names after ``-o`` is removed first, so every run writes anew)."""
+    if "-o" in cmd:
+        shutil.rmtree(cmd[cmd.index("-o") + 1], ignore_errors=True)
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -75,6 +80,12 @@ def main() -> None:
             py, "-m", "treecert", "predict", str(model), str(five), "--method", "laplace"],
         "treecert predict iris.json five_rows.csv (model's frequency)": [
             py, "-m", "treecert", "predict", str(model), str(five)],
+        "treecert evaluate iris.arff --method frequency -o DIR (10-fold CV, all files)": [
+            py, "-m", "treecert", "evaluate", str(SAMPLE / "iris.arff"), "--method",
+            "frequency", "-o", str(work / "evaluate")],
+        "treecert evaluate iris.arff --method laplace (metrics on stdout)": [
+            py, "-m", "treecert", "evaluate", str(SAMPLE / "iris.arff"), "--method",
+            "laplace"],
     }
     roots = [ROOT] + ([args.before.resolve()] if args.before else [])
     print(f"load before: {os.getloadavg()}", file=sys.stderr)

@@ -222,10 +222,11 @@ def test_predict_arff_is_weka_readable_and_reads_back(capsys, tmp_path):
     text = arff.read_text()
     assert text.count("@data") == 1
     assert "@attribute classification {Iris-setosa,Iris-versicolor,Iris-virginica}" in text
-    back = load_dataset(arff)
+    back = load_dataset(arff, class_name="classification")
     frame = pd.read_csv(pd.io.common.StringIO(csv))
     names = back.schema.feature_names
-    assert names[4] == "class" and back.schema.class_attribute.name == "classification"
+    assert names[4] == "class" and names[5:8] == [f"distribution_{c}" for c in
+                                                   back.schema.classes]
     assert np.array(back.schema.classes)[back.y].tolist() == frame["predicted"].tolist()
     for c in back.schema.classes:
         np.testing.assert_array_equal(back.X[:, names.index(f"distribution_{c}")],

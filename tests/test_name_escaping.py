@@ -128,8 +128,8 @@ def test_names_parse_back_from_every_output(names, values, labels, capsys):
         declared = [name for name, _ in doc["attributes"]]
         assert len(declared) == len(set(declared)) == 4 + len(labels) + 1
         assert len(doc["data"]) == 12
-        back = load_dataset(out)  # treecert reads it back, the names exactly
-        assert back.schema.class_attribute.name == "classification"
+        # treecert reads it back, the names exactly
+        back = load_dataset(out, class_name="classification")
         assert back.schema.classes == tuple(labels)
         read = [a.name for a in back.schema.attributes]
         assert read[3:] == [*(f"distribution_{c}" for c in labels), "certainty"]
@@ -159,10 +159,10 @@ def test_a_data_attribute_named_like_a_prediction_column_is_renamed(tmp_path, ca
         "columns have those names.")
     declared = [name for name, _ in arff.loads(out.read_text())["attributes"]]
     assert declared == ["certainty_1", "classification_1", "distribution_a_2",
-                        "distribution_a_1", "cls", "distribution_a", "distribution_b",
-                        "certainty", "classification"]
-    back = load_dataset(out)
-    assert back.n_samples == 12 and back.schema.class_attribute.name == "classification"
+                        "distribution_a_1", "cls", "classification", "distribution_a",
+                        "distribution_b", "certainty"]
+    back = load_dataset(out, class_name="classification")
+    assert back.n_samples == 12 and back.schema.classes == ("a", "b")
 
 
 def test_lone_surrogates_from_a_model_file_are_escaped_in_every_output(tmp_path, capsys):
@@ -185,7 +185,8 @@ def test_lone_surrogates_from_a_model_file_are_escaped_in_every_output(tmp_path,
         assert "\\udcff" in text
     check_dot(_read(tmp_path / "s.dot"))
     assert check_csv(_read(tmp_path / "p.csv"))[0][3] == "p_a\\udcff"
-    assert load_dataset(tmp_path / "p.arff").schema.classes == ("a\udcff", "b")
+    back = load_dataset(tmp_path / "p.arff", class_name="classification")
+    assert back.schema.classes == ("a\udcff", "b")
 
 
 def test_a_carriage_return_in_a_label_is_quoted_in_csv_outputs(tmp_path, capsys):

@@ -3,7 +3,8 @@
 Every shell call pays for the modules it imports: pandas alone is about 0.65 CPU-s, numpy
 0.2, rich 0.1, pydantic (typer's converter of option values) 0.17. ``--help`` must build
 the whole app without any of them; the plain option values must be converted without
-pydantic, to exactly the values typer's own converter gives.
+pydantic, to exactly the values typer's own converter gives; a short ``predict`` and a
+leaf method's ``evaluate`` of a small file run without pandas.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -299,6 +300,31 @@ def test_write_columns_equals_pandas_to_csv(n, data):
                                                              lineterminator="\r\n"))
 
 
+# ----------------------------------------------------------------- evaluate without pandas
+@pytest.mark.parametrize("args", [
+    ["sample_data/iris.arff", "--method", "frequency", "-o", "{out}"],
+    ["sample_data/iris.csv", "--method", "laplace", "--method", "m_estimate", "--repeat", "2"],
+    ["sample_data/weather.nominal.arff", "--method", "frequency", "--folds", "3", "-q",
+     "-o", "{out}"],
+])
+def test_evaluate_of_a_small_file_does_not_import_pandas(tmp_path, args):
+    """A leaf method's cross-validation of a small file reads, evaluates and writes every
+    result file (or the metrics on stdout) on numpy alone: no pandas, scipy or
+    matplotlib (rich draws the metrics table on stderr unless -q)."""
+    out = tmp_path / "out"
+    argv = ["evaluate", *(str(ROOT / a) if a.startswith("sample_data") else
+                          a.replace("{out}", str(out)) for a in args)]
+    code = ("import contextlib, io\n"
+            "from treecert.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), "
+            "contextlib.redirect_stderr(io.StringIO()):\n"
+            f"    assert main({argv!r}) == 0")
+    loaded = _loaded_after(code)
+    assert not {"pandas", "scipy", "matplotlib"} & set(loaded), loaded
+    if "-o" in args:
+        assert (out / "metrics_summary.csv").exists() and (out / "confusion.txt").exists()
+
+
 def test_the_command_line_runs_numpy_with_one_blas_thread_unless_told():
     """numpy's import starts spinning OpenBLAS threads (0.12 CPU-s of a short `predict`)."""
     code = ("import os, sys\n"
@@ -312,3 +338,83 @@ def test_the_command_line_runs_numpy_with_one_blas_thread_unless_told():
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              cwd=ROOT, check=True, env={**environ, **env}).stdout
         assert out.strip().splitlines()[-1] == expected
+
+
+# ----------------------------------------------------------------- messages without rich
+_TEXT = st.lists(st.sampled_from([*"ab :[]\\\t\r\x07é-=,.()", "smile", "x"]),
+                max_size=12).map("".join)
+
+
+def _rich_print(renderable, width: int = 80, **kwargs) -> str:
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(file=buf, highlight=False, soft_wrap=True, width=width).print(renderable, **kwargs)
+    return buf.getvalue()
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=_TEXT)
+def test_say_writes_what_rich_would(message):
+    """Off a terminal, ``say`` writes a message itself only where rich prints it as it is."""
+    import contextlib
+    import io
+
+    from treecert.cli.common import _AS_IS, say, stderr_console
+
+    stderr_console.cache_clear()  # a console on this stderr
+    with contextlib.redirect_stderr(io.StringIO()) as buf:
+        say(message)
+    stderr_console.cache_clear()
+    err = buf.getvalue()
+    assert err == _rich_print(message, markup=False)
+    if _AS_IS.search(message) is None:
+        assert err == message + "\n"
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(title=_TEXT, heads=st.lists(_TEXT, min_size=1, max_size=4),
+       values=st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(float("nan"))), max_size=12),
+       width=st.integers(10, 120))
+def test_metrics_table_off_a_terminal_is_richs(title, heads, values, width, monkeypatch):
+    """The metrics table drawn without rich is, whenever it is drawn so, rich's table."""
+    from rich.table import Table
+
+    from treecert.cli.evaluate import _plain_table
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    heads = ["metric", *heads]
+    rows = [[f"m{i}", *(f"{v:.4f}" if v == v else "n/a" for v in values[i::3][:len(heads) - 1])]
+            for i in range(3)]
+    rows = [r + ["n/a"] * (len(heads) - len(r)) for r in rows]
+    text = _plain_table(title, heads, rows)
+    if text is None:
+        return
+    table = Table(title=title)
+    table.add_column(heads[0])
+    for name in heads[1:]:
+        table.add_column(name, justify="right", overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    assert text == _rich_print(table, width=width)
+
+
+@pytest.mark.parametrize("width", [30, 43, 44, 80])
+def test_a_metrics_table_is_drawn_without_rich_where_it_fits(width, monkeypatch):
+    from rich.table import Table
+
+    from treecert.cli.evaluate import _plain_table
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    heads, rows = ["metric", "frequency", "laplace:prune=ebp"], [["accuracy", "0.9467", "n/a"]]
+    text = _plain_table("iris (cv)", heads, rows)
+    assert (text is None) == (width < 44)  # the table is 44 characters wide
+    table = Table(title="iris (cv)")
+    table.add_column(heads[0])
+    for name in heads[1:]:
+        table.add_column(name, justify="right", overflow="fold")
+    table.add_row(*rows[0])
+    assert text is None or text == _rich_print(table, width=width)

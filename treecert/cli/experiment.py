@@ -115,32 +115,57 @@ def _write_evaluation_files(result, outdir: Path, plots: bool, bins: str) -> Non
     import json
 
     from treecert.evaluation.experiment import metrics_document
+    from treecert.evaluation.results import write_csv
 
     make_directory(outdir)
     with atomic_writer(outdir / "predictions.csv") as fh:
-        frame_to_csv(result.predictions, fh)
-    tables = {"metrics.csv": result.metrics, "metrics_folds.csv": result.folds,
-              "metrics_summary.csv": result.summary}
-    for file_name, table in tables.items():
+        write_csv(result.table("predictions"), fh)
+    for file_name, name in {"metrics.csv": "metrics", "metrics_folds.csv": "folds",
+                            "metrics_summary.csv": "summary"}.items():
+        table = result.table(name)
         if table is not None:
             with atomic_writer(outdir / file_name) as fh:
-                frame_to_csv(table, fh)
+                write_csv(table, fh)
     write_text(outdir / "metrics.json",
                json.dumps(metrics_document(result), indent=2, allow_nan=False) + "\n")
-    if result.predictions["actual"].notna().any():
-        from treecert.evaluation.confusion import confusion_tables, confusion_text
+    confusion = _confusion(result)
+    if confusion is not None:
+        from treecert.evaluation.confusion import confusion_text
 
-        confusion, per_class = confusion_tables(result.predictions, list(result.classes))
-        for file_name, table in {"confusion.csv": confusion, "per_class.csv": per_class}.items():
+        for file_name, table in zip(("confusion.csv", "per_class.csv"), confusion,
+                                    strict=True):
             with atomic_writer(outdir / file_name) as fh:
-                table.to_csv(fh, index=False, lineterminator="\n")
-        write_text(outdir / "confusion.txt", confusion_text(confusion, list(result.classes)))
+                write_csv(table, fh)
+        write_text(outdir / "confusion.txt", confusion_text(confusion[0],
+                                                            list(result.classes)))
     if plots:
         from treecert.evaluation import plots as P
 
         written = [P.reliability_plot(result.predictions, result.classes, outdir, bins),
                    P.roc_plot(result.predictions, result.classes, outdir)]
         say(f"Wrote {len(written)} plots to {outdir}")
+
+
+def _confusion(result):
+    """The confusion and per-class tables of an evaluation's predictions (tables of
+    :func:`~treecert.evaluation.confusion.confusion_records` without pandas where the
+    predictions' columns are at hand), or None when no row has a known class."""
+    import numpy as np
+
+    from treecert.evaluation.confusion import confusion_records, confusion_tables
+    from treecert.evaluation.results import PredictionTable, RecordTable
+
+    table = result.table("predictions")
+    columns = table.columns() if isinstance(table, PredictionTable) else None
+    if columns is None:
+        if not result.predictions["actual"].notna().any():
+            return None
+        return confusion_tables(result.predictions, list(result.classes))
+    known = np.array([v is not None for v in columns["actual"].tolist()], dtype=bool)
+    if not known.any():
+        return None
+    rows = confusion_records({k: v[known] for k, v in columns.items()}, list(result.classes))
+    return tuple(RecordTable(r) for r in rows)
 
 
 def _check_units_options(shard, resume, output, plots, bias_variance=0):

@@ -24,11 +24,12 @@ def predict(
     ] = "-",
     fmt: Annotated[
         options.PredictFormat,
-        typer.Option("--format", help="csv, or arff for Weka: the data with "
-                                      "distribution_<label> per class, certainty and the "
-                                      "predicted class as 'classification' (Weka's "
-                                      "AddClassification); a data attribute of one of "
-                                      "those names is renamed <name>_1."),
+        typer.Option("--format", help="csv, or arff for Weka, laid out as Weka's "
+                                      "AddClassification -classification -distribution: "
+                                      "the data (class in its place), the predicted class "
+                                      "'classification', distribution_<label> per class, "
+                                      "then certainty; a data attribute of one of those "
+                                      "names is renamed <name>_1."),
     ] = "csv",
     id_column: Annotated[
         str | None, typer.Option("--id", help="Column to copy through as an identifier.")
@@ -144,14 +145,17 @@ def _arff_writer(id_column, tag: str | None):
     """Writes chunks as one ARFF file: the header (from the first chunk's layout), then
     every chunk's rows (:func:`treecert.data.arff_writer.predictions_dataset`); a shard's
     (``tag``) opens with the comment ``% treecert predict --<tag>``."""
-    from treecert.data.arff_writer import arff_header, arff_rows, predictions_dataset
+    from treecert.data.arff_writer import (
+        arff_header,
+        arff_rows,
+        data_columns,
+        predictions_dataset,
+    )
 
     def write(table, data, fh, header: bool) -> None:
         rows = predictions_dataset(data, table, id_column)
         if header:
-            given = [*([id_column] if id_column is not None else []),
-                     *(a.name for a in data.schema.attributes),
-                     *([data.schema.class_attribute.name] if data.has_class else [])]
+            given = [a.name for a in data_columns(data, id_column)]
             renamed = [f"{old!r} as {a.name!r}" for old, a in
                        zip(given, rows.schema.attributes, strict=False) if old != a.name]
             if renamed:
@@ -159,7 +163,7 @@ def _arff_writer(id_column, tag: str | None):
                     "prediction columns have those names.")
             if tag is not None:
                 fh.write(f"% treecert predict --{tag}\n")
-            fh.write(arff_header(rows.schema))
-        fh.write(arff_rows(rows))
+            fh.write(arff_header(rows.schema, with_class=False))
+        fh.write(arff_rows(rows, with_class=False))
 
     return write

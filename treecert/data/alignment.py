@@ -118,9 +118,12 @@ def align_to_schema(
                                   row_offset))
     y = np.full(table.weights.size, -1, dtype=np.int64)
     has_class = schema.class_attribute.name in names
+    position = None
     if has_class:
         y = _test_classes(schema, table.column(schema.class_attribute.name), table,
                           row_offset)
+        before = set(names[:names.index(schema.class_attribute.name)])
+        position = sum(a.name in before for a in schema.attributes)
     string_attrs = {a.name for a in schema.attributes if a.kind == "string"}
     for col in table.columns:
         name = col.attr.name
@@ -129,7 +132,7 @@ def align_to_schema(
     notes = [] if unseen is not None else unseen_warning(src, schema.feature_names, counts)
     X = np.column_stack(xs) if xs else np.empty((table.weights.size, 0))
     return Dataset(schema, X.astype(np.float64, copy=False), y, table.weights, extra,
-                   source=src, has_class=has_class, warnings=notes)
+                   source=src, has_class=has_class, warnings=notes, class_position=position)
 
 
 def unseen_warning(src: str, names: list[str], unseen: dict[str, Counter[str]]) -> list[str]:

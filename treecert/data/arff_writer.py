@@ -19,7 +19,7 @@ from treecert.data.dates import DEFAULT_DATE_FORMAT, _format_date
 from treecert.data.schema import Attribute, Dataset, Schema
 from treecert.data.table import _fmt_num
 
-__all__ = ["arff_header", "arff_rows", "predictions_dataset", "write_arff"]
+__all__ = ["arff_header", "arff_rows", "data_columns", "predictions_dataset", "write_arff"]
 
 
 def _quote(s: str) -> str:
@@ -74,12 +74,13 @@ def write_arff(dataset: Dataset, path_or_file: str | Path | IO[str]) -> None:
         path_or_file.write(text)
 
 
-def arff_header(schema: Schema) -> str:
+def arff_header(schema: Schema, *, with_class: bool = True) -> str:
     """The ``@relation``, ``@attribute`` (class last) and ``@data`` lines; with
     :func:`arff_rows` of one or more datasets of this schema, a whole ARFF file (written
-    in pieces by streamed ``predict``)."""
+    in pieces by streamed ``predict``). ``with_class=False`` declares the attributes only
+    (a layout of :func:`predictions_dataset`, whose attributes hold every column)."""
     lines = [f"@relation {_quote(schema.relation)}", ""]
-    for a in (*schema.attributes, schema.class_attribute):
+    for a in (*schema.attributes, *([schema.class_attribute] if with_class else [])):
         if a.kind == "nominal":
             decl = "{" + ",".join(_quote(v) for v in a.values) + "}"
         elif a.kind == "date":
@@ -90,8 +91,9 @@ def arff_header(schema: Schema) -> str:
     return "\n".join([*lines, "", "@data"]) + "\n"
 
 
-def arff_rows(dataset: Dataset) -> str:
-    """The data lines of ``dataset``, one per row (class last, ``{w}`` when not 1)."""
+def arff_rows(dataset: Dataset, *, with_class: bool = True) -> str:
+    """The data lines of ``dataset``, one per row (class last unless ``with_class`` is
+    False, ``{w}`` when not 1)."""
     schema = dataset.schema
     n = dataset.n_samples
     columns: list[list[str]] = []
@@ -109,9 +111,10 @@ def arff_rows(dataset: Dataset) -> str:
             columns.append(["?" if v is None or v != v else _quote(str(v)) for v in raw])
         else:
             columns.append([_fmt_num(v) for v in x.tolist()])
-    class_table = np.array([*(_quote(v) for v in schema.classes), "?"], dtype=object)
-    columns.append(class_table[np.where(dataset.y < 0, -1, dataset.y)].tolist())
-    rows = [",".join(r) for r in zip(*columns, strict=True)] if columns else []
+    if with_class:
+        class_table = np.array([*(_quote(v) for v in schema.classes), "?"], dtype=object)
+        columns.append(class_table[np.where(dataset.y < 0, -1, dataset.y)].tolist())
+    rows = [",".join(r) for r in zip(*columns, strict=True)] if columns else [""] * n
     for i in np.flatnonzero(dataset.weights != 1.0):
         rows[i] += ",{" + _fmt_num(float(dataset.weights[i])) + "}"
     return "".join(r + "\n" for r in rows)
@@ -137,14 +140,27 @@ def unique_names(names: list[str], taken: list[str]) -> list[str]:
     return out
 
 
+def data_columns(data: Dataset, id_column: str | None = None) -> list[Attribute]:
+    """The data's columns in :func:`predictions_dataset`'s output, before any renaming:
+    the id column, then the model's attributes with the class (when the file has it) back
+    where it stood in the file (``Dataset.class_position``; last when unknown)."""
+    attrs = list(data.schema.attributes)
+    if data.has_class:
+        at = len(attrs) if data.class_position is None else data.class_position
+        attrs.insert(at, data.schema.class_attribute)
+    return [*([Attribute(id_column, "string")] if id_column is not None else []), *attrs]
+
+
 def predictions_dataset(data: Dataset, columns, id_column: str | None = None) -> Dataset:
-    """``predict``'s rows as a Dataset for :func:`arff_rows`, laid out like Weka's
-    ``AddClassification -classification -distribution`` output: the data's attributes (and
-    its class, when the file has it), ``distribution_<label>`` per class, treecert's other
-    numeric columns (``certainty``, bounds, ...), and the predicted class as the class
-    attribute ``classification`` — last, so that Weka takes it as the class. A data
-    attribute that has the name of one of these columns is renamed ``<name>_1``
-    (:func:`unique_names`), so that every name is declared once.
+    """``predict``'s rows as a Dataset for :func:`arff_rows` (``with_class=False``), laid
+    out as Weka 3.6's ``AddClassification -classification -distribution`` writes them: the
+    data's attributes with the class (when the file has it) where it stood in the file,
+    then ``classification``, the predicted class (nominal, the model's labels), then
+    ``distribution_<label>`` per class; treecert's other numeric columns (``certainty``,
+    bounds, ...) follow, and an ``--id`` column comes first, as a string attribute. Without
+    a class column in the file the layout is that of ``AddClassification
+    -remove-old-class``. A data attribute that has the name of one of these columns is
+    renamed ``<name>_1`` (:func:`unique_names`), so that every name is declared once.
 
     Parameters
     ----------
@@ -155,20 +171,30 @@ def predictions_dataset(data: Dataset, columns, id_column: str | None = None) ->
         the id column, ``actual``, ``predicted``, ``p_<label>``, then numeric columns.
     id_column : str, optional
         An identifier column of ``columns``, written as a string attribute first.
+
+    Returns
+    -------
+    Dataset
+        Every output column is one of its schema's attributes (``classification`` holds
+        the predicted class's code); its class attribute is ``classification`` and ``y``
+        the same codes, for a caller that reads it as a classified dataset.
     """
     schema = data.schema
     classes = schema.classes
-    attrs, xs, extra = [], [], {}
-    if id_column is not None:
-        attrs.append(Attribute(id_column, "string"))
-        xs.append(np.full(data.n_samples, np.nan))
-        extra[id_column] = np.asarray(columns[id_column], dtype=object)
-    attrs += schema.attributes
-    xs += list(data.X.T)
-    if data.has_class:
-        attrs.append(schema.class_attribute)
-        xs.append(np.where(data.y >= 0, data.y, np.nan).astype(np.float64))
+    attrs = data_columns(data, id_column)
+    extra = {} if id_column is None else {id_column: np.asarray(columns[id_column],
+                                                                dtype=object)}
+    data_x = {a.name: x for a, x in zip(schema.attributes, data.X.T, strict=True)}
+    data_x[schema.class_attribute.name] = np.where(data.y >= 0, data.y, np.nan).astype(
+        np.float64)
+    first = 0 if id_column is None else 1  # the id's text is in ``extra``
+    xs = [np.full(data.n_samples, np.nan)] * first + [data_x[a.name] for a in attrs[first:]]
     n_data = len(attrs)  # the id, data and class columns; the predictions' follow
+    code = {c: k for k, c in enumerate(classes)}
+    y = np.array([code[p] for p in columns["predicted"]], dtype=np.int64)
+    classification = Attribute("classification", "nominal", classes)
+    attrs.append(classification)
+    xs.append(y.astype(np.float64))
     skip = {"row", "actual", "predicted", id_column, *(f"p_{c}" for c in classes)}
     for c in classes:
         attrs.append(Attribute(f"distribution_{c}", "numeric"))
@@ -178,13 +204,11 @@ def predictions_dataset(data: Dataset, columns, id_column: str | None = None) ->
         if name not in skip and values.dtype.kind in "fiub":
             attrs.append(Attribute(name, "numeric"))
             xs.append(values.astype(np.float64))
-    code = {c: k for k, c in enumerate(classes)}
-    y = np.array([code[p] for p in columns["predicted"]], dtype=np.int64)
-    new = unique_names([a.name for a in attrs[:n_data]],
-                       [a.name for a in attrs[n_data:]] + ["classification"])
+    new = unique_names([a.name for a in attrs[:n_data]], [a.name for a in attrs[n_data:]])
     attrs = [replace(a, name=name) for a, name in zip(attrs[:n_data], new, strict=True)] \
         + attrs[n_data:]
-    out = Schema(tuple(attrs), Attribute("classification", "nominal", classes),
-                 relation=schema.relation)
-    X = np.column_stack(xs) if xs else np.empty((data.n_samples, 0))
+    if id_column is not None:  # the id's values under its (possibly new) name
+        extra = {attrs[0].name: extra[id_column]}
+    out = Schema(tuple(attrs), classification, relation=schema.relation)
+    X = np.column_stack(xs)
     return Dataset(out, X, y, data.weights, extra, source=data.source)

@@ -14,8 +14,9 @@ from typing import IO, Any
 def write_frame(frame, fh: IO[str], *, header: bool = True) -> None:
     """``frame.to_csv(fh, index=False, header=header, lineterminator="\\n")``, faster: the
     DataFrame's columns through :func:`write_columns`."""
-    write_columns({name: frame[name].to_numpy() for name in frame.columns}, fh,
-                  header=header)
+    write_columns({name: frame[name].to_numpy(dtype=object, na_value=None)
+                   if frame[name].dtype.kind == "O" else frame[name].to_numpy()
+                   for name in frame.columns}, fh, header=header)  # text: NaN is None
 
 
 def write_columns(columns: dict[str, Any], fh: IO[str], *, header: bool = True) -> None:
@@ -115,7 +116,7 @@ def frame_to_csv(frame, fh: IO[str]) -> None:
     carriage return in a column name or a text value goes through :func:`write_frame`,
     which quotes it (pandas, like the csv module, would not, and the file would not parse
     back)."""
-    texts = [frame[c] for c in frame.columns if frame[c].dtype == object]
+    texts = [frame[c] for c in frame.columns if frame[c].dtype.kind == "O"]  # str too
     if any("\r" in str(c) for c in frame.columns) or any(
             isinstance(v, str) and "\r" in v for col in texts for v in col.unique()):
         write_frame(frame, fh)

@@ -16,7 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from treecert.data.csv_reader import _csv_numbers
 from treecert.data.schema import Attribute, Dataset, Schema
@@ -187,10 +186,11 @@ def _nominal_first_seen(name: str, raw: np.ndarray) -> tuple[Attribute, np.ndarr
     if raw.dtype == np.float64:
         raw = np.array([None if math.isnan(v) else _fmt_num(v) for v in raw.tolist()],
                        dtype=object)
-    codes, uniques = pd.factorize(pd.Series(raw, dtype=object), use_na_sentinel=True)
-    x = codes.astype(np.float64)
-    x[codes < 0] = np.nan
-    return Attribute(name, "nominal", tuple(str(u) for u in uniques)), x
+    first_seen: dict = {}  # value -> code, in order of first appearance (pandas.factorize)
+    x = np.array([np.nan if v is None or (isinstance(v, float) and v != v)
+                  else first_seen.setdefault(v, len(first_seen)) for v in raw.tolist()],
+                 dtype=np.float64)
+    return Attribute(name, "nominal", tuple(str(u) for u in first_seen)), x
 
 
 def _numeric_to_nominal(name: str, x: np.ndarray) -> tuple[Attribute, np.ndarray]:

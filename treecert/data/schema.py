@@ -134,6 +134,10 @@ class Dataset:
         File name, for messages.
     has_class : bool
         Whether the file contained the class column.
+    class_position : int, optional
+        Where the class column stood in the file read, as the number of ``schema``
+        attributes before it (None: unknown, or no class column). Outputs that keep the
+        data's layout (``predict --format arff``) put the class back there.
     warnings : list[str]
         Things the loader forgave (unseen nominal values read as missing, ...), for the CLI
         to print on stderr.
@@ -147,6 +151,7 @@ class Dataset:
     source: str = "<data>"
     has_class: bool = True
     warnings: list[str] = field(default_factory=list)
+    class_position: int | None = None
 
     @property
     def n_samples(self) -> int:
@@ -162,6 +167,7 @@ class Dataset:
             extra={k: v[rows] for k, v in self.extra.items()},
             source=self.source,
             has_class=self.has_class,
+            class_position=self.class_position,
         )
 
 

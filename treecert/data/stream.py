@@ -39,7 +39,12 @@ from pathlib import Path
 from typing import IO
 
 from treecert.data.alignment import align_to_schema, schema_str_columns, unseen_warning
-from treecert.data.arff_reader import _arff_table, _parse_arff_header, _unix_newlines
+from treecert.data.arff_reader import (
+    PANDAS_MIN_CHARS,
+    _arff_table,
+    _parse_arff_header,
+    _unix_newlines,
+)
 from treecert.data.csv_reader import _parse_csv, csv_header
 from treecert.data.schema import Dataset, Schema
 from treecert.data.sources import (
@@ -293,6 +298,7 @@ class SchemaReader:
         """(rows, table or None if not parsed, fraction) for every block; ``skip(k)`` says
         that block k (whose row count :meth:`count_rows` recorded) need not be parsed."""
         str_columns = schema_str_columns(self.schema)
+        read = 0  # characters of ARFF data so far: past PANDAS_MIN_CHARS, pandas reads on
         for k, (header, lines_before, block, fraction) in enumerate(self._blocks()):
             if skip is not None and skip(k):
                 yield self._block_rows[k], None, fraction
@@ -303,8 +309,9 @@ class SchemaReader:
             if self.format == "arff":
                 relation, attrs, data_line = header
                 _check_text(block, self.source, data_line + lines_before)
+                read += len(block)
                 table = _arff_table(block, data_line + 1 + lines_before, relation, attrs,
-                                    self.source)
+                                    self.source, fast=True if read >= PANDAS_MIN_CHARS else None)
             else:
                 table = _parse_csv(header + block, self.source, str_columns,
                                    line_offset=lines_before)

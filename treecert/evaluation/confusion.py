@@ -10,10 +10,14 @@ and method; rows without a known class are left out. The definitions are Weka's
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
-__all__ = ["confusion_tables", "confusion_text"]
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["confusion_records", "confusion_tables", "confusion_text"]
 
 _KEYS = ["dataset", "method"]
 
@@ -23,24 +27,41 @@ def confusion_tables(predictions: pd.DataFrame, classes: list[str]
     """(confusion, per_class): ``confusion`` has a row per dataset, method and true class
     with the count predicted as each class; ``per_class`` a row per dataset, method and
     class, and one ``(weighted avg)`` row per dataset and method."""
+    import pandas as pd
+
     known = predictions[predictions["actual"].notna()]
-    keys = [k for k in _KEYS if k in known.columns]
+    columns = {k: known[k].to_numpy() for k in (*_KEYS, "actual", "predicted")
+               if k in known.columns}
+    confusion_rows, class_rows = confusion_records(columns, classes)
+    return pd.DataFrame(confusion_rows), pd.DataFrame(class_rows)
+
+
+def confusion_records(columns: dict[str, np.ndarray], classes: list[str]
+                      ) -> tuple[list[dict], list[dict]]:
+    """The rows of :func:`confusion_tables`' two tables (dicts) from the predictions'
+    columns ``actual``, ``predicted`` and (when there) ``dataset`` and ``method``, every
+    row with a known class."""
+    keys = [k for k in _KEYS if k in columns]
     confusion_rows, class_rows = [], []
-    for key, group in known.groupby(keys, sort=False) if keys else [((), known)]:
-        key = key if isinstance(key, tuple) else (key,)
-        matrix = _matrix(group, classes)
+    groups: dict[tuple, list[int]] = {}  # rows by key, keys in order of first appearance
+    key_of = zip(*(columns[k].tolist() for k in keys), strict=True) if keys else \
+        [()] * len(columns["actual"])
+    for i, key in enumerate(key_of):
+        groups.setdefault(key, []).append(i)
+    for key, rows in groups.items():
+        matrix = _matrix(columns["actual"][rows], columns["predicted"][rows], classes)
         for c, label in enumerate(classes):
             confusion_rows.append({**dict(zip(keys, key, strict=True)), "actual": label,
                                    **dict(zip(classes, matrix[c].tolist(), strict=True))})
         for row in _per_class(matrix, classes):
             class_rows.append({**dict(zip(keys, key, strict=True)), **row})
-    return pd.DataFrame(confusion_rows), pd.DataFrame(class_rows)
+    return confusion_rows, class_rows
 
 
-def _matrix(group: pd.DataFrame, classes: list[str]) -> np.ndarray:
+def _matrix(actual: np.ndarray, predicted: np.ndarray, classes: list[str]) -> np.ndarray:
     code = {label: c for c, label in enumerate(classes)}
-    actual = group["actual"].astype(str).map(code).to_numpy()
-    predicted = group["predicted"].astype(str).map(code).to_numpy()
+    actual = np.array([code[str(v)] for v in actual.tolist()], dtype=np.int64)
+    predicted = np.array([code[str(v)] for v in predicted.tolist()], dtype=np.int64)
     k = len(classes)
     return np.bincount(actual * k + predicted, minlength=k * k).reshape(k, k)
 
@@ -66,15 +87,19 @@ def _per_class(matrix: np.ndarray, classes: list[str]) -> list[dict]:
     return rows
 
 
-def confusion_text(confusion: pd.DataFrame, classes: list[str]) -> str:
+def confusion_text(confusion, classes: list[str]) -> str:
     """Weka's ``=== Confusion Matrix ===`` block for every dataset and method of
-    ``confusion`` (the first table of :func:`confusion_tables`)."""
+    ``confusion`` (the first table of :func:`confusion_tables`, a DataFrame, or a
+    :class:`~treecert.evaluation.results.RecordTable` of :func:`confusion_records`' rows)."""
+    rows = confusion.rows if hasattr(confusion, "rows") else confusion.to_dict("records")
     letters = [_letter(c) for c in range(len(classes))]
-    keys = [k for k in _KEYS if k in confusion.columns]
+    keys = [k for k in _KEYS if rows and k in rows[0]]
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in keys), []).append(row)
     blocks = []
-    for key, group in confusion.groupby(keys, sort=False) if keys else [((), confusion)]:
-        key = key if isinstance(key, tuple) else (key,)
-        counts = group[classes].to_numpy()
+    for key, group in groups.items():
+        counts = np.array([[row[c] for c in classes] for row in group])
         width = max(len(str(counts.max())), *map(len, letters)) + 1
         lines = [f"=== Confusion Matrix: {' '.join(map(str, key))} ===", "",
                  "".join(f"{x:>{width}}" for x in letters) + "   <-- classified as"]

@@ -19,16 +19,22 @@ import itertools
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from treecert.data.folds import DEFAULT_SEED, stratified_folds, weka_folds
 from treecert.data.schema import Dataset, Schema
 from treecert.errors import ConfigError, DataError
 from treecert.evaluation import interval_metrics, metric_table, point_metrics
-from treecert.evaluation.frames import predictions_frame
+from treecert.evaluation.frames import prediction_columns
+from treecert.evaluation.results import (  # the result's names, importable from here too
+    EvaluationResult,
+    PredictionTable,
+    RecordTable,
+    fold_summary,  # noqa: F401
+    metrics_document,  # noqa: F401
+)
 from treecert.evaluation.units import UnitResult, UnitStore
 from treecert.methods import METHODS, MethodSpec, Prediction, make_method, parse_method_spec
 from treecert.parallel import run_unordered
@@ -158,26 +164,6 @@ class FinishedUnit:
     done: int
     total: int
     scope: str = "fold"  # or "leave-one-out", "folds" (a repeat's, from one engine)
-
-
-@dataclass
-class EvaluationResult:
-    """Per-instance predictions and per-method metrics of one dataset."""
-
-    predictions: pd.DataFrame
-    metrics: pd.DataFrame
-    classes: tuple[str, ...] = ()
-    extra: dict = field(default_factory=dict)
-    #: One row per (method, repeat, fold): the metrics of that fold's test rows alone
-    #: (None for leave-one-out, whose one-row folds have no AUC or calibration).
-    folds: pd.DataFrame | None = None
-    #: What the run was (:func:`run_metadata`), written into metrics.json.
-    run: dict | None = None
-
-    @property
-    def summary(self) -> pd.DataFrame | None:
-        """Mean, std, min and max across folds of every per-fold metric (long format)."""
-        return None if self.folds is None else fold_summary(self.folds)
 
 
 def evaluate(
@@ -470,7 +456,7 @@ def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name
     the protocol is leave-one-out.
     """
     classes = schema.classes
-    frames, metric_rows, fold_rows = [], [], []
+    predictions, metric_rows, fold_rows = PredictionTable(), [], []
     per_fold = run is not None and run["protocol"]["kind"] != "loo"
 
     def scores(y, pred):
@@ -498,16 +484,13 @@ def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name
             rows, fold_of, y = rows[order], fold_of[order], y[order]
             pred = pred.take(order)
             test_sub = Dataset(schema, np.empty((rows.size, 0)), y, np.ones(rows.size))
-            frame = predictions_frame(
+            columns = prediction_columns(
                 test_sub, pred.proba, classes, certainty=pred.certainty_or_max(),
                 lower=pred.lower, upper=pred.upper, extra_columns=pred.columns, loss=loss,
             )
-            frame["row"] = rows
-            frame.insert(0, "fold", fold_of)
-            frame.insert(0, "repeat", rep)
-            frame.insert(0, "method", text)
-            frame.insert(0, "dataset", name)
-            frames.append(frame)
+            columns["row"] = rows
+            predictions.add({"dataset": name, "method": text, "repeat": rep,
+                             "fold": fold_of}, columns)
             if np.any(y < 0):
                 raise DataError(f"{name}: the test data has rows without a class.")
             per_repeat.append(scores(y, pred))
@@ -530,38 +513,9 @@ def finalize(results: list[UnitResult], methods: list[str], schema: Schema, name
         row["n_test"] = int(sum(r.rows.size for r in mine) / len(per_repeat))
         row.update((extra_metrics or {}).get(k, {}))
         metric_rows.append(row)
-    predictions = pd.concat(frames, ignore_index=True)
-    folds = pd.DataFrame(fold_rows) if per_fold else None
-    return EvaluationResult(predictions, pd.DataFrame(metric_rows), classes, folds=folds,
+    folds = RecordTable(fold_rows) if per_fold else None
+    return EvaluationResult(predictions, RecordTable(metric_rows), classes, folds=folds,
                             run=run)
-
-
-def metrics_document(result: EvaluationResult) -> dict:
-    """metrics.json: ``{"format": "treecert-metrics", "version": 1, "run": ..., "metrics":
-    [one object per method, as in metrics.csv]}``; NaN is written as null."""
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in result.metrics.to_dict(orient="records")]
-    return {"format": "treecert-metrics", "version": 1, "run": result.run, "metrics": records}
-
-
-def fold_summary(folds: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, method, metric): the number of folds and the mean, sample standard
-    deviation (ddof 1; NaN for one fold), min and max of the per-fold values.
-
-    These describe the spread between folds; they are not metrics.csv's values, which are
-    computed on all test rows of a repeat pooled (an AUC of pooled rows is not the mean of
-    the folds' AUCs).
-    """
-    keys = ["dataset", "method"]
-    metrics = [c for c in folds.columns if c not in (*keys, "repeat", "fold", "n_test")]
-    rows = []
-    for (dataset, method), frame in folds.groupby(keys, sort=False):
-        for metric in metrics:
-            v = frame[metric].dropna()
-            rows.append({"dataset": dataset, "method": method, "metric": metric,
-                         "folds": int(v.size), "mean": v.mean(), "std": v.std(ddof=1),
-                         "min": v.min(), "max": v.max()})
-    return pd.DataFrame(rows, columns=[*keys, "metric", "folds", "mean", "std", "min", "max"])
 
 
 def _concat_predictions(preds: list[Prediction]) -> Prediction:

@@ -1,9 +1,9 @@
 """The per-instance predictions table shared by ``predict`` and ``evaluate``.
 
-:func:`prediction_columns` lays it out as named numpy columns, which ``predict`` writes
-without pandas (:func:`treecert.data.csv_writer.write_columns`: a short ``predict`` call does
-not pay pandas' import); :func:`predictions_frame` is the same table as a
-DataFrame, for ``evaluate`` and Python callers.
+:func:`prediction_columns` lays it out as named numpy columns, which ``predict`` and
+``evaluate`` write without pandas (:func:`treecert.data.csv_writer.write_columns`: a short
+call does not pay pandas' import); :func:`predictions_frame` is the same table as a
+DataFrame, for Python callers.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ package).
 
 from __future__ import annotations
 
-from treecert.methods.bagging import BaggingMethod
 from treecert.methods.base import (
     METHODS,
     Method,
@@ -19,33 +18,24 @@ from treecert.methods.base import (
     make_method,
     parse_method_spec,
 )
-from treecert.methods.binning import BinningMethod
-from treecert.methods.calibrated_bagging import CalibratedBaggingMethod
-from treecert.methods.certified_tree import CertifiedTreeMethod
-from treecert.methods.empirical_bayes import EmpiricalBayesMethod
-from treecert.methods.forest import ForestMethod
-from treecert.methods.kk import KukarKononenkoMethod
-from treecert.methods.leaf import FrequencyMethod, LaplaceMethod, MEstimateMethod
-from treecert.methods.naive_bayes import NaiveBayesMethod
-from treecert.methods.tpce import TpceMethod
-from treecert.methods.tpce_batch import TpceBatchMethod
-from treecert.methods.venn import VennMethod
 
-METHODS.update({
-    "frequency": FrequencyMethod,
-    "laplace": LaplaceMethod,
-    "m_estimate": MEstimateMethod,
-    "tpce": TpceMethod,
-    "tpce_batch": TpceBatchMethod,
-    "kk": KukarKononenkoMethod,
-    "bagging": BaggingMethod,
-    "naive_bayes": NaiveBayesMethod,
-    "binning": BinningMethod,
-    "venn": VennMethod,
-    "empirical_bayes": EmpiricalBayesMethod,
-    "calibrated_bagging": CalibratedBaggingMethod,
-    "forest": ForestMethod,
-    "certified_tree": CertifiedTreeMethod,
+# Each method's class is imported when it is first looked up (:class:`~treecert.methods.base.
+# Registry`): a `evaluate --method frequency` need not import the transductive engines.
+METHODS.register({
+    "frequency": "treecert.methods.leaf:FrequencyMethod",
+    "laplace": "treecert.methods.leaf:LaplaceMethod",
+    "m_estimate": "treecert.methods.leaf:MEstimateMethod",
+    "tpce": "treecert.methods.tpce:TpceMethod",
+    "tpce_batch": "treecert.methods.tpce_batch:TpceBatchMethod",
+    "kk": "treecert.methods.kk:KukarKononenkoMethod",
+    "bagging": "treecert.methods.bagging:BaggingMethod",
+    "naive_bayes": "treecert.methods.naive_bayes:NaiveBayesMethod",
+    "binning": "treecert.methods.binning:BinningMethod",
+    "venn": "treecert.methods.venn:VennMethod",
+    "empirical_bayes": "treecert.methods.empirical_bayes:EmpiricalBayesMethod",
+    "calibrated_bagging": "treecert.methods.calibrated_bagging:CalibratedBaggingMethod",
+    "forest": "treecert.methods.forest:ForestMethod",
+    "certified_tree": "treecert.methods.certified_tree:CertifiedTreeMethod",
 })
 
 __all__ = ["METHODS", "Method", "MethodSpec", "Prediction", "make_method", "parse_method_spec"]

@@ -8,6 +8,8 @@ probability bounds, and extra per-instance columns (e.g. ``tpce_disagree``).
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -85,7 +87,7 @@ def _coerce(value: str, kind: type, where: str, error: type[ConfigError] = Confi
     return value
 
 
-def parse_method_spec(text: str, registry: dict[str, type[Method]], *,
+def parse_method_spec(text: str, registry: Mapping[str, type[Method]], *,
                       trusted: bool = True) -> MethodSpec:
     """Parse ``'laplace'`` or ``'laplace:alpha=0.5,min_leaf=3'``.
 
@@ -222,10 +224,37 @@ class Method:
         return None
 
 
+class Registry(Mapping):
+    """snake_case name -> Method class, each class imported from its module when it is
+    first looked up (registered as ``"module:Class"``); keys in registration order."""
+
+    def __init__(self) -> None:
+        self._where: dict[str, str] = {}
+        self._classes: dict[str, type[Method]] = {}
+
+    def register(self, where: dict[str, str]) -> None:
+        self._where.update(where)
+
+    def __getitem__(self, name: str) -> type[Method]:
+        if name not in self._classes:
+            module, _, cls = self._where[name].partition(":")
+            self._classes[name] = getattr(importlib.import_module(module), cls)
+        return self._classes[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._where
+
+
 #: The registry: snake_case name -> Method class. :mod:`treecert.methods` fills it, in the
 #: order the CLI lists methods; methods that build other methods (a calibration's base) look
 #: them up here at call time, so no method module imports the package that lists it.
-METHODS: dict[str, type[Method]] = {}
+METHODS = Registry()
 
 
 def per_label_columns(prefix: str, M: np.ndarray, classes: tuple[str, ...]
