@@ -115,5 +115,7 @@ def evaluate(
             with atomic_writer("-") as fh:
                 result.metrics.to_csv(fh, index=False, lineterminator="\n")
         else:
-            _write_evaluation(result, Path(output), plots, bins)
+            source = folds_file if folds_file is not None else test
+            _write_evaluation(result, Path(output), plots, bins,
+                              None if source is None else Path(source).name)
             say(f"Wrote {len(result.predictions)} predictions and metrics to {output}")
