@@ -161,6 +161,9 @@ def test_reliability_points_sized_by_rows_light_when_few_and_bounds_drawn():
     assert len(bars) == 1 and len(bars[0].get_segments()) == panels[2].collections[-1] \
         .get_offsets().shape[0]
     assert all(len(ax.collections) == 1 for ax in panels[:2])  # no bounds, no bars
+    pt = C._reliability_points(frame[frame["method"] == "venn"], classes, "equal_width")
+    inside = int(((pt["lower"] <= pt["y"]) & (pt["y"] <= pt["upper"])).sum())
+    assert panels[2].get_title().endswith(f"observed within the bounds in {inside} of 3 bins")
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "[lower, upper] bounds, bin means" in legend
     assert f"light: < {C.LIGHT_ROWS} rows" in legend

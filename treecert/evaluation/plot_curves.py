@@ -116,7 +116,8 @@ def reliability_figure(predictions: pd.DataFrame, classes: tuple[str, ...],
     sect. 3: least squares through the points weighted by each bin's share of the rows;
     its slope in the panel's title). Methods that give bounds (venn's lower and upper
     probability, empirical_bayes's belief interval) get a band from the bin's mean lower
-    to its mean upper bound: a calibrated method's point lies inside it. A method whose
+    to its mean upper bound: a calibrated method's point lies inside it (the panel's title
+    counts the bins where it does). A method whose
     points are those of an earlier method says so in its panel's title. First repeat only;
     ``title`` (the dataset and protocol) heads the figure.
     """
@@ -153,8 +154,11 @@ def reliability_figure(predictions: pd.DataFrame, classes: tuple[str, ...],
         head = (identical_label(method, groups[same[i]][0]) if same[i] is not None
                 else method)
         slope = f"ERC slope {b:.2f}" if np.isfinite(b) else "no trend line"
-        ax.set_title(f"{head}\n{slope}, {pt['rows']} rows, {pt['x'].size} bins",
-                     fontsize="small")
+        text = f"{head}\n{slope}, {pt['rows']} rows, {pt['x'].size} bins"
+        if "lower" in pt:
+            inside = (pt["lower"] <= pt["y"] + 1e-12) & (pt["y"] <= pt["upper"] + 1e-12)
+            text += f"\nobserved within the bounds in {int(inside.sum())} of {inside.size} bins"
+        ax.set_title(text, fontsize="small")
         ax.set_xlim(-0.04, 1.04)
         ax.set_ylim(-0.04, 1.04)
         ax.set_aspect("equal")
@@ -285,8 +289,8 @@ def roc_figure(predictions: pd.DataFrame, classes: tuple[str, ...], title: str |
     panels, note = _roc_panels(classes, y_all)
     cols = min(3, len(panels))
     nrows = int(np.ceil(len(panels) / cols))
-    fig, axes = plt.subplots(nrows, cols, figsize=(4.4 * cols + (0.8 if cols == 1 else 0),
-                                                   4.3 * nrows + 0.6), dpi=110,
+    width = 4.4 * cols + (1.2 if cols == 1 else 0)
+    fig, axes = plt.subplots(nrows, cols, figsize=(width, 4.3 * nrows + 0.6), dpi=110,
                              squeeze=False, layout="constrained")
     colors = plt.cm.tab10.colors
     for ax, (head, curve) in zip(axes.ravel(), panels, strict=False):
@@ -314,7 +318,7 @@ def roc_figure(predictions: pd.DataFrame, classes: tuple[str, ...], title: str |
         ax.axis("off")
     lines = [title] if title else []
     lines.append("ROC curves" + (f" — {note}" if note else ""))
-    fig.suptitle(wrap("\n".join(lines), 45 * cols + 10), fontsize="medium")
+    fig.suptitle(wrap("\n".join(lines), int(12.5 * width)), fontsize="medium")
     return fig
 
 
