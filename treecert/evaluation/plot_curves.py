@@ -161,7 +161,7 @@ def reliability_figure(predictions: pd.DataFrame, classes: tuple[str, ...],
         ax.set_title(text, fontsize="small")
         ax.set_xlim(-0.04, 1.04)
         ax.set_ylim(-0.04, 1.04)
-        ax.set_aspect("equal")
+        ax.set_box_aspect(1)
         ax.grid(alpha=0.3)
     for j, ax in enumerate(axes.ravel()):
         if j >= len(groups):
@@ -184,6 +184,7 @@ def reliability_figure(predictions: pd.DataFrame, classes: tuple[str, ...],
                 for c in _nice_counts(largest)]
     handles.append(Line2D([], [], ls="", marker="o", mfc=(0.5, 0.5, 0.5, 0.15),
                           mec=(0.5, 0.5, 0.5, 0.6), ms=6, label=f"light: < {LIGHT_ROWS} rows"))
+    fig.get_layout_engine().set(h_pad=0.1)  # the bottom x label clear of the legend
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles),
                fontsize="small", title="point area = rows in the bin", title_fontsize="small")
     what = (f"Reliability of P({classes[1]})" if binary else
@@ -310,7 +311,7 @@ def roc_figure(predictions: pd.DataFrame, classes: tuple[str, ...], title: str |
         ax.set_ylabel("true positive rate")
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
-        ax.set_aspect("equal")
+        ax.set_box_aspect(1)
         ax.legend(loc="lower right", fontsize="x-small", title="AUC",
                   title_fontsize="x-small", framealpha=0.85)
         ax.grid(alpha=0.3)
