@@ -100,6 +100,15 @@ def test_binary_roc_titled_and_identical_curve_said_in_the_legend():
     assert ax.get_ylabel() == "true positive rate"
 
 
+def test_curves_drawing_the_same_line_are_identical():
+    """Two perfect rankings through different thresholds draw the same two segments."""
+    a = C._corners(np.array([0, 0, 0, 0, 0.5, 1.0]), np.array([0, 0.5, 1, 1, 1, 1.0]))
+    b = C._corners(np.array([0, 0, 1.0]), np.array([0, 1, 1.0]))
+    assert P.identical_to([a, b]) == [None, 0]
+    c = C._corners(np.array([0, 0.1, 1.0]), np.array([0, 1, 1.0]))
+    assert P.identical_to([a, c]) == [None, None]
+
+
 def test_many_classes_get_averages_and_say_which_classes_are_shown():
     frame, classes = _predictions(12, n=2000)
     fig = C.roc_figure(frame, classes, "soybean")

@@ -215,6 +215,20 @@ def _roc_points(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, n
     return np.r_[0, fp / n_neg], np.r_[0, tp / n_pos]
 
 
+def _corners(fpr: np.ndarray, tpr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The curve's corners: its points less those on a straight run between their
+    neighbours (ROC curves are monotone), so that two methods that draw the same line
+    through different thresholds compare equal."""
+    moved = np.r_[True, (np.diff(fpr) != 0) | (np.diff(tpr) != 0)]
+    fpr, tpr = fpr[moved], tpr[moved]  # repeated points first: a corner may be repeated
+    if fpr.size < 3:
+        return fpr, tpr
+    dx, dy = np.diff(fpr), np.diff(tpr)
+    cross = dx[:-1] * dy[1:] - dy[:-1] * dx[1:]
+    keep = np.r_[True, np.abs(cross) > 1e-12, True]
+    return fpr[keep], tpr[keep]
+
+
 def _macro_roc(y: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Macro-average ROC: every class's one-vs-rest true positive rate interpolated on the
     union of their false positive rates and averaged (classes with rows of both kinds), and
@@ -277,7 +291,7 @@ def roc_figure(predictions: pd.DataFrame, classes: tuple[str, ...], title: str |
     positive. More classes: a macro-average panel (the mean of the one-vs-rest curves;
     its AUC is the metrics' macro ``auc``) and a micro-average panel over every class, then
     one-vs-rest panels for the largest classes; a line under the title says how many of
-    the classes are shown. A curve with the same points as an earlier method's is drawn
+    the classes are shown. A curve with the same corners as an earlier method's is drawn
     dashed over it and its legend label says ``kk = laplace, identical``. Each panel's
     legend sits in its lower right corner, the area only a worse-than-random curve enters.
     Earlier methods are drawn with thicker lines, so that a curve lying close under a later
@@ -297,7 +311,7 @@ def roc_figure(predictions: pd.DataFrame, classes: tuple[str, ...], title: str |
     for ax, (head, curve) in zip(axes.ravel(), panels, strict=False):
         ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--")
         drawn = [curve(y, p) for _, (y, p) in groups]
-        same = identical_to([(f, t) for f, t, _ in drawn])
+        same = identical_to([_corners(f, t) for f, t, _ in drawn])
         for i, ((method, _), (fpr, tpr, auc)) in enumerate(zip(groups, drawn, strict=True)):
             col = colors[i % len(colors)]
             if same[i] is None:  # earlier methods thicker: a curve close under another shows
