@@ -80,6 +80,16 @@ def test_the_protocol_in_words(protocol, source, expected):
     assert P.describe_protocol(protocol, source) == expected
 
 
+def test_a_comparisons_protocols_in_words():
+    from treecert.cli.compare import _protocols
+
+    folds = {"protocol": {"kind": "folds", "seed": 1, "fold_ids": [0, 1]}}
+    loo = {"protocol": {"kind": "loo", "seed": 1}}
+    assert _protocols([folds, folds]) == "2-fold CV (NAME.folds.csv)"
+    assert _protocols([folds, folds, loo]) == \
+        "2-fold CV (NAME.folds.csv) (2 datasets); leave-one-out (1 dataset)"
+
+
 def test_run_title_names_dataset_rows_and_protocol():
     assert P.run_title(RUN, "credit-g.folds.csv") == \
         "credit-g (1000 rows) — 3-fold CV (credit-g.folds.csv)"

@@ -226,7 +226,8 @@ def _protocols(runs: list[dict | None]) -> str | None:
         return None
     if len(texts) == 1:
         return next(iter(texts))
-    return "; ".join(f"{text} ({n} datasets)" for text, n in texts.items())
+    return "; ".join(f"{text} ({n} dataset{'' if n == 1 else 's'})"
+                     for text, n in texts.items())
 
 
 def _read_metrics(path: str):
