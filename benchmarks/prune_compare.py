@@ -150,19 +150,17 @@ def winners(df: pd.DataFrame) -> str:
 
 
 def roc_plot(preds: pd.DataFrame, classes, out: Path, name: str) -> Path:
-    from treecert.evaluation import plots
+    from treecert.evaluation.plot_curves import roc_figure
+    from treecert.evaluation.plots import save_figure
 
     leafs = preds[(preds["leaf"] == "laplace") & (preds["matrix"].isin(["any", "1:10"]))]
     leafs = leafs.assign(method=[p if m == "any" else f"{p}[{m}]"
                                  for p, m in zip(leafs["pruning"], leafs["matrix"],
                                                  strict=True)])
-    tmp = out / f".{name}"
-    tmp.mkdir(parents=True, exist_ok=True)
-    path = plots.roc_plot(leafs, classes, tmp)
-    target = out / f"{name}_roc.png"
-    path.replace(target)
-    tmp.rmdir()
-    return target
+    out.mkdir(parents=True, exist_ok=True)
+    title = (f"{name} — 10-fold CV ({name}.folds.csv), laplace leaves; "
+             "pruning methods (loss-based ones for the 1:10 matrix)")
+    return save_figure(roc_figure(leafs, classes, title), out / f"{name}_roc.png")
 
 
 def main() -> None:

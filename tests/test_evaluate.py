@@ -195,7 +195,7 @@ def test_leave_one_out_writes_no_per_fold_metrics(tmp_path):
     assert json.loads((out / "metrics.json").read_text())["run"]["protocol"]["kind"] == "loo"
 
 
-def test_one_overlaid_reliability_diagram_and_labelled_scatter(tmp_path, monkeypatch):
+def test_reliability_and_roc_pngs_and_labelled_scatter(tmp_path, monkeypatch):
     axes = pytest.importorskip("matplotlib.axes")
     out = tmp_path / "ev"
     assert main(["evaluate", str(SAMPLE_DATA / "iris.arff"), "--method", "laplace",

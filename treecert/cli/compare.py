@@ -97,6 +97,7 @@ def compare(
         paths += sorted(str(p) for p in d.iterdir()
                         if p.suffix in (".arff", ".csv") and not p.name.endswith(".folds.csv"))
     frames = [_read_metrics(r) for r in (results or [])]
+    described = [_read_run(r) for r in (results or [])] if plots else []
     part = _check_units_options(shard, resume, output, plots)
     if part is not None and frames:
         raise ConfigError("--shard runs evaluations; give --data/--data-dir, not result "
@@ -162,6 +163,7 @@ def compare(
                                             timing=not no_timing, progress=bar.set,
                                             on_unit=_unit_done)
             frames.extend(res.metrics for res in results if res is not None)
+            described += [res.run for res in results if res is not None]
             if part is not None:
                 say(f"Shard {shard}: recorded {len(mine)} of {len(everything)} units in "
                     f"{output}/units; when every shard is done, run 'treecert merge' on the "
@@ -171,7 +173,8 @@ def compare(
             raise ConfigError("nothing to compare.", "Give evaluate result directories, or "
                               "--data/--data-dir with --method.")
         _write_comparison(frames, None if output is None else Path(output),
-                          list(metric) if metric else None, tol, plots, relative_to)
+                          list(metric) if metric else None, tol, plots, relative_to,
+                          _protocols(described) if plots else None)
 
 
 def _naming(exc: TreecertError, path: str) -> TreecertError:
@@ -195,6 +198,36 @@ def _distinct_names(paths: list[str]) -> dict[str, str]:
 
 def _unit_dir(index: int, path: str) -> str:
     return f"{index}-{_dataset_name(path)}"  # numbered: iris.arff and iris.csv may both run
+
+
+def _read_run(path: str) -> dict | None:
+    """The run metadata of an evaluate -o directory (its metrics.json), or None."""
+    import json
+
+    p = Path(path)
+    try:
+        doc = json.loads((p if p.is_file() else p / "metrics.json").with_name("metrics.json")
+                         .read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc.get("run") if isinstance(doc, dict) else None
+
+
+def _protocols(runs: list[dict | None]) -> str | None:
+    """The protocols of a comparison's datasets in words, for the scatter plots' titles:
+    one when all share it, else each with its number of datasets."""
+    from collections import Counter
+
+    from treecert.evaluation.plots import describe_protocol
+
+    texts = Counter(describe_protocol(run.get("protocol"), "NAME.folds.csv")
+                    if run else "protocol not recorded" for run in runs)
+    if not texts:
+        return None
+    if len(texts) == 1:
+        return next(iter(texts))
+    return "; ".join(f"{text} ({n} dataset{'' if n == 1 else 's'})"
+                     for text, n in texts.items())
 
 
 def _read_metrics(path: str):

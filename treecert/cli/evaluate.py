@@ -184,6 +184,8 @@ def evaluate(
             with atomic_writer("-") as fh:
                 write_csv(result.table("metrics"), fh)
         else:
-            _write_evaluation(result, Path(output), plots, bins)
+            source = folds_file if folds_file is not None else test
+            _write_evaluation(result, Path(output), plots, bins,
+                              None if source is None else Path(source).name)
             say(f"Wrote {len(result.table('predictions'))} predictions and metrics to "
                 f"{output}")

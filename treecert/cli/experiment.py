@@ -104,14 +104,17 @@ def _unit_done(unit) -> None:
         f"({unit.seconds:.2f} s)")
 
 
-def _write_evaluation(result, outdir: Path, plots: bool, bins: str) -> None:
+def _write_evaluation(result, outdir: Path, plots: bool, bins: str,
+                      source: str | None = None) -> None:
     """predictions.csv, the metrics tables and JSON (and the plots) in ``outdir``: all of
-    them once every one is written, or none (:func:`~treecert.data.fileio.staged_outputs`)."""
+    them once every one is written, or none (:func:`~treecert.data.fileio.staged_outputs`).
+    ``source`` is the fold file or test file the plots' titles name."""
     with staged_outputs():
-        _write_evaluation_files(result, outdir, plots, bins)
+        _write_evaluation_files(result, outdir, plots, bins, source)
 
 
-def _write_evaluation_files(result, outdir: Path, plots: bool, bins: str) -> None:
+def _write_evaluation_files(result, outdir: Path, plots: bool, bins: str,
+                            source: str | None = None) -> None:
     import json
 
     from treecert.evaluation.experiment import metrics_document
@@ -139,10 +142,12 @@ def _write_evaluation_files(result, outdir: Path, plots: bool, bins: str) -> Non
         write_text(outdir / "confusion.txt", confusion_text(confusion[0],
                                                             list(result.classes)))
     if plots:
-        from treecert.evaluation import plots as P
+        from treecert.evaluation.plot_curves import reliability_plot, roc_plot
+        from treecert.evaluation.plots import run_title
 
-        written = [P.reliability_plot(result.predictions, result.classes, outdir, bins),
-                   P.roc_plot(result.predictions, result.classes, outdir)]
+        title = run_title(result.run, source)
+        written = [reliability_plot(result.predictions, result.classes, outdir, bins, title),
+                   roc_plot(result.predictions, result.classes, outdir, title)]
         say(f"Wrote {len(written)} plots to {outdir}")
 
 
@@ -218,7 +223,7 @@ def _dataset_name(path: str) -> str:
 
 
 def _write_comparison(frames, out: Path | None, metric, tol, plots,
-                      relative_to: str | None = None) -> None:
+                      relative_to: str | None = None, protocol: str | None = None) -> None:
     import pandas as pd
 
     from treecert.evaluation.compare import to_markdown
@@ -228,11 +233,12 @@ def _write_comparison(frames, out: Path | None, metric, tol, plots,
                        relative_to=relative_to)
     md = to_markdown(comp)
     with staged_outputs():  # every file of the comparison, or none
-        _write_comparison_files(metrics, comp, md, out, plots)
+        _write_comparison_files(metrics, comp, md, out, plots, protocol)
     write_text("-", md)
 
 
-def _write_comparison_files(metrics, comp, md: str, out: Path | None, plots) -> None:
+def _write_comparison_files(metrics, comp, md: str, out: Path | None, plots,
+                            protocol: str | None = None) -> None:
     if out is not None:
         make_directory(out)
         with atomic_writer(out / "metrics.csv") as fh:
@@ -247,5 +253,5 @@ def _write_comparison_files(metrics, comp, md: str, out: Path | None, plots) -> 
         if plots:
             from treecert.evaluation import plots as P
 
-            written = P.scatter_plots(comp.per_dataset, out)
+            written = P.scatter_plots(comp.per_dataset, out, protocol)
             say(f"Wrote {len(written)} plots to {out}")

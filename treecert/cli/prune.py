@@ -37,6 +37,14 @@ def _pruning_summary(record: dict) -> str:
     return text
 
 
+def _plot_title(model_path: str, model, data) -> str:
+    """The plot's first title line: the model file and the data its tree was grown on."""
+    train = data if data is not None else model.training_data
+    rows = f", {train.n_samples} rows" if train is not None else ""
+    relation = model.schema.relation or "data"
+    return f"{model_path} (tree of {model.tree.n_leaves} leaves grown on {relation}{rows})"
+
+
 def _loss_unused_warning(method: str, loss: str | None) -> None:
     if loss is not None and method.strip().lower() in ("none", "ebp", "kl"):
         say(f"Warning: pruning method {method} does not use the loss matrix; give it to "
@@ -119,7 +127,7 @@ def prune_command(
 
             from treecert.evaluation.plots import ccp_plot
 
-            ccp_plot(pruned.pruning, Path(plot))
+            ccp_plot(pruned.pruning, Path(plot), _plot_title(model_path, model, data))
         if table:
             import csv
 

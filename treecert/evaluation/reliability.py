@@ -154,6 +154,19 @@ def reliability_curve(
     return _reliability_stats(yy, p, int(cls), bins, n_bins, mdl_target)
 
 
+def reliability_bins(
+    y: object, proba: object, cls: int, bins: Bins = "equal_width", n_bins: int = 10, *,
+    mdl_target: MdlTarget = "class",
+) -> np.ndarray:
+    """The bin of every row's forecast ``p_{i, cls}``, shape (n,), binned as by
+    :func:`reliability_curve` with the same arguments: the k-th distinct bin number, in
+    increasing order, is the curve's k-th point (plots average other per-row values, such
+    as Venn's bounds, over the same bins)."""
+    yy, p = check_y_proba(y, proba)
+    _check_bins_args(bins, n_bins)
+    return _bin_forecasts(p[:, int(cls)], yy, p.shape[1], int(cls), bins, n_bins, mdl_target)
+
+
 def erc_deviation(
     y: object, proba: object, bins: Bins = "equal_width", n_bins: int = 10, *,
     mdl_target: MdlTarget = "class",
