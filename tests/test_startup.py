@@ -381,9 +381,7 @@ def test_say_writes_what_rich_would(message):
        width=st.integers(10, 120))
 def test_metrics_table_off_a_terminal_is_richs(title, heads, values, width, monkeypatch):
     """The metrics table drawn without rich is, whenever it is drawn so, rich's table."""
-    from rich.table import Table
-
-    from treecert.cli.evaluate import _plain_table
+    from treecert.cli.evaluate import _plain_table, _rich_table
 
     monkeypatch.setenv("COLUMNS", str(width))
     heads = ["metric", *heads]
@@ -393,28 +391,16 @@ def test_metrics_table_off_a_terminal_is_richs(title, heads, values, width, monk
     text = _plain_table(title, heads, rows)
     if text is None:
         return
-    table = Table(title=title)
-    table.add_column(heads[0])
-    for name in heads[1:]:
-        table.add_column(name, justify="right", overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    assert text == _rich_print(table, width=width)
+    assert text == _rich_print(_rich_table(title, heads, rows), width=width)
 
 
 @pytest.mark.parametrize("width", [30, 43, 44, 80])
 def test_a_metrics_table_is_drawn_without_rich_where_it_fits(width, monkeypatch):
-    from rich.table import Table
-
-    from treecert.cli.evaluate import _plain_table
+    from treecert.cli.evaluate import _plain_table, _rich_table
 
     monkeypatch.setenv("COLUMNS", str(width))
     heads, rows = ["metric", "frequency", "laplace:prune=ebp"], [["accuracy", "0.9467", "n/a"]]
     text = _plain_table("iris (cv)", heads, rows)
     assert (text is None) == (width < 44)  # the table is 44 characters wide
-    table = Table(title="iris (cv)")
-    table.add_column(heads[0])
-    for name in heads[1:]:
-        table.add_column(name, justify="right", overflow="fold")
-    table.add_row(*rows[0])
-    assert text is None or text == _rich_print(table, width=width)
+    assert text is None or text == _rich_print(_rich_table("iris (cv)", heads, rows),
+                                               width=width)

@@ -51,6 +51,11 @@ def _metrics_table(result, title: str) -> None:
         sys.stderr.write(text)
         sys.stderr.flush()
         return
+    stderr_console().print(_rich_table(title, heads, rows))
+
+
+def _rich_table(title: str, heads: list[str], rows: list[list[str]]):
+    """The metrics table as a rich Table: the first column left, the others right."""
     from rich.table import Table
 
     table = Table(title=title)
@@ -59,7 +64,7 @@ def _metrics_table(result, title: str) -> None:
         table.add_column(name, justify="right", overflow="fold")
     for row in rows:
         table.add_row(*row)
-    stderr_console().print(table)
+    return table
 
 
 def _plain_table(title: str, heads: list[str], rows: list[list[str]]) -> str | None:
