@@ -109,7 +109,7 @@ def test_a_stored_forest_keeps_its_alpha_and_missing_values():
     model = api.train(data, method="forest:trees=6")
     state = model.calibration["state"]
     fitted = make_method("forest:trees=6").fit(data)
-    assert state["alpha"] == fitted.alpha_
+    assert state["leaf_alpha"] == fitted.alpha_
     assert state["missing_value"] == fitted.missing_value_.tolist() and state["missing_value"]
     loaded = api.load_model_json(api.model_json(model))
     out = api.predict(loaded, data)

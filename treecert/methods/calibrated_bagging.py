@@ -249,7 +249,7 @@ class CalibratedBaggingMethod(Method):
     def state(self) -> dict:
         """What ``treecert train --method`` / ``calibrate`` store: the temperature, the
         leaves' α and the grown trees (:mod:`treecert.methods.ensemble`)."""
-        return {"temperature": float(self.temperature_), "alpha": float(self.alpha_),
+        return {"temperature": float(self.temperature_), "leaf_alpha": float(self.alpha_),
                 "trees": encode_trees([t.tree_ for t in self.trees_])}
 
     def read_state(self, state: dict, model) -> None:
@@ -268,9 +268,9 @@ class CalibratedBaggingMethod(Method):
                 return decode_trees(state["trees"], model.schema.n_classes)
 
             def load_alpha() -> float:
-                a = float(state.get("alpha", self.alpha_candidates()[0]))
+                a = float(state.get("leaf_alpha", self.alpha_candidates()[0]))
                 if not (np.isfinite(a) and a > 0):
-                    raise ValueError("alpha must be positive")
+                    raise ValueError("leaf_alpha must be positive")
                 return a
 
             self.alpha_ = reading_state(load_alpha, model.source)
