@@ -31,7 +31,8 @@ What each source is good at, put together:
   column ``vote_share`` holds votes / trees.
 
 Options: ``trees`` (50), ``seed`` (1), ``alpha`` (Laplace α, 1), ``temperature`` (``oob``,
-the default, or a number to fix t), ``certainty`` (``vote`` | ``proba``).
+the default, or a number to fix t), ``certainty`` (``vote`` | ``margin`` | ``proba``;
+``margin``: Breiman's margin, :func:`margin_certainty`, ``forest``'s default).
 
 ``treecert train --method calibrated_bagging`` (or ``calibrate``) stores the grown trees and
 the temperature in the model file (:mod:`treecert.methods.ensemble`), so ``predict`` applies
@@ -170,7 +171,8 @@ def oob_log_loss(proba: np.ndarray, y: np.ndarray, w: np.ndarray, t: float) -> f
 
 class CalibratedBaggingMethod(Method):
     """Bagged Laplace trees, out-of-bag temperature, vote certainty; options ``trees``,
-    ``seed``, ``alpha``, ``temperature`` (oob | a number), ``certainty`` (vote | proba)."""
+    ``seed``, ``alpha``, ``temperature`` (oob | a number), ``certainty`` (vote | margin |
+    proba)."""
 
     name = "calibrated_bagging"
     options: ClassVar[dict[str, type]] = {"trees": int, "seed": int, "alpha": float,
