@@ -103,7 +103,7 @@ def test_temperature_is_fitted_on_out_of_bag_forecasts():
 @pytest.mark.parametrize(("spec", "message"), [
     ("calibrated_bagging:trees=0", "trees must be at least 1"),
     ("calibrated_bagging:alpha=0", "alpha must be positive"),
-    ("calibrated_bagging:certainty=max", "unknown certainty 'max'. Choose vote or proba"),
+    ("calibrated_bagging:certainty=max", "unknown certainty 'max'. Choose vote, margin or proba"),
     ("calibrated_bagging:temperature=hot", "temperature must be oob or a positive number"),
 ])
 def test_bad_options_are_user_errors(spec, message):

@@ -31,7 +31,8 @@ What each source is good at, put together:
   column ``vote_share`` holds votes / trees.
 
 Options: ``trees`` (50), ``seed`` (1), ``alpha`` (Laplace α, 1), ``temperature`` (``oob``,
-the default, or a number to fix t), ``certainty`` (``vote`` | ``proba``).
+the default, or a number to fix t), ``certainty`` (``vote`` | ``margin`` | ``proba``;
+``margin``: Breiman's margin, :func:`margin_certainty`, ``forest``'s default).
 
 ``treecert train --method calibrated_bagging`` (or ``calibrate``) stores the grown trees and
 the temperature in the model file (:mod:`treecert.methods.ensemble`), so ``predict`` applies
@@ -65,7 +66,7 @@ from treecert.methods.ensemble import (
 )
 
 #: Values of the ``certainty`` option.
-CERTAINTIES = ("vote", "proba")
+CERTAINTIES = ("vote", "margin", "proba")
 #: Range searched for the out-of-bag temperature.
 T_MIN, T_MAX = 0.2, 10.0
 
@@ -132,9 +133,46 @@ def vote_certainty(votes: np.ndarray, p_top: np.ndarray, n_trees: int) -> np.nda
     return (np.asarray(votes, float) + np.asarray(p_top, float)) / (n_trees + 1)
 
 
+def margin_certainty(votes: np.ndarray, mean: np.ndarray, pred: np.ndarray,
+                     n_trees: int) -> np.ndarray:
+    """Breiman's margin of the predicted class: ``(v_pred - max_{c != pred} v_c + p̄_pred -
+    max_{c != pred} p̄_c) / (n_trees + 1)``, ordered by the vote margin, then by the margin
+    of the trees' mean probabilities (in [0, 1)) within equal vote margins.
+
+    Parameters
+    ----------
+    votes : (n, K) how many trees vote for each class.
+    mean : (n, K) the trees' mean probabilities.
+    pred : (n,) the predicted class (the argmax of ``mean``).
+    """
+    votes = np.asarray(votes, float)
+    mean = np.asarray(mean, float)
+    rows = np.arange(pred.size)
+
+    def runner_up(a: np.ndarray) -> np.ndarray:
+        if a.shape[1] < 2:
+            return np.zeros(a.shape[0])
+        other = a.copy()
+        other[rows, pred] = -np.inf
+        return other.max(axis=1)
+
+    return (votes[rows, pred] - runner_up(votes) + mean[rows, pred] - runner_up(mean)) / (
+        n_trees + 1)
+
+
+def oob_log_loss(proba: np.ndarray, y: np.ndarray, w: np.ndarray, t: float) -> float:
+    """Weighted mean ``-ln sharpen(proba, t)[i, y_i]``: the loss :func:`fit_temperature`
+    minimises, by which ``forest`` compares its leaf estimates out of bag."""
+    if y.size == 0:
+        return 0.0
+    q = sharpen(proba, t)[np.arange(y.size), y]
+    return float(-(w @ np.log(np.maximum(q, 1e-300))) / w.sum())
+
+
 class CalibratedBaggingMethod(Method):
     """Bagged Laplace trees, out-of-bag temperature, vote certainty; options ``trees``,
-    ``seed``, ``alpha``, ``temperature`` (oob | a number), ``certainty`` (vote | proba)."""
+    ``seed``, ``alpha``, ``temperature`` (oob | a number), ``certainty`` (vote | margin |
+    proba)."""
 
     name = "calibrated_bagging"
     options: ClassVar[dict[str, type]] = {"trees": int, "seed": int, "alpha": float,
@@ -147,12 +185,12 @@ class CalibratedBaggingMethod(Method):
         o, name = self.opts, self.name
         if o["trees"] < 1:
             raise ConfigError(f"{name}: trees must be at least 1, got {o['trees']}.")
-        if not o["alpha"] > 0:
+        if o["alpha"] is not None and not o["alpha"] > 0:
             raise ConfigError(f"{name}: alpha must be positive, got {o['alpha']}.",
                               "The temperature works on log-probabilities.")
         if o["certainty"] not in CERTAINTIES:
             raise ConfigError(f"{name}: unknown certainty '{o['certainty']}'.",
-                              "Choose vote or proba.")
+                              f"Choose {', '.join(CERTAINTIES[:-1])} or {CERTAINTIES[-1]}.")
         if o["temperature"] == "oob":
             return None
         try:
@@ -165,42 +203,65 @@ class CalibratedBaggingMethod(Method):
                 f"'{o['temperature']}'.")
         return t
 
+    def alpha_candidates(self) -> tuple[float, ...]:
+        """The Laplace α the leaves may use: the ``alpha`` option (``forest`` chooses among
+        several out of bag when it is not given)."""
+        return (float(self.opts["alpha"]),)
+
+    def inputs(self, data: Dataset) -> Dataset:
+        """The data as the trees see it (``forest`` codes a missing nominal value as a value
+        of its own)."""
+        return data
+
     def new_member(self, i: int):
         """Tree i of the ensemble (unfitted): a Laplace tree with the run's settings."""
-        return self.new_tree(leaf="laplace", alpha=self.opts["alpha"])
+        return self.new_tree(leaf="laplace", alpha=self.alpha_candidates()[0])
 
     def fit(self, data: Dataset) -> CalibratedBaggingMethod:
         fixed_t = self._check()
-        labelled = data.subset(np.flatnonzero(data.y >= 0))
+        labelled = self.inputs(data.subset(np.flatnonzero(data.y >= 0)))
+        alphas = self.alpha_candidates()
         self.trees_, oob_sum, oob_n = grow_bootstrap(labelled, self.opts["trees"],
-                                                     self.opts["seed"], self.new_member)
-        if fixed_t is not None:
-            self.temperature_ = fixed_t
-        else:
-            seen = oob_n > 0
-            oob = oob_sum[seen] / oob_n[seen, None]
-            self.temperature_ = fit_temperature(oob, labelled.y[seen], labelled.weights[seen])
+                                                     self.opts["seed"], self.new_member,
+                                                     oob_alphas=alphas)
+        seen = oob_n > 0
+        y, w = labelled.y[seen], labelled.weights[seen]
+        best = None
+        # each α with its own temperature; the lowest out-of-bag log-loss wins, ties to the
+        # first candidate
+        for j, a in enumerate(alphas):
+            oob = oob_sum[j, seen] / oob_n[seen, None]
+            t = fit_temperature(oob, y, w) if fixed_t is None else fixed_t
+            loss = oob_log_loss(oob, y, w, t) if len(alphas) > 1 else 0.0
+            if best is None or loss < best[0]:
+                best = (loss, a, t)
+        _, self.alpha_, self.temperature_ = best
+        for tree in self.trees_:
+            tree.alpha = self.alpha_
         return self
 
     def calibrate_on(self, data: Dataset) -> dict:
         """Refit the temperature on held-out labelled ``data`` (``treecert calibrate MODEL
         DATA``) instead of out of bag; returns the state stored in the model file."""
-        labelled = data.subset(np.flatnonzero(data.y >= 0))
+        labelled = self.inputs(data.subset(np.flatnonzero(data.y >= 0)))
         mean = per_tree_proba(self.trees_, labelled).mean(axis=0)
         self.temperature_ = fit_temperature(mean, labelled.y, labelled.weights)
         return self.state()
 
     def state(self) -> dict:
-        """What ``treecert train --method`` / ``calibrate`` store: the temperature and the
-        grown trees (:mod:`treecert.methods.ensemble`)."""
-        return {"temperature": float(self.temperature_),
+        """What ``treecert train --method`` / ``calibrate`` store: the temperature, the
+        leaves' α and the grown trees (:mod:`treecert.methods.ensemble`)."""
+        return {"temperature": float(self.temperature_), "leaf_alpha": float(self.alpha_),
                 "trees": encode_trees([t.tree_ for t in self.trees_])}
 
+    def read_state(self, state: dict, model) -> None:
+        """What a subclass stores beside the trees (none here)."""
+
     def adopt(self, model) -> CalibratedBaggingMethod:
-        """A model that stores this spec's trees supplies them and its temperature (nothing
-        is grown); otherwise the trees are grown on the model's embedded training data and
-        a stored temperature (a model calibrated before trees were stored) replaces the
-        out-of-bag one."""
+        """A model that stores this spec's trees supplies them, their α and the temperature
+        (nothing is grown); otherwise the trees are grown on the model's embedded training
+        data and a stored temperature (a model calibrated before trees were stored)
+        replaces the out-of-bag one."""
         state = stored_state(model, self.spec)
         if state is not None and "trees" in state:
             self._check()
@@ -208,9 +269,17 @@ class CalibratedBaggingMethod(Method):
             def load() -> list:
                 return decode_trees(state["trees"], model.schema.n_classes)
 
-            params = self.new_member(0).get_params()
+            def load_alpha() -> float:
+                a = float(state.get("leaf_alpha", self.alpha_candidates()[0]))
+                if not (np.isfinite(a) and a > 0):
+                    raise ValueError("leaf_alpha must be positive")
+                return a
+
+            self.alpha_ = reading_state(load_alpha, model.source)
+            params = {**self.new_member(0).get_params(), "alpha": self.alpha_}
             self.trees_ = stored_estimators(reading_state(load, model.source), model.schema,
                                             params)
+            reading_state(lambda: self.read_state(state, model), model.source)
         else:
             super().adopt(model)
         if state is not None:
@@ -224,18 +293,24 @@ class CalibratedBaggingMethod(Method):
         return self
 
     def predict(self, data: Dataset) -> Prediction:
-        per_tree = per_tree_proba(self.trees_, data)
+        per_tree = per_tree_proba(self.trees_, self.inputs(data))
         mean = per_tree.mean(axis=0)
         proba = sharpen(mean, self.temperature_)
         rows = np.arange(proba.shape[0])
         pred = np.argmax(proba, axis=1)  # = argmax of the mean: t > 0 keeps each row's order
-        votes = (np.argmax(per_tree, axis=2) == pred[None, :]).sum(axis=0)
+        K = proba.shape[1]
+        votes = np.zeros((pred.size, K))
+        np.add.at(votes, (np.broadcast_to(rows, per_tree.shape[:2]),
+                          np.argmax(per_tree, axis=2)), 1)
+        n = len(self.trees_)
         if self.opts["certainty"] == "vote":
-            certainty = vote_certainty(votes, mean[rows, pred], len(self.trees_))
+            certainty = vote_certainty(votes[rows, pred], mean[rows, pred], n)
+        elif self.opts["certainty"] == "margin":
+            certainty = margin_certainty(votes, mean, pred, n)
         else:
             certainty = proba[rows, pred]
         return Prediction(proba, certainty=certainty,
-                          columns={"vote_share": votes / len(self.trees_)})
+                          columns={"vote_share": votes[rows, pred] / n})
 
     @property
     def size(self) -> int | float | None:

@@ -26,7 +26,7 @@ Each tree's ``children_ptr`` and ``value_branch_ptr`` are stored without their l
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -42,18 +42,21 @@ def bootstrap_counts(rng: np.random.RandomState, n: int) -> np.ndarray:
 
 
 def grow_bootstrap(labelled: Dataset, n_trees: int, seed: int,
-                   new_tree: Callable[[int], DecisionTree], *, oob: bool = True
+                   new_tree: Callable[[int], DecisionTree], *, oob: bool = True,
+                   oob_alphas: Sequence[float] | None = None
                    ) -> tuple[list[DecisionTree], np.ndarray, np.ndarray]:
     """``n_trees`` trees ``new_tree(i)`` grown on bootstrap samples of ``labelled``.
 
     Returns the fitted trees, each row's summed out-of-bag probabilities (n, K) and how many
     trees left it out (n,) (zeros without ``oob``). A bootstrap sample of one class only
     grows its tree on every row instead (the tree would be one leaf), and leaves no row out.
+    With ``oob_alphas`` the sums are taken with Laplace leaves of each α in turn, shape
+    (len(oob_alphas), n, K), for a choice of α on out-of-bag evidence (``forest``).
     """
     n, K = labelled.n_samples, labelled.schema.n_classes
     rng = np.random.RandomState(seed)
     trees = []
-    oob_sum = np.zeros((n, K))
+    oob_sum = np.zeros((n, K) if oob_alphas is None else (len(oob_alphas), n, K))
     oob_n = np.zeros(n)
     for i in range(n_trees):
         draws = bootstrap_counts(rng, n)
@@ -66,7 +69,12 @@ def grow_bootstrap(labelled: Dataset, n_trees: int, seed: int,
         trees.append(tree)
         out = np.flatnonzero(draws == 0)
         if oob and out.size:
-            oob_sum[out] += tree.predict_proba(labelled.X[out])
+            if oob_alphas is None:
+                oob_sum[out] += tree.predict_proba(labelled.X[out])
+            else:
+                for j, a in enumerate(oob_alphas):
+                    oob_sum[j, out] += tree.tree_.predict_proba(labelled.X[out], "laplace",
+                                                                alpha=a)
             oob_n[out] += 1
     return trees, oob_sum, oob_n
 
