@@ -32,8 +32,9 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.tree.arrays import Tree
+from treecert.tree.batch_grow import fit_trees
 from treecert.tree.classifier import DecisionTree
-from treecert.tree.segments import offsets
+from treecert.tree.segments import flat_nonzero, offsets
 
 
 def bootstrap_counts(rng: np.random.RandomState, n: int) -> np.ndarray:
@@ -49,26 +50,56 @@ def grow_bootstrap(labelled: Dataset, n_trees: int, seed: int,
     Returns the fitted trees, each row's summed out-of-bag probabilities (n, K) and how many
     trees left it out (n,) (zeros without ``oob``). A bootstrap sample of one class only
     grows its tree on every row instead (the tree would be one leaf), and leaves no row out.
+    The trees are grown together (:func:`treecert.tree.batch_grow.fit_trees`), each the
+    tree ``new_tree(i).fit`` grows on its sample.
     """
     n, K = labelled.n_samples, labelled.schema.n_classes
     rng = np.random.RandomState(seed)
-    trees = []
+    members = [new_tree(i) for i in range(n_trees)]
+    drawn = np.stack([bootstrap_counts(rng, n) for _ in range(n_trees)]) if n_trees else (
+        np.zeros((0, n), np.int64))
+    one_class = _one_class(labelled.y, drawn > 0, K)
+    drawn[one_class] = 1  # a one-class bootstrap: the tree is grown on every row, weight 1
+    samples = []
+    for i in range(n_trees):
+        keep = flat_nonzero(drawn[i])
+        w = labelled.weights[keep] if one_class[i] else labelled.weights[keep] * drawn[i, keep]
+        samples.append((keep, np.asarray(w, dtype=float)))
+    _check_samples(labelled, samples)
+    trees = fit_trees(members, labelled, samples)
     oob_sum = np.zeros((n, K))
     oob_n = np.zeros(n)
-    for i in range(n_trees):
-        draws = bootstrap_counts(rng, n)
-        keep = np.flatnonzero(draws)
-        sample = labelled.subset(keep)
-        sample.weights = sample.weights * draws[keep]
-        if np.unique(sample.y).size < 2:  # a one-class bootstrap: the tree is one leaf
-            sample, draws = labelled, np.ones(n, np.int64)
-        tree = new_tree(i).fit(sample)
-        trees.append(tree)
-        out = np.flatnonzero(draws == 0)
-        if oob and out.size:
-            oob_sum[out] += tree.predict_proba(labelled.X[out])
-            oob_n[out] += 1
+    if oob:
+        for i, tree in enumerate(trees):
+            out = flat_nonzero(drawn[i] == 0)
+            if out.size:
+                oob_sum[out] += tree.predict_proba(labelled.X[out])
+                oob_n[out] += 1
     return trees, oob_sum, oob_n
+
+
+def _one_class(y: np.ndarray, present: np.ndarray, K: int) -> np.ndarray:
+    """(T,) whether each sample (``present`` (T, n): its rows) holds one class only."""
+    if not present.size:
+        return np.zeros(present.shape[0], dtype=bool)
+    per_class = np.stack([present[:, y == k].any(axis=1) for k in range(K)], axis=1)
+    return per_class.sum(axis=1) < 2
+
+
+def _check_samples(labelled: Dataset, samples: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """The trainability check (:func:`~treecert.data.loading.check_trainable`) each sample's
+    own tree would make, in tree order: a sample whose weights are all zero or too large,
+    or that holds no known value of some attribute, raises as its tree's ``fit`` would."""
+    from treecert.data.loading import MAX_TOTAL_WEIGHT, check_trainable
+
+    known = (~np.isnan(labelled.X)).astype(np.float64)
+    for keep, w in samples:
+        total = float(np.sum(w))
+        if not (np.any(w > 0) and total <= MAX_TOTAL_WEIGHT) or (
+                (known[keep].sum(axis=0) == 0).any()):
+            sample = labelled.subset(keep)
+            sample.weights = w
+            check_trainable(sample)
 
 
 def tree_seed(seed: int, i: int) -> int:
