@@ -36,6 +36,7 @@ import numpy as np
 from treecert.tree.arrays import Tree
 from treecert.tree.feature_draw import FeatureDraw
 from treecert.tree.grow import _Level, route_batch, segment_stops
+from treecert.tree.run_search import run_cuts
 from treecert.tree.segments import (
     _Batch,
     _class_dtype,
@@ -107,8 +108,12 @@ class ForestFinder(SplitFinder):
         if p:
             g, j = np.nonzero(allowed[:, :p])
             if g.size:
-                res = self._numeric_batch(_pair_batch(b, g, j))
-                ok[g, j], gain[g, j], score[g, j], thr[g, j] = (a[:, 0] for a in res)
+                pb = _pair_batch(b, g, j)
+                if pb.integral and self.eligible is None:
+                    res = run_cuts(self, pb)
+                else:
+                    res = tuple(a[:, 0] for a in self._numeric_batch(pb))
+                ok[g, j], gain[g, j], score[g, j], thr[g, j] = res
         if q:
             self._nominal_mask = allowed[:, p:]
             try:
