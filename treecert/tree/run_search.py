@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.tree.impurity import _LN2, _ROUND, _impurity, _sum_cols
+from treecert.tree.impurity import _LN2, _ROUND, _lastsum, _total_and_impurity
 from treecert.tree.numeric_search import _TABLE_MAX, chosen_cut_ratio, no_cuts
 from treecert.tree.segments import _Batch, first_max_of_runs, flat_nonzero, run_starts
 
@@ -85,20 +85,18 @@ def run_cuts(finder, b: _Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
         return ok_out, gain_out, score_out, thr_out
     gi = run_node[cut]
     total_w = b.total_w
-    KCl = [KC[:, k] for k in range(K)]
-    parent = _impurity([c.astype(float) for c in KCl], gini)
+    # the expressions of ``_numeric_batch``'s ``cut_gain``, over (cuts, classes) arrays:
+    # ``_lastsum`` adds the classes in the order ``_sum_cols`` adds them there
+    parent = _total_and_impurity(KC.astype(float), gini)[1]
     Lc = cum[cut]
-    L = [Lc[:, k] for k in range(K)]
-    Rt = [KCl[k][gi] - L[k] for k in range(K)]
+    Rc = KC[gi] - Lc
     if not gini and float(total_w.max()) < _TABLE_MAX:
         table = finder._xlogx_table(int(total_w.max()))
-        Li = [c.astype(np.intp) for c in L]
-        Ri = [c.astype(np.intp) for c in Rt]
-        imp_l = (table[_sum_cols(Li)] - _sum_cols([table[c] for c in Li])) / _LN2
-        imp_r = (table[_sum_cols(Ri)] - _sum_cols([table[c] for c in Ri])) / _LN2
+        imp_l = (table[Lc.sum(axis=1)] - _lastsum(table[Lc])) / _LN2
+        imp_r = (table[Rc.sum(axis=1)] - _lastsum(table[Rc])) / _LN2
     else:
-        imp_l = _impurity([c.astype(float) for c in L], gini)
-        imp_r = _impurity([c.astype(float) for c in Rt], gini)
+        imp_l = _total_and_impurity(Lc.astype(float), gini)[1]
+        imp_r = _total_and_impurity(Rc.astype(float), gini)[1]
     gain = (parent[gi] - imp_l - imp_r) / total_w[gi]
     new = run_starts(gi)
     grp = flat_nonzero(new)
@@ -108,11 +106,9 @@ def run_cuts(finder, b: _Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     ok = np.ones(gg.size, dtype=bool)
     if params.criterion == "gain_ratio":
         n_cuts = np.diff(np.append(grp, cut.size))
-        Lf = [c[k].astype(float) for c in L]
-        Rf = [c[k].astype(float) for c in Rt]
-        Kf = [c[gg].astype(float) for c in KCl]
-        g_best, ok, score = chosen_cut_ratio(g_best, n_cuts, _sum_cols(Lf), _sum_cols(Rf),
-                                             _sum_cols(Kf), total_w[gg])
+        g_best, ok, score = chosen_cut_ratio(
+            g_best, n_cuts, _lastsum(Lc[k].astype(float)), _lastsum(Rc[k].astype(float)),
+            _lastsum(KC[gg].astype(float)), total_w[gg])
     else:
         score = g_best
     r = cut[k]
