@@ -31,6 +31,8 @@ post-growth edits (``collapse``, ``cp``) are the learner's own
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from treecert.tree.arrays import Tree
@@ -45,7 +47,12 @@ from treecert.tree.segments import (
     flat_nonzero,
     offsets,
 )
-from treecert.tree.split_search import GrowParams, SplitFinder, counted_in_average
+from treecert.tree.split_search import (
+    GrowParams,
+    SplitFinder,
+    _columns_by_width,
+    counted_in_average,
+)
 
 
 class ForestFinder(SplitFinder):
@@ -95,18 +102,21 @@ class ForestFinder(SplitFinder):
 
     def _evaluate(self, b: _Batch):
         """The chosen test of every node of the batch, searched among its drawn attributes
-        only; the nodes that find none there are searched again among all attributes."""
+        only (a (node, attribute) pair at a time: :func:`_pair_batch`,
+        :meth:`_nominal_pairs`); the nodes that find none there are searched again among
+        all attributes."""
         allowed = self.allowed
-        if allowed is None or not b.rows.size:
+        if not b.rows.size:
             return SplitFinder._evaluate(self, b)
         G, p, q = b.G, self.numeric_idx.size, self.nominal_idx.size
+        mask = np.ones((G, p + q), dtype=bool) if allowed is None else allowed
         ok = np.zeros((G, p + q), dtype=bool)
         gain = np.zeros((G, p + q))
         score = np.zeros((G, p + q))
         thr = np.full((G, p), np.nan)
         vb = np.full((G, q), -1, dtype=np.int64)
         if p:
-            g, j = np.nonzero(allowed[:, :p])
+            g, j = np.nonzero(mask[:, :p])
             if g.size:
                 pb = _pair_batch(b, g, j)
                 if pb.integral and self.eligible is None:
@@ -115,18 +125,16 @@ class ForestFinder(SplitFinder):
                     res = tuple(a[:, 0] for a in self._numeric_batch(pb))
                 ok[g, j], gain[g, j], score[g, j], thr[g, j] = res
         if q:
-            self._nominal_mask = allowed[:, p:]
-            try:
-                ok[:, p:], gain[:, p:], score[:, p:], vb = self._nominal_batch(b)
-            finally:
-                self._nominal_mask = None
+            ok[:, p:], gain[:, p:], score[:, p:], vb = self._nominal_pairs(b, mask[:, p:])
+        if allowed is None:
+            return self._choose(ok, gain, score, thr, vb)
         tid = self._tid
         first = self._choose(ok & allowed, gain, score, thr, vb)
         again = flat_nonzero(first.feature < 0)
         if again.size:  # nothing admissible among the drawn attributes: all of them
             self._tid, self.allowed = tid[again], None
             try:
-                rest = SplitFinder._evaluate(self, _sub_batch(b, again))
+                rest = self._evaluate(_sub_batch(b, again))
             finally:
                 self._tid, self.allowed = tid, allowed
             for name in ("feature", "threshold", "n_branches", "score"):
@@ -135,35 +143,51 @@ class ForestFinder(SplitFinder):
                 first.value_branch[int(again[g_])] = branch
         return first
 
-    _nominal_mask: np.ndarray | None = None
+    def _nominal_pairs(self, b: _Batch, mask: np.ndarray):
+        """:meth:`SplitFinder._nominal_batch`'s (ok, gain, score, value) (G, q) of the
+        drawn (node, nominal column) pairs ``mask`` only, a column at a time (the others:
+        none ok): each cell adds the same entries in the same order, and a column's scores
+        are those it gets among all columns (:meth:`SplitFinder._nominal_scores`)."""
+        G, q, K = b.G, self.nominal_idx.size, self.n_classes
+        ok = np.zeros((G, q), dtype=bool)
+        gain = np.zeros((G, q))
+        score = np.zeros((G, q))
+        value = np.full((G, q), -1, dtype=np.int64)
+        codes, S, _ = self.nominal_codes()
+        lens = b.seg[1:] - b.seg[:-1]
+        for jl in range(q):
+            g = flat_nonzero(mask[:, jl])
+            if not g.size:
+                continue
+            one = self._column_finder(jl)
+            nv = int(one.max_values)
+            n_g = lens[g]
+            src = _ranges(b.seg[g], n_g)
+            rows = b.rows[src]
+            w = b.w[src]
+            cell = np.repeat(np.arange(g.size) * S, n_g) + codes[rows, jl]
+            elig = np.bincount(cell, weights=w, minlength=g.size * S)
+            cell *= K
+            cell += self.y.take(rows)
+            counts = np.bincount(cell, weights=w, minlength=g.size * S * K)
+            counts = np.ascontiguousarray(counts.reshape(g.size, 1, S, K)[:, :, :nv])
+            elig = np.ascontiguousarray(elig.reshape(g.size, 1, S)[:, :, :nv])
+            res = one._nominal_scores(counts, elig, b.total_w[g])
+            ok[g, jl], gain[g, jl], score[g, jl], value[g, jl] = (a[:, 0] for a in res)
+        return ok, gain, score, value
 
-    def _nominal_tally(self, b: _Batch, g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`SplitFinder._nominal_tally` of the drawn (node, column) pairs only (the
-        others' cells stay 0): every kept cell adds the same entries in the same order."""
-        mask = self._nominal_mask
-        if mask is None:
-            return SplitFinder._nominal_tally(self, b, g0, g1)
-        codes, S, columns = self.nominal_codes()
-        K, V, q, G = self.n_classes, self.max_values, self.nominal_idx.size, g1 - g0
-        lo, hi = b.seg[g0], b.seg[g1]
-        rows, w = b.rows[lo:hi], b.w[lo:hi]
-        codes = codes.take(rows, axis=0)
-        if columns is not None:
-            codes = codes[:, columns]
-        node = b.node[lo:hi] - g0
-        drawn = flat_nonzero(mask[g0:g1][node])  # (entry, column) pairs, row-major
-        entry = drawn // q
-        cell = codes.ravel()[drawn] + (drawn % q) * S + node[entry] * (q * S)
-        w_q = w[entry]
-        elig = np.bincount(cell, weights=w_q, minlength=G * q * S)
-        cell *= K
-        cell += self.y.take(rows[entry])
-        counts = np.bincount(cell, weights=w_q, minlength=G * q * S * K)
-        counts, elig = counts.reshape(G, q, S, K), elig.reshape(G, q, S)
-        if S > V:
-            counts, elig = (np.ascontiguousarray(counts[:, :, :V]),
-                            np.ascontiguousarray(elig[:, :, :V]))
-        return counts, elig
+    def _column_finder(self, jl: int) -> SplitFinder:
+        """This finder restricted to its nominal column ``jl`` (cached)."""
+        cache = self.__dict__.setdefault("_column_finders", {})
+        one = cache.get(jl)
+        if one is None:
+            one = copy.copy(self)
+            one.__dict__.pop("_column_finders", None)
+            one.nominal_idx = self.nominal_idx[jl : jl + 1]
+            one.max_values = int(self.n_values[one.nominal_idx[0]])
+            one._same_width = _columns_by_width(self.n_values[one.nominal_idx])
+            cache[jl] = one
+        return one
 
 
 def _pair_batch(b: _Batch, g: np.ndarray, j: np.ndarray) -> _Batch:
