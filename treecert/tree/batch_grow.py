@@ -73,6 +73,7 @@ class ForestFinder(SplitFinder):
             self._tree_in_avg = np.stack([counted_in_average(is_nominal, n_values,
                                                              float(n))[1] for n in n_rows])
         self._tid = np.empty(0, dtype=np.int64)
+        self._ydtype = _class_dtype(n_classes)
         self.allowed: np.ndarray | None = None
 
     def start_level(self, tid: np.ndarray) -> None:
@@ -110,6 +111,7 @@ class ForestFinder(SplitFinder):
             return SplitFinder._evaluate(self, b)
         G, p, q = b.G, self.numeric_idx.size, self.nominal_idx.size
         mask = np.ones((G, p + q), dtype=bool) if allowed is None else allowed
+        whole = bool(np.all(b.w == np.floor(b.w)))
         ok = np.zeros((G, p + q), dtype=bool)
         gain = np.zeros((G, p + q))
         score = np.zeros((G, p + q))
@@ -118,7 +120,8 @@ class ForestFinder(SplitFinder):
         if p:
             g, j = np.nonzero(mask[:, :p])
             if g.size:
-                pb = _pair_batch(b, g, j)
+                pb = _pair_batch(b, g, j, self.X, self.y, self.numeric_idx, self._ydtype,
+                                 whole)
                 if pb.integral and self.eligible is None:
                     res = run_cuts(self, pb)
                 else:
@@ -134,7 +137,8 @@ class ForestFinder(SplitFinder):
         if again.size:  # nothing admissible among the drawn attributes: all of them
             self._tid, self.allowed = tid[again], None
             try:
-                rest = self._evaluate(_sub_batch(b, again))
+                rest = self._evaluate(_sub_batch(b, again, self.X, self.y, self.numeric_idx,
+                                                 self._ydtype, whole))
             finally:
                 self._tid, self.allowed = tid, allowed
             for name in ("feature", "threshold", "n_branches", "score"):
@@ -190,22 +194,46 @@ class ForestFinder(SplitFinder):
         return one
 
 
-def _pair_batch(b: _Batch, g: np.ndarray, j: np.ndarray) -> _Batch:
+def _derived(b: _Batch, g: np.ndarray, seg: np.ndarray, rows: np.ndarray, w: np.ndarray,
+             S: np.ndarray | None, V: np.ndarray | None, Y: np.ndarray | None,
+             whole: bool) -> _Batch:
+    """A batch whose segment i holds the entries of ``b``'s segment ``g[i]`` (their order,
+    their weights): its totals are those segments' (the same sums), and a segment is
+    summed exactly where ``b``'s was, while the totals stay far below float64's exact
+    range. ``whole``: every weight of ``b`` is an integer."""
+    out = object.__new__(_Batch)
+    out.seg, out.rows, out.w, out.we, out.S, out.V, out.Y, out.keys = (seg, rows, w, None, S,
+                                                                      V, Y, None)
+    out.G = seg.size - 1
+    out.node = np.arange(out.G).repeat(seg[1:] - seg[:-1])
+    out.total_w = b.total_w[g]
+    small = float(out.total_w.sum()) < 2.0**31
+    out.exact = b.exact[g] & small
+    out.integral = bool(whole and small and out.exact.all())
+    return out
+
+
+def _pair_batch(b: _Batch, g: np.ndarray, j: np.ndarray, X: np.ndarray, y: np.ndarray,
+                fid: np.ndarray, ydtype, whole: bool) -> _Batch:
     """A batch of one numeric column whose segments are the (node ``g``, column ``j``)
     pairs of ``b``: each the node's entries in their order, sorted by column j as in
-    ``b``, so every sum over it is the node's."""
+    ``b``, so every sum over it is the node's. Values and classes are read from ``X``
+    and ``y`` (``fid``: the numeric columns' indices in X)."""
     M = b.rows.size
     lens = (b.seg[1:] - b.seg[:-1])[g]
     seg = offsets(lens)
     src = _ranges(b.seg[g], lens)
-    shift = (seg[:-1] - b.seg[g]).repeat(lens)
     flat = j.repeat(lens) * M + src
-    S = (b.S.ravel()[flat] + shift).astype(_index_dtype(src.size))
-    return _Batch(seg, b.rows[src], b.w[src], None, S[None], b.V.ravel()[flat][None],
-                  b.Y.ravel()[flat][None])
+    ent = b.S.ravel()[flat]  # b's entries, sorted within each pair
+    S = (ent + (seg[:-1] - b.seg[g]).repeat(lens)).astype(_index_dtype(src.size))
+    r = b.rows[ent]
+    V = X.ravel()[r * X.shape[1] + fid[j].repeat(lens)]
+    return _derived(b, g, seg, b.rows[src], b.w[src], S[None], V[None],
+                    y[r].astype(ydtype)[None], whole)
 
 
-def _sub_batch(b: _Batch, nodes: np.ndarray) -> _Batch:
+def _sub_batch(b: _Batch, nodes: np.ndarray, X: np.ndarray, y: np.ndarray, fid: np.ndarray,
+               ydtype, whole: bool) -> _Batch:
     """The batch of the nodes ``nodes`` (increasing) of ``b``, in their order."""
     inside = np.zeros(b.G, dtype=bool)
     inside[nodes] = True
@@ -214,42 +242,67 @@ def _sub_batch(b: _Batch, nodes: np.ndarray) -> _Batch:
     if b.S is not None:
         p = b.S.shape[0]
         nid = (np.cumsum(ent) - 1).astype(_index_dtype(int(ent.sum())))
-        sel = flat_nonzero(ent[b.S])
-        S = nid[b.S.ravel()[sel]].reshape(p, -1)
-        V = b.V.ravel()[sel].reshape(p, -1)
-        Y = b.Y.ravel()[sel].reshape(p, -1)
-    return _Batch(offsets((b.seg[1:] - b.seg[:-1])[nodes]), b.rows[ent], b.w[ent], None,
-                  S, V, Y)
+        sel = b.S.ravel()[flat_nonzero(ent[b.S])]
+        S = nid[sel].reshape(p, -1)
+        r = b.rows[sel].reshape(p, -1)
+        V = X[r, fid[:, None]]
+        Y = y[r].astype(ydtype)
+    return _derived(b, nodes, offsets((b.seg[1:] - b.seg[:-1])[nodes]), b.rows[ent],
+                    b.w[ent], S, V, Y, whole)
 
 
-def _root_orders(finder: SplitFinder, rows: np.ndarray, lens: np.ndarray, order: np.ndarray):
-    """S, V, Y of the roots' batch: every numeric column's shared order ``order`` (p, n),
+def _partition(prev_S: np.ndarray, sent: list, keep: np.ndarray, n_new: int) -> np.ndarray:
+    """S of the next batch (its ``n_new`` entries: the previous batch's entries ``sent``
+    to each branch, those of its active nodes ``keep``), from the previous batch's
+    ``prev_S``: each column's order stably partitioned, branch by branch (the next batch's
+    nodes are by branch, then parent)."""
+    p, M = prev_S.shape
+    new_id = (keep.cumsum() - 1).astype(_index_dtype(n_new))
+    routed = np.zeros(M, dtype=np.int64)
+    for ent, _ in sent:
+        routed[ent] += 1
+    if routed.max(initial=0) <= 1:  # every entry to one branch at most: one stable sort
+        B = len(sent)
+        dtype = np.int8 if B < 127 else np.int16
+        branch = np.full(M, B, dtype=dtype)
+        dest = np.zeros(M, dtype=new_id.dtype)
+        for b, (ent, lo) in enumerate(sent):
+            kept = keep[lo : lo + ent.size]
+            e = ent[kept]
+            branch[e] = b
+            dest[e] = new_id[lo : lo + ent.size][kept]
+        order = np.argsort(branch[prev_S], axis=1, kind="stable")[:, :n_new]
+        return dest[np.take_along_axis(prev_S, order, axis=1)]
+    parts = []  # an unknown value sent to several branches: a pass per branch
+    for ent, lo in sent:
+        kept = keep[lo : lo + ent.size]
+        mark = np.zeros(M, dtype=bool)
+        mark[ent[kept]] = True
+        nid = np.zeros(M, dtype=new_id.dtype)
+        nid[ent[kept]] = new_id[lo : lo + ent.size][kept]
+        sel = flat_nonzero(mark[prev_S])
+        parts.append(nid[prev_S.ravel()[sel]].reshape(p, -1))
+    return np.concatenate(parts, axis=1)
+
+
+def _root_orders(finder: SplitFinder, rows: np.ndarray, lens: np.ndarray,
+                 order: np.ndarray) -> np.ndarray:
+    """S of the roots' batch: every numeric column's shared order ``order`` (p, n)
     restricted to each root's rows (``rows``, increasing within each root of ``lens``)."""
-    X, n = finder.X, finder.X.shape[0]
+    n = finder.X.shape[0]
     G = lens.size
-    seg = offsets(lens)
     tree = np.repeat(np.arange(G), lens)
     present = np.zeros((G, n), dtype=bool)
     present[tree, rows] = True
-    # each row's entry in its root's segment
-    loc = np.full((G, n), -1, dtype=np.int64)
+    loc = np.full((G, n), -1, dtype=np.int64)  # each row's entry in its root's segment
     loc[tree, rows] = np.arange(rows.size)
-    p = finder.numeric_idx.size
     M = rows.size
-    S = np.empty((p, M), dtype=_index_dtype(M))
-    V = np.empty((p, M))
-    Y = np.empty((p, M), dtype=_class_dtype(finder.n_classes))
-    ycodes = finder.y.astype(Y.dtype)
-    for j, f in enumerate(finder.numeric_idx.tolist()):
+    S = np.empty((order.shape[0], M), dtype=_index_dtype(M))
+    for j in range(order.shape[0]):
         o = order[j]
-        at = flat_nonzero(present[:, o])
-        g, pos = np.divmod(at, n)
-        r = o[pos]
-        S[j] = loc[g, r]
-        V[j] = X[r, f]
-        Y[j] = ycodes[r]
-    del seg
-    return S, V, Y
+        g, pos = np.divmod(flat_nonzero(present[:, o]), n)
+        S[j] = loc[g, o[pos]]
+    return S
 
 
 def grow_trees(finder: ForestFinder, samples: list[tuple[np.ndarray, np.ndarray]]
@@ -283,29 +336,15 @@ def grow_trees(finder: ForestFinder, samples: list[tuple[np.ndarray, np.ndarray]
         keep = active[lvl.node]
         b_rows, b_w = lvl.rows[keep], lvl.w[keep]
         b_seg = offsets(lvl.lens[act])
-        S = V = Y = None
+        S = None
         if pending is None:
             if p:
                 shared = np.argsort(X[:, finder.numeric_idx], axis=0, kind="stable").T
-                S, V, Y = _root_orders(finder, b_rows, lvl.lens[act], shared)
+                S = _root_orders(finder, b_rows, lvl.lens[act], shared)
         elif p:
-            new_id = keep.cumsum() - 1
-            prev_S, prev_V, prev_Y, sent = pending
-            parts_S, parts_V, parts_Y = [], [], []
-            for ent, lo in sent:
-                kept = keep[lo : lo + ent.size]
-                mark = np.zeros(prev_S.shape[1], dtype=bool)
-                mark[ent[kept]] = True
-                nid = np.zeros(prev_S.shape[1], dtype=_index_dtype(b_rows.size))
-                nid[ent[kept]] = new_id[lo : lo + ent.size][kept]
-                sel = flat_nonzero(mark[prev_S])
-                parts_S.append(nid[prev_S.ravel()[sel]].reshape(p, -1))
-                parts_V.append(prev_V.ravel()[sel].reshape(p, -1))
-                parts_Y.append(prev_Y.ravel()[sel].reshape(p, -1))
-            S = np.concatenate(parts_S, axis=1)
-            V = np.concatenate(parts_V, axis=1)
-            Y = np.concatenate(parts_Y, axis=1)
-        batch = _Batch(b_seg, b_rows, b_w, None, S, V, Y)
+            S = _partition(pending[0], pending[1], keep, b_rows.size)
+        # (values and classes are read where a search needs them: :func:`_pair_batch`)
+        batch = _Batch(b_seg, b_rows, b_w, None, S, None, None)
         b_tid = tid[act]
         finder.start_level(b_tid)
         choice = finder._evaluate(batch)
@@ -334,7 +373,7 @@ def grow_trees(finder: ForestFinder, samples: list[tuple[np.ndarray, np.ndarray]
             c_tid.append(b_tid[exists])
             sent.append((ent, lo))
             lo += ent.size
-        pending = (batch.S, batch.V, batch.Y, sent)
+        pending = (batch.S, sent)
         lvl = _Level(lvl.base + n, np.concatenate(c_rows), np.concatenate(c_w),
                      np.concatenate(c_lens), np.concatenate(c_parent),
                      np.concatenate(c_branch), K, y)
