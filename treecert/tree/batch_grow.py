@@ -74,6 +74,7 @@ class ForestFinder(SplitFinder):
                                                              float(n))[1] for n in n_rows])
         self._tid = np.empty(0, dtype=np.int64)
         self._ydtype = _class_dtype(n_classes)
+        self._Xflat = np.ascontiguousarray(X).reshape(-1)
         self.allowed: np.ndarray | None = None
 
     def start_level(self, tid: np.ndarray) -> None:
@@ -120,13 +121,8 @@ class ForestFinder(SplitFinder):
         if p:
             g, j = np.nonzero(mask[:, :p])
             if g.size:
-                pb = _pair_batch(b, g, j, self.X, self.y, self.numeric_idx, self._ydtype,
-                                 whole)
-                if pb.integral and self.eligible is None:
-                    res = run_cuts(self, pb)
-                else:
-                    res = tuple(a[:, 0] for a in self._numeric_batch(pb))
-                ok[g, j], gain[g, j], score[g, j], thr[g, j] = res
+                ok[g, j], gain[g, j], score[g, j], thr[g, j] = self._numeric_pairs(
+                    b, g, j, whole)
         if q:
             ok[:, p:], gain[:, p:], score[:, p:], vb = self._nominal_pairs(b, mask[:, p:])
         if allowed is None:
@@ -146,6 +142,23 @@ class ForestFinder(SplitFinder):
             for g_, branch in rest.value_branch.items():
                 first.value_branch[int(again[g_])] = branch
         return first
+
+    def _numeric_pairs(self, b: _Batch, g: np.ndarray, j: np.ndarray, whole: bool):
+        """(ok, gain, score, threshold) of the (node ``g``, numeric column ``j``) pairs:
+        counted per run of equal values (:func:`~treecert.tree.run_search.run_cuts`)
+        where the weights are integers, else by ``_numeric_batch`` on a batch of the
+        pairs (:func:`_pair_batch`)."""
+        total_w = b.total_w[g]
+        if not (whole and self.eligible is None and b.exact[g].all()
+                and float(total_w.sum()) < 2.0**31):
+            return tuple(a[:, 0] for a in self._numeric_batch(
+                _pair_batch(b, g, j, self.X, self.y, self.numeric_idx, self._ydtype, whole)))
+        lens = (b.seg[1:] - b.seg[:-1])[g]
+        ent = b.S.ravel()[_ranges(b.seg[g] + j * b.rows.size, lens)]  # sorted per pair
+        r = b.rows[ent]
+        F = self.X.shape[1]
+        V = self._Xflat[r * F + self.numeric_idx[j].repeat(lens)]
+        return run_cuts(self, offsets(lens), V, self.y[r], b.w[ent], total_w)
 
     def _nominal_pairs(self, b: _Batch, mask: np.ndarray):
         """:meth:`SplitFinder._nominal_batch`'s (ok, gain, score, value) (G, q) of the

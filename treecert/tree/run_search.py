@@ -22,35 +22,36 @@ import numpy as np
 
 from treecert.tree.impurity import _LN2, _ROUND, _lastsum, _total_and_impurity
 from treecert.tree.numeric_search import _TABLE_MAX, chosen_cut_ratio, no_cuts
-from treecert.tree.segments import _Batch, first_max_of_runs, flat_nonzero, run_starts
+from treecert.tree.segments import first_max_of_runs, flat_nonzero, run_starts
 
 
-def run_cuts(finder, b: _Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(ok, gain, score, threshold), each (G,), of the one numeric column of ``b`` (S, V,
-    Y of shape (1, M)); ``b`` integral, every row eligible."""
+def run_cuts(finder, seg: np.ndarray, V: np.ndarray, y: np.ndarray, w: np.ndarray,
+             total_w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(ok, gain, score, threshold), each (G,), of G segments ``seg`` of one numeric column:
+    each segment's values ``V`` sorted (unknown last), their classes ``y`` and integer
+    weights ``w``, and its total weight ``total_w`` (known and unknown values), every row
+    eligible."""
     params = finder.params
     K = finder.n_classes
     gini = params.criterion == "gini"
-    G = b.G
+    G = seg.size - 1
     ok_out, gain_out, score_out, thr_out = (a[:, 0] for a in no_cuts(G, 1))
-    V = b.V[0]
     M = V.size
     if M < 2:
         return ok_out, gain_out, score_out, thr_out
-    seg = b.seg
-    node = b.node
     # runs of equal values within a node (each unknown value a run of its own, last)
     start = run_starts(V)
     start[seg[:-1][seg[1:] > seg[:-1]]] = True
     first = flat_nonzero(start)
     run = np.cumsum(start) - 1
     R = first.size
-    w_s = b.w[b.S[0]]
-    cls = b.Y[0].astype(np.intp)
-    counts = np.bincount(run * K + cls, weights=w_s, minlength=R * K)
-    counts = counts.astype(np.int64).reshape(R, K)
+    if w.size and bool(np.all(w == 1.0)):
+        counts = np.bincount(run * K + y, minlength=R * K)
+    else:
+        counts = np.bincount(run * K + y, weights=w, minlength=R * K).astype(np.int64)
+    counts = counts.reshape(R, K)
     cum = np.cumsum(counts, axis=0)
-    run_node = node[first]
+    run_node = np.searchsorted(seg, first, side="right") - 1
     run_last = np.empty(R, dtype=np.int64)  # each run's last sorted position
     run_last[:-1] = first[1:] - 1
     run_last[-1] = M - 1
@@ -84,7 +85,6 @@ def run_cuts(finder, b: _Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     if not cut.size:
         return ok_out, gain_out, score_out, thr_out
     gi = run_node[cut]
-    total_w = b.total_w
     # the expressions of ``_numeric_batch``'s ``cut_gain``, over (cuts, classes) arrays:
     # ``_lastsum`` adds the classes in the order ``_sum_cols`` adds them there
     parent = _total_and_impurity(KC.astype(float), gini)[1]
