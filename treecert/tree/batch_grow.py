@@ -481,8 +481,10 @@ def _number_nodes(parent: np.ndarray, branch: np.ndarray, tid: np.ndarray,
     return new_id, n_kids, kid_order
 
 
-#: Trees grown in one batch hold at most about this many cumulated class weights (entries
-#: × numeric columns × classes at the root): the split search's largest arrays.
+#: Trees grown in one batch hold at most about this many entries × searched columns (their
+#: rows times the numeric columns, whose orders move from level to level, plus the drawn
+#: columns times the classes, the run counts of a search), unless one tree alone holds more:
+#: bounds the grower's largest arrays (8 bytes a cell) while keeping the batches large.
 BATCH_CELLS = 2**24
 
 
@@ -504,7 +506,7 @@ def fit_trees(members: list, data, samples: list[tuple[np.ndarray, np.ndarray]])
             raise ValueError("the members of one batch must share their growing settings")
     schema = data.schema
     p, K = int((~schema.nominal_mask()).sum()), schema.n_classes
-    per_tree = max(1, p) * (K + 1)
+    per_tree = p + min(k or schema.n_features, schema.n_features) * K
     lo = 0
     while lo < len(members):
         hi, cells = lo, 0

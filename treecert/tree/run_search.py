@@ -47,29 +47,34 @@ def run_cuts(finder, seg: np.ndarray, V: np.ndarray, y: np.ndarray, w: np.ndarra
     R = first.size
     if w.size and bool(np.all(w == 1.0)):
         counts = np.bincount(run * K + y, minlength=R * K)
+        run_w = np.diff(np.append(first, M))
     else:
         counts = np.bincount(run * K + y, weights=w, minlength=R * K).astype(np.int64)
-    counts = counts.reshape(R, K)
-    cum = np.cumsum(counts, axis=0)
+        run_w = np.bincount(run, weights=w, minlength=R).astype(np.int64)
+    cum = np.cumsum(counts.reshape(R, K), axis=0)  # exact integers, across the nodes
+    cum_w = np.cumsum(run_w)
     run_node = np.searchsorted(seg, first, side="right") - 1
     run_last = np.empty(R, dtype=np.int64)  # each run's last sorted position
     run_last[:-1] = first[1:] - 1
     run_last[-1] = M - 1
-    # the cumulated weights before each node: taken off its runs
+    # what the runs of the nodes before a node add up to, taken off its own sums
     node_first_run = np.searchsorted(first, seg[:-1])
     before = np.zeros((G, K), dtype=np.int64)
+    before_w = np.zeros(G, dtype=np.int64)
     has_before = node_first_run > 0
     before[has_before] = cum[node_first_run[has_before] - 1]
-    cum -= before[run_node]
+    before_w[has_before] = cum_w[node_first_run[has_before] - 1]
+    left_w = cum_w - before_w[run_node]
     known = ~np.isnan(V[first])
-    # known class weights of each node: the cumulated weights at its last known run
-    last_known = np.full(G, -1, dtype=np.int64)
+    # known class weights of each node: the sums at its last known run (known runs first)
     kr = flat_nonzero(known)
-    np.maximum.at(last_known, run_node[kr], kr)
+    kr_node = run_node[kr]
+    last = run_starts(kr_node[::-1])[::-1]
+    last_known = np.full(G, -1, dtype=np.int64)
+    last_known[kr_node[last]] = kr[last]
     has = last_known >= 0
-    KC = np.where(has[:, None], cum[np.maximum(last_known, 0)], 0)  # (G, K)
-    left_w = cum.sum(axis=1)  # exact integers
-    KE = KC.sum(axis=1)
+    KC = np.where(has[:, None], cum[np.maximum(last_known, 0)] - before, 0)  # (G, K)
+    KE = np.where(has, left_w[np.maximum(last_known, 0)], 0)
     # a cut follows run r when run r + 1 is in the same node and known
     nxt = np.minimum(np.arange(R) + 1, R - 1)
     valid = (np.arange(R) < R - 1) & (run_node[nxt] == run_node) & known[nxt] & known
@@ -89,11 +94,13 @@ def run_cuts(finder, seg: np.ndarray, V: np.ndarray, y: np.ndarray, w: np.ndarra
     # ``_lastsum`` adds the classes in the order ``_sum_cols`` adds them there
     parent = _total_and_impurity(KC.astype(float), gini)[1]
     Lc = cum[cut]
+    Lc -= before[gi]
     Rc = KC[gi] - Lc
     if not gini and float(total_w.max()) < _TABLE_MAX:
         table = finder._xlogx_table(int(total_w.max()))
-        imp_l = (table[Lc.sum(axis=1)] - _lastsum(table[Lc])) / _LN2
-        imp_r = (table[Rc.sum(axis=1)] - _lastsum(table[Rc])) / _LN2
+        lw = left_w[cut]
+        imp_l = (table[lw] - _lastsum(table[Lc])) / _LN2
+        imp_r = (table[KE[gi] - lw] - _lastsum(table[Rc])) / _LN2
     else:
         imp_l = _total_and_impurity(Lc.astype(float), gini)[1]
         imp_r = _total_and_impurity(Rc.astype(float), gini)[1]
