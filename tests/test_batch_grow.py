@@ -148,3 +148,27 @@ def test_a_sample_without_a_column_fails_as_its_tree_would():
                     Attribute("class", "nominal", ("x", "y")))
     data = Dataset(schema, X, (np.arange(n) % 2).astype(np.int64), np.ones(n))
     check(data, 6, 0, lambda i: DecisionTree(leaf="laplace"))
+
+
+@pytest.mark.parametrize("name", ["credit-g", "soybean", "iris"])
+def test_forecasts_of_all_trees_at_once(name):
+    """The ensembles' forecasts — every tree's probabilities, and the out-of-bag sums —
+    are those of each tree's own ``predict_proba``, bit for bit (soybean: unknown values,
+    each tree on its own)."""
+    from treecert.methods.ensemble import per_tree_proba
+
+    data = load_dataset(REPO / "tests" / "data" / f"{name}.arff")
+    method = make_method("forest:trees=9")
+    labelled = data.subset(np.flatnonzero(data.y >= 0))
+    trees, oob_sum, oob_n = grow_bootstrap(labelled, 9, 1, method.new_member)
+    got = per_tree_proba(trees, data)
+    assert np.array_equal(got, np.stack([t.predict_proba(data) for t in trees]))
+    n = labelled.n_samples
+    rng = np.random.RandomState(1)
+    total, count = np.zeros((n, data.schema.n_classes)), np.zeros(n)
+    for tree in trees:
+        out = np.flatnonzero(bootstrap_counts(rng, n) == 0)
+        total[out] += tree.predict_proba(labelled.X[out])
+        count[out] += 1
+    assert np.array_equal(oob_sum, total)
+    assert np.array_equal(oob_n, count)

@@ -70,10 +70,11 @@ def grow_bootstrap(labelled: Dataset, n_trees: int, seed: int,
     oob_sum = np.zeros((n, K))
     oob_n = np.zeros(n)
     if oob:
-        for i, tree in enumerate(trees):
-            out = flat_nonzero(drawn[i] == 0)
+        outs = [flat_nonzero(drawn[i] == 0) for i in range(n_trees)]
+        probas = forest_proba(trees, labelled.X, outs)
+        for out, proba in zip(outs, probas, strict=True):
             if out.size:
-                oob_sum[out] += tree.predict_proba(labelled.X[out])
+                oob_sum[out] += proba
                 oob_n[out] += 1
     return trees, oob_sum, oob_n
 
@@ -111,7 +112,86 @@ def tree_seed(seed: int, i: int) -> int:
 
 def per_tree_proba(trees: list[DecisionTree], data: Dataset | np.ndarray) -> np.ndarray:
     """(n_trees, n, K): every tree's probabilities."""
-    return np.stack([t.predict_proba(data) for t in trees])
+    X = data.X if isinstance(data, Dataset) else np.asarray(data, dtype=float)
+    if not _at_once(trees, X):
+        return np.stack([t.predict_proba(data) for t in trees])
+    return np.stack(forest_proba(trees, X, [np.arange(X.shape[0])] * len(trees)))
+
+
+def _at_once(trees: list[DecisionTree], X: np.ndarray) -> bool:
+    """Whether the rows of ``X`` can descend every tree at once: rows of the trees'
+    attributes, none unknown."""
+    return bool(trees) and X.ndim == 2 and X.size > 0 and all(
+        X.shape[1] == t.schema_.n_features for t in trees) and not np.isnan(X).any()
+
+
+def forest_proba(trees: list[DecisionTree], X: np.ndarray, rows: list[np.ndarray]
+                 ) -> list[np.ndarray]:
+    """Each tree's ``predict_proba`` of its rows ``X[rows[t]]``, the same numbers: without
+    unknown values every row descends every tree at once (:func:`forest_leaves`);
+    otherwise each tree predicts its rows on its own."""
+    if not _at_once(trees, X):
+        return [t.predict_proba(X[r]) for t, r in zip(trees, rows, strict=True)]
+    arrays = [t.tree_ for t in trees]
+    per_node = np.concatenate([t.tree_.leaf_estimates(t.leaf, alpha=t.alpha, m=t.m)
+                               for t in trees])
+    leaf = forest_leaves(arrays, X, rows)
+    proba = per_node[leaf]
+    proba = proba / proba.sum(axis=1, keepdims=True)  # as Tree.predict_proba divides
+    bounds = offsets([r.size for r in rows])
+    return [proba[bounds[t]:bounds[t + 1]] for t in range(len(trees))]
+
+
+def forest_leaves(trees: list[Tree], X: np.ndarray, rows: list[np.ndarray]) -> np.ndarray:
+    """The leaf (numbered across the trees laid end to end) each row ``rows[t]`` of ``X``
+    (no unknown value) reaches in tree t, trees in order: the level-by-level descent of
+    :func:`~treecert.tree.arrays.descend_complete`, of every (tree, row) pair at once."""
+    n_nodes = np.array([t.n_nodes for t in trees])
+    node0 = offsets(n_nodes)
+    feature = np.concatenate([t.feature for t in trees])
+    threshold = np.concatenate([t.threshold for t in trees])
+    n_kids = np.concatenate([np.diff(t.children_ptr) for t in trees])
+    children = np.concatenate([t.children for t in trees]) + np.repeat(
+        node0[:-1], [t.children.size for t in trees])
+    children_ptr = offsets(n_kids)
+    vb_ptr = offsets(np.concatenate([np.diff(t.value_branch_ptr) for t in trees]))
+    value_branch = np.concatenate([t.value_branch for t in trees])
+    is_leaf = feature < 0
+    ids = np.arange(feature.size)
+    start = children_ptr[:-1]
+    last = max(children.size - 1, 0)
+    kids = np.concatenate([children, [0]])
+    pair = np.stack([np.where(is_leaf, ids, kids[np.minimum(np.where(is_leaf, 0, start + b),
+                                                            last)])
+                     for b in (0, 1)], axis=1).ravel()
+    tested = np.where(is_leaf, 0, feature)
+    bound = np.where(is_leaf, np.inf, threshold)
+    nominal = ~is_leaf & np.isnan(threshold)
+    any_nominal = bool(nominal.any())
+    n_cols = X.shape[1]
+    flat = np.ascontiguousarray(X, dtype=np.float64).ravel()
+    lens = np.array([r.size for r in rows], dtype=np.int64)
+    at = np.concatenate(rows).astype(np.int64) * n_cols if lens.sum() else np.empty(0, int)
+    node = np.repeat(node0[:-1], lens)
+    entry = np.arange(at.size)
+    leaf = np.empty(at.size, dtype=np.int64)
+    while entry.size:
+        for _ in range(3):
+            vals = flat[at + tested[node]]
+            nxt = pair[2 * node + (vals > bound[node])]
+            if any_nominal:
+                nom = nominal[node]
+                if nom.any():
+                    v = node[nom]
+                    nxt[nom] = children[children_ptr[v] + value_branch[
+                        vb_ptr[v] + vals[nom].astype(np.int64)]]
+            node = nxt
+        done = is_leaf[node]
+        if done.any():
+            leaf[entry[done]] = node[done]
+            keep = ~done
+            at, node, entry = at[keep], node[keep], entry[keep]
+    return leaf
 
 
 # ---------------------------------------------------------------------------- stored form
