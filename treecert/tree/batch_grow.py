@@ -75,6 +75,7 @@ class ForestFinder(SplitFinder):
         self._tid = np.empty(0, dtype=np.int64)
         self._ydtype = _class_dtype(n_classes)
         self._Xflat = np.ascontiguousarray(X).reshape(-1)
+        self._columns = np.ascontiguousarray(X[:, self.numeric_idx].T)  # (p, n)
         self.allowed: np.ndarray | None = None
 
     def start_level(self, tid: np.ndarray) -> None:
@@ -153,6 +154,16 @@ class ForestFinder(SplitFinder):
                 and float(total_w.sum()) < 2.0**31):
             return tuple(a[:, 0] for a in self._numeric_batch(
                 _pair_batch(b, g, j, self.X, self.y, self.numeric_idx, self._ydtype, whole)))
+        p = b.S.shape[0]
+        if g.size == b.G * p:  # every pair, column by column: b's orders as they are
+            g, j = np.tile(np.arange(b.G), p), np.repeat(np.arange(p), b.G)
+            lens = np.tile(b.seg[1:] - b.seg[:-1], p)
+            ent = b.S.ravel()
+            r = b.rows[ent]
+            V = np.take_along_axis(self._columns, r.reshape(p, -1), axis=1).ravel()
+            res = run_cuts(self, offsets(lens), V, self.y[r], b.w[ent], b.total_w[g])
+            order = np.arange(g.size).reshape(p, b.G).T.ravel()  # back to (node, column)
+            return tuple(a[order] for a in res)
         lens = (b.seg[1:] - b.seg[:-1])[g]
         ent = b.S.ravel()[_ranges(b.seg[g] + j * b.rows.size, lens)]  # sorted per pair
         r = b.rows[ent]
