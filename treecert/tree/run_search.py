@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treecert.tree.impurity import _LN2, _ROUND, _lastsum, _total_and_impurity
+from treecert.tree.impurity import _LN2, _ROUND, _impurity, _sum_cols
 from treecert.tree.numeric_search import _TABLE_MAX, chosen_cut_ratio, no_cuts
 from treecert.tree.segments import first_max_of_runs, flat_nonzero, run_starts
 
@@ -46,12 +46,13 @@ def run_cuts(finder, seg: np.ndarray, V: np.ndarray, y: np.ndarray, w: np.ndarra
     run = np.cumsum(start) - 1
     R = first.size
     if w.size and bool(np.all(w == 1.0)):
-        counts = np.bincount(run * K + y, minlength=R * K)
+        counts = np.bincount(y * R + run, minlength=K * R)
         run_w = np.diff(np.append(first, M))
     else:
-        counts = np.bincount(run * K + y, weights=w, minlength=R * K).astype(np.int64)
+        counts = np.bincount(y * R + run, weights=w, minlength=K * R).astype(np.int64)
         run_w = np.bincount(run, weights=w, minlength=R).astype(np.int64)
-    cum = np.cumsum(counts.reshape(R, K), axis=0)  # exact integers, across the nodes
+    # (classes, runs): cumulated along the last axis, exact integers, across the nodes
+    cum = np.cumsum(counts.reshape(K, R), axis=1)
     cum_w = np.cumsum(run_w)
     run_node = np.searchsorted(seg, first, side="right") - 1
     run_last = np.empty(R, dtype=np.int64)  # each run's last sorted position
@@ -59,10 +60,10 @@ def run_cuts(finder, seg: np.ndarray, V: np.ndarray, y: np.ndarray, w: np.ndarra
     run_last[-1] = M - 1
     # what the runs of the nodes before a node add up to, taken off its own sums
     node_first_run = np.searchsorted(first, seg[:-1])
-    before = np.zeros((G, K), dtype=np.int64)
+    before = np.zeros((K, G), dtype=np.int64)
     before_w = np.zeros(G, dtype=np.int64)
     has_before = node_first_run > 0
-    before[has_before] = cum[node_first_run[has_before] - 1]
+    before[:, has_before] = cum[:, node_first_run[has_before] - 1]
     before_w[has_before] = cum_w[node_first_run[has_before] - 1]
     left_w = cum_w - before_w[run_node]
     known = ~np.isnan(V[first])
@@ -73,7 +74,7 @@ def run_cuts(finder, seg: np.ndarray, V: np.ndarray, y: np.ndarray, w: np.ndarra
     last_known = np.full(G, -1, dtype=np.int64)
     last_known[kr_node[last]] = kr[last]
     has = last_known >= 0
-    KC = np.where(has[:, None], cum[np.maximum(last_known, 0)] - before, 0)  # (G, K)
+    KC = np.where(has, cum[:, np.maximum(last_known, 0)] - before, 0)  # (K, G)
     KE = np.where(has, left_w[np.maximum(last_known, 0)], 0)
     # a cut follows run r when run r + 1 is in the same node and known
     nxt = np.minimum(np.arange(R) + 1, R - 1)
@@ -90,20 +91,19 @@ def run_cuts(finder, seg: np.ndarray, V: np.ndarray, y: np.ndarray, w: np.ndarra
     if not cut.size:
         return ok_out, gain_out, score_out, thr_out
     gi = run_node[cut]
-    # the expressions of ``_numeric_batch``'s ``cut_gain``, over (cuts, classes) arrays:
-    # ``_lastsum`` adds the classes in the order ``_sum_cols`` adds them there
-    parent = _total_and_impurity(KC.astype(float), gini)[1]
-    Lc = cum[cut]
-    Lc -= before[gi]
-    Rc = KC[gi] - Lc
+    # ``_numeric_batch``'s expressions (``cut_gain``): each class one array, added in order
+    parent = _impurity(list(KC.astype(float)), gini)
+    Lc = cum[:, cut]
+    Lc -= before[:, gi]
+    Rc = KC[:, gi] - Lc
     if not gini and float(total_w.max()) < _TABLE_MAX:
         table = finder._xlogx_table(int(total_w.max()))
         lw = left_w[cut]
-        imp_l = (table[lw] - _lastsum(table[Lc])) / _LN2
-        imp_r = (table[KE[gi] - lw] - _lastsum(table[Rc])) / _LN2
+        imp_l = (table[lw] - _sum_cols(list(table[Lc]))) / _LN2
+        imp_r = (table[KE[gi] - lw] - _sum_cols(list(table[Rc]))) / _LN2
     else:
-        imp_l = _total_and_impurity(Lc.astype(float), gini)[1]
-        imp_r = _total_and_impurity(Rc.astype(float), gini)[1]
+        imp_l = _impurity(list(Lc.astype(float)), gini)
+        imp_r = _impurity(list(Rc.astype(float)), gini)
     gain = (parent[gi] - imp_l - imp_r) / total_w[gi]
     new = run_starts(gi)
     grp = flat_nonzero(new)
@@ -114,8 +114,9 @@ def run_cuts(finder, seg: np.ndarray, V: np.ndarray, y: np.ndarray, w: np.ndarra
     if params.criterion == "gain_ratio":
         n_cuts = np.diff(np.append(grp, cut.size))
         g_best, ok, score = chosen_cut_ratio(
-            g_best, n_cuts, _lastsum(Lc[k].astype(float)), _lastsum(Rc[k].astype(float)),
-            _lastsum(KC[gg].astype(float)), total_w[gg])
+            g_best, n_cuts, _sum_cols(list(Lc[:, k].astype(float))),
+            _sum_cols(list(Rc[:, k].astype(float))), _sum_cols(list(KC[:, gg].astype(float))),
+            total_w[gg])
     else:
         score = g_best
     r = cut[k]
