@@ -36,6 +36,10 @@ from treecert.tree.batch_grow import fit_trees
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.segments import flat_nonzero, offsets
 
+#: Out-of-bag forecasts are made for trees holding at most this many (row, class) cells at
+#: once.
+FORECAST_CELLS = 2**21
+
 
 def bootstrap_counts(rng: np.random.RandomState, n: int) -> np.ndarray:
     """How often each of n rows is drawn in one bootstrap sample of size n."""
@@ -71,11 +75,18 @@ def grow_bootstrap(labelled: Dataset, n_trees: int, seed: int,
     oob_n = np.zeros(n)
     if oob:
         outs = [flat_nonzero(drawn[i] == 0) for i in range(n_trees)]
-        probas = forest_proba(trees, labelled.X, outs)
-        for out, proba in zip(outs, probas, strict=True):
-            if out.size:
-                oob_sum[out] += proba
-                oob_n[out] += 1
+        lo = 0
+        while lo < n_trees:  # a few trees at a time: (rows, classes) per tree held at once
+            hi, cells = lo + 1, outs[lo].size * K
+            while hi < n_trees and cells + outs[hi].size * K <= FORECAST_CELLS:
+                cells += outs[hi].size * K
+                hi += 1
+            probas = forest_proba(trees[lo:hi], labelled.X, outs[lo:hi])
+            for out, proba in zip(outs[lo:hi], probas, strict=True):
+                if out.size:
+                    oob_sum[out] += proba
+                    oob_n[out] += 1
+            lo = hi
     return trees, oob_sum, oob_n
 
 
@@ -115,7 +126,14 @@ def per_tree_proba(trees: list[DecisionTree], data: Dataset | np.ndarray) -> np.
     X = data.X if isinstance(data, Dataset) else np.asarray(data, dtype=float)
     if not _at_once(trees, X):
         return np.stack([t.predict_proba(data) for t in trees])
-    return np.stack(forest_proba(trees, X, [np.arange(X.shape[0])] * len(trees)))
+    n = X.shape[0]
+    out = np.empty((len(trees), n, trees[0].schema_.n_classes))
+    step = max(1, FORECAST_CELLS // max(n * out.shape[2], 1))
+    for lo in range(0, len(trees), step):  # a few trees at a time, into their place
+        out[lo:lo + step] = np.reshape(forest_proba(trees[lo:lo + step], X,
+                                                    [np.arange(n)] * len(trees[lo:lo + step]),
+                                                    joined=True), (-1, n, out.shape[2]))
+    return out
 
 
 def _at_once(trees: list[DecisionTree], X: np.ndarray) -> bool:
@@ -125,19 +143,23 @@ def _at_once(trees: list[DecisionTree], X: np.ndarray) -> bool:
         X.shape[1] == t.schema_.n_features for t in trees) and not np.isnan(X).any()
 
 
-def forest_proba(trees: list[DecisionTree], X: np.ndarray, rows: list[np.ndarray]
-                 ) -> list[np.ndarray]:
+def forest_proba(trees: list[DecisionTree], X: np.ndarray, rows: list[np.ndarray], *,
+                 joined: bool = False) -> list[np.ndarray] | np.ndarray:
     """Each tree's ``predict_proba`` of its rows ``X[rows[t]]``, the same numbers: without
     unknown values every row descends every tree at once (:func:`forest_leaves`);
-    otherwise each tree predicts its rows on its own."""
+    otherwise each tree predicts its rows on its own. ``joined``: the trees' arrays laid
+    end to end, as one array."""
     if not _at_once(trees, X):
-        return [t.predict_proba(X[r]) for t, r in zip(trees, rows, strict=True)]
+        each = [t.predict_proba(X[r]) for t, r in zip(trees, rows, strict=True)]
+        return np.concatenate(each) if joined else each
     arrays = [t.tree_ for t in trees]
     per_node = np.concatenate([t.tree_.leaf_estimates(t.leaf, alpha=t.alpha, m=t.m)
                                for t in trees])
     leaf = forest_leaves(arrays, X, rows)
     proba = per_node[leaf]
-    proba = proba / proba.sum(axis=1, keepdims=True)  # as Tree.predict_proba divides
+    np.divide(proba, proba.sum(axis=1, keepdims=True), out=proba)  # Tree.predict_proba's
+    if joined:
+        return proba
     bounds = offsets([r.size for r in rows])
     return [proba[bounds[t]:bounds[t + 1]] for t in range(len(trees))]
 

@@ -6,9 +6,14 @@ its own sorting and a few hundred array operations per level, which on small dat
 of the cost. :func:`grow_trees` grows them together, level by level: the nodes of every tree
 at one depth are the segments of one batch (:class:`~treecert.tree.segments._Batch`), so
 one pass of the split search (:class:`~treecert.tree.split_search.SplitFinder`) and of the
-routing serves every tree; each numeric column is sorted once for all trees (a tree's
-root order is the shared order restricted to its rows), and the per-tree orders of the next
-levels come from stable partitioning, as in the single-tree grower.
+routing serves every tree. Each numeric column is sorted once for all trees (a tree's root
+order is the shared order restricted to its rows); the next level's orders are the
+previous ones stably sorted by branch (one radix sort), as the single-tree grower
+partitions them. Only what a node may test is searched: every (node, drawn numeric column)
+pair is a segment of a one-column batch, counted per run of equal values
+(:func:`~treecert.tree.run_search.run_cuts`) where the weights are integers, else searched
+by ``_numeric_batch``; each nominal column is tallied and scored for the nodes that drew it.
+Trees are grown in batches of at most :data:`BATCH_CELLS` cells, which bounds memory.
 
 The trees are those of :meth:`DecisionTree.fit <treecert.tree.classifier.DecisionTree.fit>`
 on each sample, bit for bit (``tests/test_batch_grow.py``): a sample's rows are kept in
@@ -496,7 +501,7 @@ def _number_nodes(parent: np.ndarray, branch: np.ndarray, tid: np.ndarray,
 #: rows times the numeric columns, whose orders move from level to level, plus the drawn
 #: columns times the classes, the run counts of a search), unless one tree alone holds more:
 #: bounds the grower's largest arrays (8 bytes a cell) while keeping the batches large.
-BATCH_CELLS = 2**24
+BATCH_CELLS = 2**22
 
 
 def fit_trees(members: list, data, samples: list[tuple[np.ndarray, np.ndarray]]) -> list:
