@@ -74,7 +74,12 @@ T_MIN, T_MAX = 0.2, 10.0
 def sharpen(proba: np.ndarray, t: float) -> np.ndarray:
     """``p_c^t / Σ_k p_k^t`` row-wise (t = 1: unchanged), computed on logs; rows of
     ``proba`` must be strictly positive."""
-    z = t * np.log(proba)
+    return _sharpen_logs(np.log(proba), t)
+
+
+def _sharpen_logs(logp: np.ndarray, t: float) -> np.ndarray:
+    """:func:`sharpen` of the probabilities whose logs are ``logp``."""
+    z = t * logp
     z -= z.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
@@ -102,7 +107,7 @@ def fit_temperature(proba: np.ndarray, y: np.ndarray, w: np.ndarray | None = Non
     rows = np.arange(y.size)
 
     def grad_hess(t: float) -> tuple[float, float]:
-        q = sharpen(proba, t)
+        q = _sharpen_logs(logp, t)  # (the logs taken once, not at every step)
         mean = np.sum(q * logp, axis=1)  # E_q[log p]
         var = np.sum(q * logp**2, axis=1) - mean**2
         # d/dt of -log q_y = -(log p_y - E_q log p); second derivative Var_q(log p) >= 0

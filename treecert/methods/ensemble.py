@@ -32,8 +32,13 @@ import numpy as np
 
 from treecert.data.schema import Dataset
 from treecert.tree.arrays import Tree
+from treecert.tree.batch_grow import fit_trees
 from treecert.tree.classifier import DecisionTree
-from treecert.tree.segments import offsets
+from treecert.tree.segments import flat_nonzero, offsets
+
+#: Out-of-bag forecasts are made for trees holding at most this many (row, class) cells at
+#: once.
+FORECAST_CELLS = 2**21
 
 
 def bootstrap_counts(rng: np.random.RandomState, n: int) -> np.ndarray:
@@ -52,31 +57,69 @@ def grow_bootstrap(labelled: Dataset, n_trees: int, seed: int,
     grows its tree on every row instead (the tree would be one leaf), and leaves no row out.
     With ``oob_alphas`` the sums are taken with Laplace leaves of each α in turn, shape
     (len(oob_alphas), n, K), for a choice of α on out-of-bag evidence (``forest``).
+    The trees are grown together (:func:`treecert.tree.batch_grow.fit_trees`), each the
+    tree ``new_tree(i).fit`` grows on its sample.
     """
     n, K = labelled.n_samples, labelled.schema.n_classes
     rng = np.random.RandomState(seed)
-    trees = []
-    oob_sum = np.zeros((n, K) if oob_alphas is None else (len(oob_alphas), n, K))
-    oob_n = np.zeros(n)
+    members = [new_tree(i) for i in range(n_trees)]
+    drawn = np.stack([bootstrap_counts(rng, n) for _ in range(n_trees)]) if n_trees else (
+        np.zeros((0, n), np.int64))
+    one_class = _one_class(labelled.y, drawn > 0, K)
+    drawn[one_class] = 1  # a one-class bootstrap: the tree is grown on every row, weight 1
+    samples = []
     for i in range(n_trees):
-        draws = bootstrap_counts(rng, n)
-        keep = np.flatnonzero(draws)
-        sample = labelled.subset(keep)
-        sample.weights = sample.weights * draws[keep]
-        if np.unique(sample.y).size < 2:  # a one-class bootstrap: the tree is one leaf
-            sample, draws = labelled, np.ones(n, np.int64)
-        tree = new_tree(i).fit(sample)
-        trees.append(tree)
-        out = np.flatnonzero(draws == 0)
-        if oob and out.size:
-            if oob_alphas is None:
-                oob_sum[out] += tree.predict_proba(labelled.X[out])
-            else:
-                for j, a in enumerate(oob_alphas):
-                    oob_sum[j, out] += tree.tree_.predict_proba(labelled.X[out], "laplace",
-                                                                alpha=a)
-            oob_n[out] += 1
+        keep = flat_nonzero(drawn[i])
+        w = labelled.weights[keep] if one_class[i] else labelled.weights[keep] * drawn[i, keep]
+        samples.append((keep, np.asarray(w, dtype=float)))
+    _check_samples(labelled, samples)
+    trees = fit_trees(members, labelled, samples)
+    alphas = [None] if oob_alphas is None else list(oob_alphas)
+    oob_sum = np.zeros((len(alphas), n, K))
+    oob_n = np.zeros(n)
+    if oob:
+        outs = [flat_nonzero(drawn[i] == 0) for i in range(n_trees)]
+        lo = 0
+        while lo < n_trees:  # a few trees at a time: (rows, classes) per tree held at once
+            hi, cells = lo + 1, outs[lo].size * K
+            while hi < n_trees and cells + outs[hi].size * K <= FORECAST_CELLS:
+                cells += outs[hi].size * K
+                hi += 1
+            for j, alpha in enumerate(alphas):
+                probas = forest_proba(trees[lo:hi], labelled.X, outs[lo:hi], alpha=alpha)
+                for out, proba in zip(outs[lo:hi], probas, strict=True):
+                    if out.size:
+                        oob_sum[j, out] += proba
+            for out in outs[lo:hi]:
+                oob_n[out] += 1
+            lo = hi
+    if oob_alphas is None:
+        oob_sum = oob_sum[0]
     return trees, oob_sum, oob_n
+
+
+def _one_class(y: np.ndarray, present: np.ndarray, K: int) -> np.ndarray:
+    """(T,) whether each sample (``present`` (T, n): its rows) holds one class only."""
+    if not present.size:
+        return np.zeros(present.shape[0], dtype=bool)
+    per_class = np.stack([present[:, y == k].any(axis=1) for k in range(K)], axis=1)
+    return per_class.sum(axis=1) < 2
+
+
+def _check_samples(labelled: Dataset, samples: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """The trainability check (:func:`~treecert.data.loading.check_trainable`) each sample's
+    own tree would make, in tree order: a sample whose weights are all zero or too large,
+    or that holds no known value of some attribute, raises as its tree's ``fit`` would."""
+    from treecert.data.loading import MAX_TOTAL_WEIGHT, check_trainable
+
+    known = (~np.isnan(labelled.X)).astype(np.float64)
+    for keep, w in samples:
+        total = float(np.sum(w))
+        if not (np.any(w > 0) and total <= MAX_TOTAL_WEIGHT) or (
+                (known[keep].sum(axis=0) == 0).any()):
+            sample = labelled.subset(keep)
+            sample.weights = w
+            check_trainable(sample)
 
 
 def tree_seed(seed: int, i: int) -> int:
@@ -88,7 +131,103 @@ def tree_seed(seed: int, i: int) -> int:
 
 def per_tree_proba(trees: list[DecisionTree], data: Dataset | np.ndarray) -> np.ndarray:
     """(n_trees, n, K): every tree's probabilities."""
-    return np.stack([t.predict_proba(data) for t in trees])
+    X = data.X if isinstance(data, Dataset) else np.asarray(data, dtype=float)
+    if not _at_once(trees, X):
+        return np.stack([t.predict_proba(data) for t in trees])
+    n = X.shape[0]
+    out = np.empty((len(trees), n, trees[0].schema_.n_classes))
+    step = max(1, FORECAST_CELLS // max(n * out.shape[2], 1))
+    for lo in range(0, len(trees), step):  # a few trees at a time, into their place
+        out[lo:lo + step] = np.reshape(forest_proba(trees[lo:lo + step], X,
+                                                    [np.arange(n)] * len(trees[lo:lo + step]),
+                                                    joined=True), (-1, n, out.shape[2]))
+    return out
+
+
+def _at_once(trees: list[DecisionTree], X: np.ndarray) -> bool:
+    """Whether the rows of ``X`` can descend every tree at once: rows of the trees'
+    attributes, none unknown."""
+    return bool(trees) and X.ndim == 2 and X.size > 0 and all(
+        X.shape[1] == t.schema_.n_features and not t.tree_.j48_cuts for t in trees
+    ) and not np.isnan(X).any()
+
+
+def forest_proba(trees: list[DecisionTree], X: np.ndarray, rows: list[np.ndarray], *,
+                 joined: bool = False, alpha: float | None = None
+                 ) -> list[np.ndarray] | np.ndarray:
+    """Each tree's ``predict_proba`` of its rows ``X[rows[t]]``, the same numbers: without
+    unknown values every row descends every tree at once (:func:`forest_leaves`);
+    otherwise each tree predicts its rows on its own. ``joined``: the trees' arrays laid
+    end to end, as one array. ``alpha``: Laplace leaves of this α instead of each tree's
+    own leaf estimate."""
+    leaves = [(t.leaf, {"alpha": t.alpha, "m": t.m}) if alpha is None
+              else ("laplace", {"alpha": alpha}) for t in trees]
+    if not _at_once(trees, X):
+        each = [t.tree_.predict_proba(X[r], kind, **kw)
+                for t, r, (kind, kw) in zip(trees, rows, leaves, strict=True)]
+        return np.concatenate(each) if joined else each
+    arrays = [t.tree_ for t in trees]
+    per_node = np.concatenate([t.tree_.leaf_estimates(kind, **kw)
+                               for t, (kind, kw) in zip(trees, leaves, strict=True)])
+    leaf = forest_leaves(arrays, X, rows)
+    proba = per_node[leaf]
+    np.divide(proba, proba.sum(axis=1, keepdims=True), out=proba)  # Tree.predict_proba's
+    if joined:
+        return proba
+    bounds = offsets([r.size for r in rows])
+    return [proba[bounds[t]:bounds[t + 1]] for t in range(len(trees))]
+
+
+def forest_leaves(trees: list[Tree], X: np.ndarray, rows: list[np.ndarray]) -> np.ndarray:
+    """The leaf (numbered across the trees laid end to end) each row ``rows[t]`` of ``X``
+    (no unknown value) reaches in tree t, trees in order: the level-by-level descent of
+    :func:`~treecert.tree.arrays.descend_complete`, of every (tree, row) pair at once."""
+    n_nodes = np.array([t.n_nodes for t in trees])
+    node0 = offsets(n_nodes)
+    feature = np.concatenate([t.feature for t in trees])
+    threshold = np.concatenate([t.threshold for t in trees])
+    n_kids = np.concatenate([np.diff(t.children_ptr) for t in trees])
+    children = np.concatenate([t.children for t in trees]) + np.repeat(
+        node0[:-1], [t.children.size for t in trees])
+    children_ptr = offsets(n_kids)
+    vb_ptr = offsets(np.concatenate([np.diff(t.value_branch_ptr) for t in trees]))
+    value_branch = np.concatenate([t.value_branch for t in trees])
+    is_leaf = feature < 0
+    ids = np.arange(feature.size)
+    start = children_ptr[:-1]
+    last = max(children.size - 1, 0)
+    kids = np.concatenate([children, [0]])
+    pair = np.stack([np.where(is_leaf, ids, kids[np.minimum(np.where(is_leaf, 0, start + b),
+                                                            last)])
+                     for b in (0, 1)], axis=1).ravel()
+    tested = np.where(is_leaf, 0, feature)
+    bound = np.where(is_leaf, np.inf, threshold)
+    nominal = ~is_leaf & np.isnan(threshold)
+    any_nominal = bool(nominal.any())
+    n_cols = X.shape[1]
+    flat = np.ascontiguousarray(X, dtype=np.float64).ravel()
+    lens = np.array([r.size for r in rows], dtype=np.int64)
+    at = np.concatenate(rows).astype(np.int64) * n_cols if lens.sum() else np.empty(0, int)
+    node = np.repeat(node0[:-1], lens)
+    entry = np.arange(at.size)
+    leaf = np.empty(at.size, dtype=np.int64)
+    while entry.size:
+        for _ in range(3):
+            vals = flat[at + tested[node]]
+            nxt = pair[2 * node + (vals > bound[node])]
+            if any_nominal:
+                nom = nominal[node]
+                if nom.any():
+                    v = node[nom]
+                    nxt[nom] = children[children_ptr[v] + value_branch[
+                        vb_ptr[v] + vals[nom].astype(np.int64)]]
+            node = nxt
+        done = is_leaf[node]
+        if done.any():
+            leaf[entry[done]] = node[done]
+            keep = ~done
+            at, node, entry = at[keep], node[keep], entry[keep]
+    return leaf
 
 
 # ---------------------------------------------------------------------------- stored form
