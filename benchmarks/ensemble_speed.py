@@ -20,7 +20,7 @@ total (marked ``*``; ``--synthetic-folds k``: on letter and shuttle only). Peak 
 the process's ``ru_maxrss``.
 
 Output: a markdown table on stdout and ``benchmarks/results/ensemble_speed.csv``. Quick mode
-runs credit-g with 5 trees on 2 folds and writes the same files.
+runs credit-g with 5 trees on 2 folds and writes the CSV to a temporary directory.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -127,9 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--synthetic-folds", type=int, default=None,
                     help="folds run on letter and shuttle (default: --max-folds)")
     ap.add_argument("--one", nargs=2, metavar=("CASE", "COLUMN"), help=argparse.SUPPRESS)
-    ap.add_argument("--csv", default=str(OUT_CSV))
+    ap.add_argument("--csv", default=None, help="default: benchmarks/results/ensemble_speed.csv "
+                    "(quick: a temporary directory)")
     args = ap.parse_args(argv)
-    if args.quick or os.environ.get("TREECERT_QUICK") == "1":
+    quick_run = args.quick or os.environ.get("TREECERT_QUICK") == "1"
+    if quick_run:
         args.cases, args.trees, args.max_folds = ["credit-g"], 5, 2
     if args.one:
         print(json.dumps(run_one(args.one[0], args.one[1], args.trees, args.max_folds)))
@@ -150,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
             print(" ", rows[-1], file=sys.stderr, flush=True)
     if not rows:
         return 1
+    if args.csv is None:
+        args.csv = OUT_CSV if not quick_run else (
+            Path(tempfile.mkdtemp(prefix="treecert-ensemble-speed-")) / "ensemble_speed.csv")
     Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
     keys = list(rows[0])
     Path(args.csv).write_text("\n".join([",".join(keys)] + [
