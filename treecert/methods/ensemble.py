@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from treecert.data.schema import Dataset
-from treecert.tree.arrays import Tree
+from treecert.tree.arrays import Tree, TreeArrays, descend_entries, descent_tables
 from treecert.tree.batch_grow import fit_trees
 from treecert.tree.classifier import DecisionTree
 from treecert.tree.segments import flat_nonzero, offsets
@@ -180,54 +180,26 @@ def forest_proba(trees: list[DecisionTree], X: np.ndarray, rows: list[np.ndarray
 
 def forest_leaves(trees: list[Tree], X: np.ndarray, rows: list[np.ndarray]) -> np.ndarray:
     """The leaf (numbered across the trees laid end to end) each row ``rows[t]`` of ``X``
-    (no unknown value) reaches in tree t, trees in order: the level-by-level descent of
-    :func:`~treecert.tree.arrays.descend_complete`, of every (tree, row) pair at once."""
-    n_nodes = np.array([t.n_nodes for t in trees])
-    node0 = offsets(n_nodes)
-    feature = np.concatenate([t.feature for t in trees])
-    threshold = np.concatenate([t.threshold for t in trees])
-    n_kids = np.concatenate([np.diff(t.children_ptr) for t in trees])
+    (no unknown value) reaches in tree t, trees in order: the trees joined into one array
+    layout, every (tree, row) pair descending from its tree's root at once
+    (:func:`~treecert.tree.arrays.descend_entries`)."""
+    node0 = offsets([t.n_nodes for t in trees])
     children = np.concatenate([t.children for t in trees]) + np.repeat(
         node0[:-1], [t.children.size for t in trees])
-    children_ptr = offsets(n_kids)
-    vb_ptr = offsets(np.concatenate([np.diff(t.value_branch_ptr) for t in trees]))
-    value_branch = np.concatenate([t.value_branch for t in trees])
-    is_leaf = feature < 0
-    ids = np.arange(feature.size)
-    start = children_ptr[:-1]
-    last = max(children.size - 1, 0)
-    kids = np.concatenate([children, [0]])
-    pair = np.stack([np.where(is_leaf, ids, kids[np.minimum(np.where(is_leaf, 0, start + b),
-                                                            last)])
-                     for b in (0, 1)], axis=1).ravel()
-    tested = np.where(is_leaf, 0, feature)
-    bound = np.where(is_leaf, np.inf, threshold)
-    nominal = ~is_leaf & np.isnan(threshold)
-    any_nominal = bool(nominal.any())
+    joined = TreeArrays(
+        feature=np.concatenate([t.feature for t in trees]),
+        threshold=np.concatenate([t.threshold for t in trees]),
+        children_ptr=offsets(np.concatenate([np.diff(t.children_ptr) for t in trees])),
+        children=children,
+        value_branch_ptr=offsets(np.concatenate([np.diff(t.value_branch_ptr)
+                                                 for t in trees])),
+        value_branch=np.concatenate([t.value_branch for t in trees]),
+        counts=np.empty((0, 0)))
     n_cols = X.shape[1]
-    flat = np.ascontiguousarray(X, dtype=np.float64).ravel()
-    lens = np.array([r.size for r in rows], dtype=np.int64)
-    at = np.concatenate(rows).astype(np.int64) * n_cols if lens.sum() else np.empty(0, int)
-    node = np.repeat(node0[:-1], lens)
-    entry = np.arange(at.size)
-    leaf = np.empty(at.size, dtype=np.int64)
-    while entry.size:
-        for _ in range(3):
-            vals = flat[at + tested[node]]
-            nxt = pair[2 * node + (vals > bound[node])]
-            if any_nominal:
-                nom = nominal[node]
-                if nom.any():
-                    v = node[nom]
-                    nxt[nom] = children[children_ptr[v] + value_branch[
-                        vb_ptr[v] + vals[nom].astype(np.int64)]]
-            node = nxt
-        done = is_leaf[node]
-        if done.any():
-            leaf[entry[done]] = node[done]
-            keep = ~done
-            at, node, entry = at[keep], node[keep], entry[keep]
-    return leaf
+    lens = [r.size for r in rows]
+    at = np.concatenate(rows).astype(np.int64) * n_cols if sum(lens) else np.empty(0, int)
+    return descend_entries(np.ascontiguousarray(X, dtype=np.float64).ravel(), at,
+                           np.repeat(node0[:-1], lens), joined, descent_tables(joined))
 
 
 # ---------------------------------------------------------------------------- stored form

@@ -435,7 +435,8 @@ def descent_tables(nodes: TreeArrays) -> tuple:
     ids = np.arange(feature.size)
     start = nodes.children_ptr[:-1]
     # pair[2 v + b]: the child of node v for a numeric test answered b (x > threshold)
-    pair = np.stack([np.where(is_leaf, ids, nodes.children[np.where(is_leaf, 0, start + b)])
+    kids = np.append(nodes.children, 0)  # a leaf's index 0 exists without any child
+    pair = np.stack([np.where(is_leaf, ids, kids[np.where(is_leaf, 0, start + b)])
                      for b in (0, 1)], axis=1).ravel()
     tested = np.where(is_leaf, 0, feature)
     bound = np.where(is_leaf, np.inf, threshold)
@@ -460,13 +461,22 @@ def descend_complete(X: np.ndarray, nodes: TreeArrays, tables: tuple | None = No
     n, n_cols = X.shape
     if nodes.feature[0] < 0:
         return np.zeros(n, dtype=np.int64)
-    is_leaf, pair, tested, bound, nominal, any_nominal = (
-        descent_tables(nodes) if tables is None else tables)
     flat = np.ascontiguousarray(X, dtype=np.float64).ravel()
-    leaf = np.empty(n, dtype=np.int64)
-    at = np.arange(0, n * n_cols, n_cols)  # each pending row's first value in ``flat``
-    node = np.zeros(n, dtype=np.int64)
-    while at.size:
+    return descend_entries(flat, np.arange(0, n * n_cols, n_cols),
+                           np.zeros(n, dtype=np.int64), nodes,
+                           descent_tables(nodes) if tables is None else tables)
+
+
+def descend_entries(flat: np.ndarray, at: np.ndarray, node: np.ndarray, nodes: TreeArrays,
+                    tables: tuple) -> np.ndarray:
+    """The leaf each entry reaches from its start ``node``, entry k being the row whose
+    first value is ``flat[at[k]]`` (rows laid end to end, none unknown):
+    :func:`descend_complete`'s loop, which a forest's trees laid end to end share
+    (:func:`treecert.methods.ensemble.forest_leaves`)."""
+    is_leaf, pair, tested, bound, nominal, any_nominal = tables
+    leaf = np.empty(at.size, dtype=np.int64)
+    entry = np.arange(at.size)
+    while entry.size:
         for _ in range(_LEVELS_PER_PASS):
             vals = flat[at + tested[node]]
             nxt = pair[2 * node + (vals > bound[node])]
@@ -481,9 +491,9 @@ def descend_complete(X: np.ndarray, nodes: TreeArrays, tables: tuple | None = No
             node = nxt
         done = is_leaf[node]
         if done.any():
-            leaf[at[done] // n_cols] = node[done]
+            leaf[entry[done]] = node[done]
             keep = ~done
-            at, node = at[keep], node[keep]
+            at, node, entry = at[keep], node[keep], entry[keep]
     return leaf
 
 
