@@ -42,7 +42,7 @@ import numpy as np
 
 from treecert.tree.arrays import Tree
 from treecert.tree.feature_draw import FeatureDraw
-from treecert.tree.grow import _Level, route_batch, segment_stops
+from treecert.tree.grow import _Level, next_level, record_choice, segment_stops
 from treecert.tree.run_search import run_cuts
 from treecert.tree.segments import (
     _Batch,
@@ -357,7 +357,6 @@ def grow_trees(finder: ForestFinder, samples: list[tuple[np.ndarray, np.ndarray]
     while True:
         levels.append(lvl)
         tids.append(tid)
-        n = lvl.lens.size
         active = ~segment_stops(finder, lvl.rows, lvl.w, lvl.seg, lvl.counts, depth)
         if not active.any():
             break
@@ -377,36 +376,12 @@ def grow_trees(finder: ForestFinder, samples: list[tuple[np.ndarray, np.ndarray]
         b_tid = tid[act]
         finder.start_level(b_tid)
         choice = finder._evaluate(batch)
-        split = choice.feature >= 0
-        if not split.any():
+        split = record_choice(lvl, act, choice, value_branch)
+        if split is None:
             break
-        sp = act[split]
-        lvl.feature[sp] = choice.feature[split]
-        lvl.threshold[sp] = choice.threshold[split]
-        for g, vb in choice.value_branch.items():
-            if split[g]:
-                value_branch[lvl.base + int(act[g])] = vb
-        nbr = np.where(split, choice.n_branches, 0)
-        routed = route_batch(X, is_nominal, batch.rows, batch.w, batch.node, batch.G,
-                             np.where(split, choice.feature, -1), choice.threshold, nbr,
-                             choice.value_branch)
-        c_rows, c_w, c_lens, c_parent, c_branch, c_tid, sent = [], [], [], [], [], [], []
-        lo = 0
-        for b, (ent, cw_b) in enumerate(routed):
-            exists = nbr > b
-            c_rows.append(batch.rows[ent])
-            c_w.append(cw_b)
-            c_lens.append(np.bincount(batch.node[ent], minlength=batch.G)[exists])
-            c_parent.append(lvl.base + act[exists])
-            c_branch.append(np.full(int(exists.sum()), b))
-            c_tid.append(b_tid[exists])
-            sent.append((ent, lo))
-            lo += ent.size
+        lvl, sent, exists = next_level(lvl, act, split, choice, batch, X, is_nominal, K, y)
         pending = (batch.S, sent)
-        lvl = _Level(lvl.base + n, np.concatenate(c_rows), np.concatenate(c_w),
-                     np.concatenate(c_lens), np.concatenate(c_parent),
-                     np.concatenate(c_branch), K, y)
-        tid = np.concatenate(c_tid)
+        tid = np.concatenate([b_tid[e] for e in exists])
         depth += 1
     return _assemble_trees(levels, tids, value_branch, T, K)
 

@@ -234,7 +234,6 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
     pending = None  # how the previous batch's entries were sent to this level's nodes
     while True:
         levels.append(lvl)
-        n = lvl.lens.size
         counts = lvl.counts
         active = ~segment_stops(finder, lvl.rows, lvl.w, lvl.seg, counts,
                                 depth0 + len(levels) - 1)
@@ -273,36 +272,57 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
                 Y = np.concatenate(parts_Y, axis=1)
             batch = _Batch(b_seg, b_rows, b_w, b_we, S, V, Y)
         choice = finder._evaluate(batch)
-        split = choice.feature >= 0
-        if not split.any():
+        split = record_choice(lvl, act, choice, value_branch)
+        if split is None:
             break
-        sp = act[split]
-        lvl.feature[sp] = choice.feature[split]
-        lvl.threshold[sp] = choice.threshold[split]
-        for g in flat_nonzero(split):
-            if g in choice.value_branch:
-                value_branch[lvl.base + int(act[g])] = choice.value_branch[g]
-        # ------------------------------------------------ route the rows (route_rows)
-        nbr = np.where(split, choice.n_branches, 0)
-        c_rows, c_w, c_lens, c_parent, c_branch, sent = [], [], [], [], [], []
-        lo = 0
-        routed = route_batch(X, is_nominal, batch.rows, batch.w, batch.node, batch.G,
-                             np.where(split, choice.feature, -1), choice.threshold, nbr,
-                             choice.value_branch)
-        for b, (ent, cw_b) in enumerate(routed):
-            exists = nbr > b
-            c_rows.append(batch.rows[ent])
-            c_w.append(cw_b)
-            c_lens.append(np.bincount(batch.node[ent], minlength=batch.G)[exists])
-            c_parent.append(lvl.base + act[exists])
-            c_branch.append(np.full(int(exists.sum()), b))
-            sent.append((ent, lo))
-            lo += ent.size
+        lvl, sent, _ = next_level(lvl, act, split, choice, batch, X, is_nominal, K, y)
         pending = (batch.S, batch.V, batch.Y, sent)
-        lvl = _Level(lvl.base + n, np.concatenate(c_rows), np.concatenate(c_w),
-                     np.concatenate(c_lens), np.concatenate(c_parent),
-                     np.concatenate(c_branch), K, y)
     return _assemble(levels, value_branch, depth0, K)
+
+
+def record_choice(lvl: _Level, act: np.ndarray, choice, value_branch: dict[int, np.ndarray]
+                  ) -> np.ndarray | None:
+    """Write the level's chosen tests (``choice`` for its active nodes ``act``) into
+    ``lvl`` and the nominal tests' value-to-branch maps into ``value_branch``; the mask of
+    the nodes that split, or None when none does."""
+    split = choice.feature >= 0
+    if not split.any():
+        return None
+    sp = act[split]
+    lvl.feature[sp] = choice.feature[split]
+    lvl.threshold[sp] = choice.threshold[split]
+    for g in flat_nonzero(split):
+        if g in choice.value_branch:
+            value_branch[lvl.base + int(act[g])] = choice.value_branch[g]
+    return split
+
+
+def next_level(lvl: _Level, act: np.ndarray, split: np.ndarray, choice, batch, X: np.ndarray,
+               is_nominal: np.ndarray, K: int, y: np.ndarray
+               ) -> tuple[_Level, list[tuple[np.ndarray, int]], list[np.ndarray]]:
+    """The children of the split nodes as the next level (rows routed by
+    :func:`route_batch`), with, per branch b, the batch entries sent there and where they
+    start (``sent``), and which of the active nodes have a branch b (``exists``)."""
+    nbr = np.where(split, choice.n_branches, 0)
+    c_rows, c_w, c_lens, c_parent, c_branch, sent, exists_by_branch = [], [], [], [], [], [], []
+    lo = 0
+    routed = route_batch(X, is_nominal, batch.rows, batch.w, batch.node, batch.G,
+                         np.where(split, choice.feature, -1), choice.threshold, nbr,
+                         choice.value_branch)
+    for b, (ent, cw_b) in enumerate(routed):
+        exists = nbr > b
+        c_rows.append(batch.rows[ent])
+        c_w.append(cw_b)
+        c_lens.append(np.bincount(batch.node[ent], minlength=batch.G)[exists])
+        c_parent.append(lvl.base + act[exists])
+        c_branch.append(np.full(int(exists.sum()), b))
+        sent.append((ent, lo))
+        exists_by_branch.append(exists)
+        lo += ent.size
+    child = _Level(lvl.base + lvl.lens.size, np.concatenate(c_rows), np.concatenate(c_w),
+                   np.concatenate(c_lens), np.concatenate(c_parent), np.concatenate(c_branch),
+                   K, y)
+    return child, sent, exists_by_branch
 
 
 def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
