@@ -62,7 +62,7 @@ REGISTRY: dict[str, Table] = {
                          ("--rows", "--arff-mb", "1", "--sparse-mb", "0.2", "--quick")),
     "explain": Table("explain_overhead.py", ("--rows", "200000", "--repeat", "3")),
     "startup": Table("startup.py", ("--repeat", "9")),
-    "ensembles": Table("ensemble_speed.py", ()),
+    "ensembles": Table("ensemble_speed.py", ("--synthetic-folds", "3")),
     "cluster": Table("scale_tpce.py", ("--rows", "100000"), needs=("distributed",)),
 }
 
