@@ -40,7 +40,7 @@ def one_by_one(labelled, n_trees: int, seed: int, new_tree):
         sample.weights = sample.weights * draws[keep]
         if np.unique(sample.y).size < 2:
             sample = labelled
-        trees.append(new_tree(i).fit(sample))
+        trees.append(new_tree(i).fit(sample, sample=True))
     return trees
 
 
@@ -138,9 +138,10 @@ def test_letter_shaped_data(tree_params):
     assert_same_trees(one_by_one(data, 10, 1, method.new_member), trees)
 
 
-def test_a_sample_without_a_column_fails_as_its_tree_would():
-    """A bootstrap sample that holds no known value of an attribute is refused with the
-    message its own fit gives."""
+def test_a_sample_without_a_column_grows_without_it():
+    """A bootstrap sample that holds no known value of an attribute grows its tree, which
+    never tests that attribute (the data it resamples have values of it): as its own
+    ``fit(sample=True)``, while a plain ``fit`` of such data is refused."""
     from treecert.data.schema import Attribute, Dataset, Schema
 
     n = 40
@@ -150,6 +151,16 @@ def test_a_sample_without_a_column_fails_as_its_tree_would():
                     Attribute("class", "nominal", ("x", "y")))
     data = Dataset(schema, X, (np.arange(n) % 2).astype(np.int64), np.ones(n))
     check(data, 6, 0, lambda i: DecisionTree(leaf="laplace"))
+    trees, _, _ = grow_bootstrap(data, 6, 0, lambda i: DecisionTree(leaf="laplace"))
+    assert any(5 not in sample for sample in _bootstrap_rows(n, 6, 0))  # a sample without b
+    assert all(t.tree_.n_nodes > 1 for t in trees)
+    with pytest.raises(DataError, match="no known values"):
+        DecisionTree().fit(data.subset(np.flatnonzero(np.arange(n) != 5)))
+
+
+def _bootstrap_rows(n: int, n_trees: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.RandomState(seed)
+    return [np.flatnonzero(bootstrap_counts(rng, n)) for _ in range(n_trees)]
 
 
 @pytest.mark.parametrize("name", ["credit-g", "soybean", "iris"])

@@ -207,7 +207,7 @@ def _numeric_to_nominal(name: str, x: np.ndarray) -> tuple[Attribute, np.ndarray
 MAX_TOTAL_WEIGHT = 1e150
 
 
-def check_trainable(dataset: Dataset) -> None:
+def check_trainable(dataset: Dataset, *, sample: bool = False) -> None:
     """Raise :class:`DataError` if a tree cannot be learned from ``dataset``.
 
     Checked here rather than in the learner so the message can say which column to fix.
@@ -216,6 +216,10 @@ def check_trainable(dataset: Dataset) -> None:
     ----------
     dataset : Dataset
         Training data, as returned by :func:`load_dataset`.
+    sample : bool
+        ``dataset`` is a resample of data that passed this check (an ensemble's bootstrap
+        sample): an attribute without a known value in it is allowed, since the tree grown
+        on it simply never tests that attribute; the user's data had values for it.
 
     Raises
     ------
@@ -270,7 +274,7 @@ def check_trainable(dataset: Dataset) -> None:
             "Give rows a positive weight (ARFF: {w} after a row's values).",
         )
     empty = [schema.attributes[j].name for j in np.flatnonzero(np.isnan(dataset.X).all(axis=0))]
-    if empty:
+    if empty and not sample:
         one = len(empty) == 1
         raise DataError(
             f"{src}: {'attribute' if one else 'attributes'} {_listing([repr(e) for e in empty])}"

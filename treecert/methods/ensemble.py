@@ -107,19 +107,18 @@ def _one_class(y: np.ndarray, present: np.ndarray, K: int) -> np.ndarray:
 
 
 def _check_samples(labelled: Dataset, samples: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    """The trainability check (:func:`~treecert.data.loading.check_trainable`) each sample's
-    own tree would make, in tree order: a sample whose weights are all zero or too large,
-    or that holds no known value of some attribute, raises as its tree's ``fit`` would."""
+    """The trainability check (:func:`~treecert.data.loading.check_trainable`) each
+    sample's own tree makes (``fit(sample, sample=True)``), in tree order: a sample whose
+    weights are all zero or too large raises as its tree's ``fit`` would. A sample without a
+    known value of some attribute is grown: its tree never tests that attribute."""
     from treecert.data.loading import MAX_TOTAL_WEIGHT, check_trainable
 
-    known = (~np.isnan(labelled.X)).astype(np.float64)
     for keep, w in samples:
         total = float(np.sum(w))
-        if not (np.any(w > 0) and total <= MAX_TOTAL_WEIGHT) or (
-                (known[keep].sum(axis=0) == 0).any()):
+        if not (np.any(w > 0) and total <= MAX_TOTAL_WEIGHT):
             sample = labelled.subset(keep)
             sample.weights = w
-            check_trainable(sample)
+            check_trainable(sample, sample=True)
 
 
 def tree_seed(seed: int, i: int) -> int:

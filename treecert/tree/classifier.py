@@ -118,15 +118,19 @@ class DecisionTree:
             finder.feature_draw = FeatureDraw(k, schema.n_features, self.random_state)
         return finder
 
-    def fit(self, data: Dataset, *, eligible: np.ndarray | None = None) -> DecisionTree:
+    def fit(self, data: Dataset, *, eligible: np.ndarray | None = None,
+            sample: bool = False) -> DecisionTree:
         """Grow the tree on ``data`` (rows with a missing class are ignored).
 
         ``eligible`` (bool per row) marks rows whose values may become thresholds; rows
         marked False still count in the split heuristic (TPCE paper, section 3.2).
+        ``sample``: ``data`` resamples checked data (an ensemble member's bootstrap), where
+        an attribute without known values is never tested rather than refused
+        (:func:`~treecert.data.loading.check_trainable`).
         """
         from treecert.data.loading import check_trainable
 
-        check_trainable(data)
+        check_trainable(data, sample=sample)
         labelled = flat_nonzero(data.y >= 0)
         finder = self.make_finder(data, eligible=eligible)
         grown = grow(finder, labelled, data.weights[labelled].astype(float))
