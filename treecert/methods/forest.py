@@ -27,6 +27,11 @@ random forest, with the choices scikit-learn's ``RandomForestClassifier`` makes 
   the temperature. Which is better is a property of the data, so the forest measures it on
   rows no tree it averages was grown on (cross-fitting for free). ``alpha=A`` fixes it.
 * **Calibration**: calibrated_bagging's one temperature fitted on the out-of-bag forecasts.
+* **200 trees**: adding trees does not overfit, the error converges (Breiman 2001, section 2),
+  and with fully grown trees the margin and the averaged probabilities keep sharpening past
+  scikit-learn's 100: on the shared suite 200 trees move accuracy's average rank from 3.58
+  to 3.00 and AUC's from 2.38 to 2.15 (docs/certainty-quality.md); each tree costs the same,
+  so a fit costs twice as much. ``trees=100`` halves it.
 * **Certainty** (``certainty=margin``, the default): Breiman's margin of the predicted class,
   the votes for it minus the votes for the runner-up, ties broken by the same margin of the
   trees' mean probabilities (:func:`~treecert.methods.calibrated_bagging.margin_certainty`):
@@ -39,7 +44,7 @@ run leaves them at the learner's defaults (``--min-leaf 2``, every attribute); a
 (``forest:min_leaf=2``) or a run value that differs from the learner's default is used as
 given.
 
-Options: calibrated_bagging's (``trees`` 100, ``seed``, ``alpha`` (chosen out of bag),
+Options: calibrated_bagging's (``trees`` 200, ``seed``, ``alpha`` (chosen out of bag),
 ``temperature``, ``certainty`` margin), ``missing`` (value | fractional) and the tree's
 options.
 
@@ -93,7 +98,7 @@ class ForestMethod(CalibratedBaggingMethod):
 
     name = "forest"
     options: ClassVar[dict[str, type]] = {**CalibratedBaggingMethod.options, "missing": str}
-    defaults: ClassVar[dict] = {**CalibratedBaggingMethod.defaults, "trees": 100,
+    defaults: ClassVar[dict] = {**CalibratedBaggingMethod.defaults, "trees": 200,
                                 "alpha": None, "certainty": "margin", "missing": "value"}
 
     def _checked_tree(self, params: dict) -> dict:
