@@ -259,9 +259,8 @@ def _check(block: Block, code: str, page: Page) -> None:
     assert "Traceback" not in res.stderr, f"{where}:\n{res.stderr[-3000:]}"
 
 
-def _params():
-    for i, b in enumerate(BLOCKS):
-        yield pytest.param(i, id=b.id)
+def _params() -> list:
+    return [pytest.param(i, id=b.id) for i, b in enumerate(BLOCKS)]
 
 
 @pytest.mark.parametrize("index", _params())
