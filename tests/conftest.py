@@ -145,6 +145,16 @@ def weather_model(tmp_path_factory):
     return path
 
 
+def weighted_arff(source: Path, out: Path, weight: str) -> Path:
+    """``source`` (an ARFF file) written to ``out`` with every data row given the instance
+    weight ``weight`` (ARFF's ``{w}`` after a row's values)."""
+    lines = source.read_text().splitlines()
+    at = lines.index("@data")
+    out.write_text("\n".join(lines[:at + 1] + [f"{r},{{{weight}}}" for r in lines[at + 1:]
+                                                if r]) + "\n")
+    return out
+
+
 def run_cli(args, capsys):
     """``treecert ARGS`` through the real entry point: (exit code, stdout, stderr)."""
     from treecert.cli.main import main

@@ -59,7 +59,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SAMPLE_DATA, leftovers, stop_predict
+from conftest import REPO, SAMPLE_DATA, leftovers, stop_predict, weighted_arff
 from conftest import run_cli as run
 
 WEATHER = SAMPLE_DATA / "weather.nominal.arff"
@@ -494,11 +494,7 @@ def test_a_cost_too_large_for_a_float(model, tmp_path, capsys):
 
 # --------------------------------------------------------------- 5. minor
 def test_all_zero_instance_weights(tmp_path, capsys):
-    lines = WEATHER.read_text().splitlines()
-    at = lines.index("@data")
-    data = tmp_path / "zero.arff"
-    data.write_text("\n".join(lines[:at + 1] + [f"{r},{{0}}" for r in lines[at + 1:] if r])
-                    + "\n")
+    data = weighted_arff(WEATHER, tmp_path / "zero.arff", "0")
     code, _, err = run(["train", data, "-o", tmp_path / "m.json"], capsys)
     assert code == 2
     assert one_error(err) == (f"Error: {data}: every row with a known class has instance "

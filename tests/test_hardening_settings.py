@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_DATA
+from conftest import SAMPLE_DATA, weighted_arff
 from conftest import run_cli as run
 
 from treecert.errors import ParameterError
@@ -156,11 +156,7 @@ def test_a_huge_integer_in_a_csv_column_is_a_number(digits, tmp_path, capsys):
 
 
 def test_instance_weights_too_large_to_sum(tmp_path, capsys):
-    lines = WEATHER_NUMERIC.read_text().splitlines()
-    at = lines.index("@data")
-    data = tmp_path / "heavy.arff"
-    data.write_text("\n".join(lines[:at + 1] + [f"{r},{{1e308}}" for r in lines[at + 1:] if r])
-                    + "\n")
+    data = weighted_arff(WEATHER_NUMERIC, tmp_path / "heavy.arff", "1e308")
     code, _, err = run(["train", data, "-o", tmp_path / "m.json"], capsys)
     assert code == 2
     assert one_error(err) == (

@@ -213,6 +213,19 @@ def _spread(v: np.ndarray) -> dict[str, float]:
     return {"mean": mean, "std": std, "min": v.min(), "max": v.max()}
 
 
+def _frame_property(name: str, doc: str) -> property:
+    """A table of :class:`EvaluationResult` read as a DataFrame (made on first use) and set
+    as one."""
+
+    def get(self) -> pd.DataFrame | None:
+        return self._frame(name)
+
+    def put(self, frame: pd.DataFrame | None) -> None:
+        self._tables[name] = frame
+
+    return property(get, put, doc=doc)
+
+
 class EvaluationResult:
     """Per-instance predictions and per-method metrics of one dataset.
 
@@ -246,31 +259,11 @@ class EvaluationResult:
             table = self._tables[name] = table.frame()
         return table
 
-    @property
-    def predictions(self) -> pd.DataFrame:
-        return self._frame("predictions")
-
-    @predictions.setter
-    def predictions(self, frame: pd.DataFrame) -> None:
-        self._tables["predictions"] = frame
-
-    @property
-    def metrics(self) -> pd.DataFrame:
-        return self._frame("metrics")
-
-    @metrics.setter
-    def metrics(self, frame: pd.DataFrame) -> None:
-        self._tables["metrics"] = frame
-
-    @property
-    def folds(self) -> pd.DataFrame | None:
-        """One row per (method, repeat, fold): the metrics of that fold's test rows alone
-        (None for leave-one-out, whose one-row folds have no AUC or calibration)."""
-        return self._frame("folds")
-
-    @folds.setter
-    def folds(self, frame: pd.DataFrame | None) -> None:
-        self._tables["folds"] = frame
+    predictions = _frame_property("predictions", "Per-instance predictions (DataFrame).")
+    metrics = _frame_property("metrics", "One row per method: the pooled metrics.")
+    folds = _frame_property(
+        "folds", "One row per (method, repeat, fold): the metrics of that fold's test rows "
+        "alone (None for leave-one-out, whose one-row folds have no AUC or calibration).")
 
     @property
     def summary(self) -> pd.DataFrame | None:
