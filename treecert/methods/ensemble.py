@@ -85,8 +85,8 @@ def grow_bootstrap(labelled: Dataset, n_trees: int, seed: int,
             while hi < n_trees and cells + outs[hi].size * K <= FORECAST_CELLS:
                 cells += outs[hi].size * K
                 hi += 1
-            for j, alpha in enumerate(alphas):
-                probas = forest_proba(trees[lo:hi], labelled.X, outs[lo:hi], alpha=alpha)
+            per_alpha = forest_probas(trees[lo:hi], labelled.X, outs[lo:hi], alphas)
+            for j, probas in enumerate(per_alpha):  # the trees descended once for every α
                 for out, proba in zip(outs[lo:hi], probas, strict=True):
                     if out.size:
                         oob_sum[j, out] += proba
@@ -152,29 +152,37 @@ def _at_once(trees: list[DecisionTree], X: np.ndarray) -> bool:
 
 
 def forest_proba(trees: list[DecisionTree], X: np.ndarray, rows: list[np.ndarray], *,
-                 joined: bool = False, alpha: float | None = None
-                 ) -> list[np.ndarray] | np.ndarray:
-    """Each tree's ``predict_proba`` of its rows ``X[rows[t]]``, the same numbers: without
-    unknown values every row descends every tree at once (:func:`forest_leaves`);
-    otherwise each tree predicts its rows on its own. ``joined``: the trees' arrays laid
-    end to end, as one array. ``alpha``: Laplace leaves of this α instead of each tree's
-    own leaf estimate."""
-    leaves = [(t.leaf, {"alpha": t.alpha, "m": t.m}) if alpha is None
-              else ("laplace", {"alpha": alpha}) for t in trees]
+                 joined: bool = False) -> list[np.ndarray] | np.ndarray:
+    """Each tree's ``predict_proba`` of its rows ``X[rows[t]]``, the same numbers (one α:
+    :func:`forest_probas`). ``joined``: the trees' arrays laid end to end, as one array."""
+    each = forest_probas(trees, X, rows, [None])[0]
+    return np.concatenate(each) if joined else each
+
+
+def forest_probas(trees: list[DecisionTree], X: np.ndarray, rows: list[np.ndarray],
+                  alphas: Sequence[float | None]) -> list[list[np.ndarray]]:
+    """Per α of ``alphas`` (None: each tree's own leaf estimate; a number: Laplace leaves of
+    that α), each tree's ``predict_proba`` of its rows ``X[rows[t]]``, the same numbers.
+    Without unknown values every row descends every tree at once (:func:`forest_leaves`),
+    once for all the α; otherwise each tree predicts its rows on its own."""
+    def leaves(alpha):
+        return [(t.leaf, {"alpha": t.alpha, "m": t.m}) if alpha is None
+                else ("laplace", {"alpha": alpha}) for t in trees]
+
     if not _at_once(trees, X):
-        each = [t.tree_.predict_proba(X[r], kind, **kw)
-                for t, r, (kind, kw) in zip(trees, rows, leaves, strict=True)]
-        return np.concatenate(each) if joined else each
-    arrays = [t.tree_ for t in trees]
-    per_node = np.concatenate([t.tree_.leaf_estimates(kind, **kw)
-                               for t, (kind, kw) in zip(trees, leaves, strict=True)])
-    leaf = forest_leaves(arrays, X, rows)
-    proba = per_node[leaf]
-    np.divide(proba, proba.sum(axis=1, keepdims=True), out=proba)  # Tree.predict_proba's
-    if joined:
-        return proba
+        return [[t.tree_.predict_proba(X[r], kind, **kw)
+                 for t, r, (kind, kw) in zip(trees, rows, leaves(a), strict=True)]
+                for a in alphas]
+    leaf = forest_leaves([t.tree_ for t in trees], X, rows)
     bounds = offsets([r.size for r in rows])
-    return [proba[bounds[t]:bounds[t + 1]] for t in range(len(trees))]
+    out = []
+    for a in alphas:
+        per_node = np.concatenate([t.tree_.leaf_estimates(kind, **kw)
+                                   for t, (kind, kw) in zip(trees, leaves(a), strict=True)])
+        proba = per_node[leaf]
+        np.divide(proba, proba.sum(axis=1, keepdims=True), out=proba)  # Tree.predict_proba's
+        out.append([proba[bounds[t]:bounds[t + 1]] for t in range(len(trees))])
+    return out
 
 
 def forest_leaves(trees: list[Tree], X: np.ndarray, rows: list[np.ndarray]) -> np.ndarray:
