@@ -78,7 +78,7 @@ SETTINGS = st.fixed_dictionaries({
     "min_gain": st.sampled_from([0.0, 0.0, 0.05]),
     "cp": st.sampled_from([0.0, 0.0, 0.02]),
     "binary_splits": st.booleans(),
-    "threshold": st.sampled_from(["midpoint", "lower"]),
+    "threshold": st.sampled_from(["midpoint", "lower", "j48"]),
     "collapse": st.booleans(),
     "leaf": st.sampled_from(["laplace", "frequency", "m_estimate"]),
     "max_features": st.sampled_from([None, "all", "sqrt", "log2", 1, 2, 0.5]),
@@ -115,6 +115,35 @@ def test_named_datasets(name, spec):
     labelled = data.subset(np.flatnonzero(data.y >= 0))
     if hasattr(method, "inputs"):  # forest codes missing nominal values as a value
         labelled = method.inputs(labelled)
+    assert_same_trees(one_by_one(labelled, len(trees), method.opts["seed"],
+                                 method.new_member), trees)
+
+
+def test_j48_offers_no_cut_between_values_1e5_apart():
+    """Two values 1e-5 apart separate the classes; J48's rule offers no cut between them,
+    so the batch, as each tree's own fit, grows no test on that column."""
+    from treecert.data.schema import Attribute, Dataset, Schema
+
+    n = 30
+    y = (np.arange(n) % 2).astype(np.int64)
+    X = np.column_stack([1.0 + 1e-5 * y, np.arange(n, dtype=float) % 7])
+    schema = Schema((Attribute("a", "numeric"), Attribute("b", "numeric")),
+                    Attribute("class", "nominal", ("x", "y")))
+    data = Dataset(schema, X, y, np.ones(n))
+    check(data, 5, 0, lambda i: DecisionTree(threshold="j48", min_leaf=1))
+    trees, _, _ = grow_bootstrap(data, 5, 0, lambda i: DecisionTree(threshold="j48",
+                                                                    min_leaf=1))
+    assert not any((t.tree_.feature == 0).any() for t in trees)
+
+
+def test_j48_cut_rule_on_glass():
+    """J48's cut rule under a batch: glass's RI has neighbouring values exactly 1e-5 apart,
+    between which J48 offers no cut; every tree is its own fit's, moved cuts included."""
+    data = load_dataset(REPO / "tests" / "data" / "glass.arff")
+    method = make_method("forest:trees=12,threshold=j48,criterion=gain_ratio")
+    trees = method.fit(data).trees_
+    labelled = method.inputs(data.subset(np.flatnonzero(data.y >= 0)))
+    assert all(t.tree_.j48_cuts for t in trees)
     assert_same_trees(one_by_one(labelled, len(trees), method.opts["seed"],
                                  method.new_member), trees)
 
@@ -163,7 +192,7 @@ def _bootstrap_rows(n: int, n_trees: int, seed: int) -> list[np.ndarray]:
     return [np.flatnonzero(bootstrap_counts(rng, n)) for _ in range(n_trees)]
 
 
-@pytest.mark.parametrize("name", ["credit-g", "soybean", "iris"])
+@pytest.mark.parametrize("name", ["credit-g", "soybean", "iris", "diabetes"])
 def test_forecasts_of_all_trees_at_once(name):
     """The ensembles' forecasts — every tree's probabilities, and the out-of-bag sums —
     are those of each tree's own ``predict_proba``, bit for bit (soybean: unknown values,
@@ -171,9 +200,11 @@ def test_forecasts_of_all_trees_at_once(name):
     from treecert.methods.ensemble import per_tree_proba
 
     data = load_dataset(REPO / "tests" / "data" / f"{name}.arff")
-    method = make_method("forest:trees=9")
+    # diabetes with J48's cut rule: its trees route x - t < 1e-6 left (routing_threshold)
+    method = make_method("forest:trees=9" + (",threshold=j48" if name == "diabetes" else ""))
     labelled = data.subset(np.flatnonzero(data.y >= 0))
     trees, oob_sum, oob_n = grow_bootstrap(labelled, 9, 1, method.new_member)
+    assert all(t.tree_.j48_cuts for t in trees) == (name == "diabetes")
     got = per_tree_proba(trees, data)
     assert np.array_equal(got, np.stack([t.predict_proba(data) for t in trees]))
     n = labelled.n_samples

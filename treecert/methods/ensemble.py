@@ -147,8 +147,7 @@ def _at_once(trees: list[DecisionTree], X: np.ndarray) -> bool:
     """Whether the rows of ``X`` can descend every tree at once: rows of the trees'
     attributes, none unknown."""
     return bool(trees) and X.ndim == 2 and X.size > 0 and all(
-        X.shape[1] == t.schema_.n_features and not t.tree_.j48_cuts for t in trees
-    ) and not np.isnan(X).any()
+        X.shape[1] == t.schema_.n_features for t in trees) and not np.isnan(X).any()
 
 
 def forest_proba(trees: list[DecisionTree], X: np.ndarray, rows: list[np.ndarray], *,
@@ -195,7 +194,7 @@ def forest_leaves(trees: list[Tree], X: np.ndarray, rows: list[np.ndarray]) -> n
         node0[:-1], [t.children.size for t in trees])
     joined = TreeArrays(
         feature=np.concatenate([t.feature for t in trees]),
-        threshold=np.concatenate([t.threshold for t in trees]),
+        threshold=np.concatenate([t.routing_threshold for t in trees]),  # J48's routing too
         children_ptr=offsets(np.concatenate([np.diff(t.children_ptr) for t in trees])),
         children=children,
         value_branch_ptr=offsets(np.concatenate([np.diff(t.value_branch_ptr)

@@ -511,8 +511,8 @@ def fit_trees(members: list, data, samples: list[tuple[np.ndarray, np.ndarray]])
         finder = ForestFinder(data.X, data.y, schema.nominal_mask(), schema.n_values(),
                               K, params, np.array([s[0].size for s in samples[lo:hi]]), draws)
         grown = grow_trees(finder, samples[lo:hi])
-        for m, tree in zip(members[lo:hi], grown, strict=True):
-            m.tree_ = m.edited(tree)
+        for m, tree, (rows, _) in zip(members[lo:hi], grown, samples[lo:hi], strict=True):
+            m.tree_ = m.finished(tree, data.X[rows])
             m.schema_ = schema
         lo = hi
     return members

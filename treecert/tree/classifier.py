@@ -134,15 +134,21 @@ class DecisionTree:
         labelled = flat_nonzero(data.y >= 0)
         finder = self.make_finder(data, eligible=eligible)
         grown = grow(finder, labelled, data.weights[labelled].astype(float))
-        tree = Tree.from_grown(grown)
-        if self.threshold == "j48":  # J48 moves each cut onto a value of all its rows
-            X = data.X if eligible is None else data.X[eligible]
-            tree = replace(tree, threshold=j48_split_points(tree.feature, tree.threshold, X),
-                           j48_cuts=True, _cache={})
-        self.tree_ = self.edited(tree)
+        self.tree_ = self.finished(Tree.from_grown(grown),
+                                   data.X if eligible is None else data.X[eligible])
         self.grown_ = grown
         self.schema_ = data.schema
         return self
+
+    def finished(self, tree: Tree, X: np.ndarray) -> Tree:
+        """A grown tree as ``fit`` keeps it: with ``threshold="j48"`` each cut moved onto
+        the largest value of the training rows ``X`` not above it (J48's setSplitPoint),
+        then :meth:`edited` (collapse, cp). One home for the single tree and the ensembles'
+        batch (:func:`~treecert.tree.batch_grow.fit_trees`)."""
+        if self.threshold == "j48":
+            tree = replace(tree, threshold=j48_split_points(tree.feature, tree.threshold, X),
+                           j48_cuts=True, _cache={})
+        return self.edited(tree)
 
     def edited(self, tree: Tree) -> Tree:
         """``tree`` after this learner's post-growth edits (``collapse``, then ``cp``), as

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from treecert.tree.impurity import _LN2, _ROUND, _impurity, _sum_cols
-from treecert.tree.numeric_search import _TABLE_MAX, chosen_cut_ratio, no_cuts
+from treecert.tree.numeric_search import _TABLE_MAX, chosen_cut_ratio, distinct_cuts, no_cuts
 from treecert.tree.segments import first_max_of_runs, flat_nonzero, run_starts
 
 
@@ -79,6 +79,7 @@ def run_cuts(finder, seg: np.ndarray, V: np.ndarray, y: np.ndarray, w: np.ndarra
     # a cut follows run r when run r + 1 is in the same node and known
     nxt = np.minimum(np.arange(R) + 1, R - 1)
     valid = (np.arange(R) < R - 1) & (run_node[nxt] == run_node) & known[nxt] & known
+    valid &= distinct_cuts(V[run_last], V[first[nxt]], params.threshold)  # J48's 1e-5 gap
     if params.criterion == "gain_ratio":
         min_split = np.clip(0.1 * KE.astype(float) / K, params.min_leaf, 25.0)
         ms = min_split[run_node]
