@@ -379,9 +379,10 @@ def grow_trees(finder: ForestFinder, samples: list[tuple[np.ndarray, np.ndarray]
         split = record_choice(lvl, act, choice, value_branch)
         if split is None:
             break
-        lvl, sent, exists = next_level(lvl, act, split, choice, batch, X, is_nominal, K, y)
+        base = lvl.base
+        lvl, sent = next_level(lvl, act, split, choice, batch, X, is_nominal, K, y)
         pending = (batch.S, sent)
-        tid = np.concatenate([b_tid[e] for e in exists])
+        tid = tid[lvl.parent - base]  # a child is in its parent's tree
         depth += 1
     return _assemble_trees(levels, tids, value_branch, T, K)
 

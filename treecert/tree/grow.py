@@ -275,7 +275,7 @@ def _grow_levels(finder: SplitFinder, idx: np.ndarray, w: np.ndarray, depth0: in
         split = record_choice(lvl, act, choice, value_branch)
         if split is None:
             break
-        lvl, sent, _ = next_level(lvl, act, split, choice, batch, X, is_nominal, K, y)
+        lvl, sent = next_level(lvl, act, split, choice, batch, X, is_nominal, K, y)
         pending = (batch.S, batch.V, batch.Y, sent)
     return _assemble(levels, value_branch, depth0, K)
 
@@ -291,20 +291,19 @@ def record_choice(lvl: _Level, act: np.ndarray, choice, value_branch: dict[int, 
     sp = act[split]
     lvl.feature[sp] = choice.feature[split]
     lvl.threshold[sp] = choice.threshold[split]
-    for g in flat_nonzero(split):
-        if g in choice.value_branch:
-            value_branch[lvl.base + int(act[g])] = choice.value_branch[g]
+    for g in sorted(choice.value_branch):  # the chosen nominal tests only, in node order
+        value_branch[lvl.base + int(act[g])] = choice.value_branch[g]
     return split
 
 
 def next_level(lvl: _Level, act: np.ndarray, split: np.ndarray, choice, batch, X: np.ndarray,
                is_nominal: np.ndarray, K: int, y: np.ndarray
-               ) -> tuple[_Level, list[tuple[np.ndarray, int]], list[np.ndarray]]:
+               ) -> tuple[_Level, list[tuple[np.ndarray, int]]]:
     """The children of the split nodes as the next level (rows routed by
     :func:`route_batch`), with, per branch b, the batch entries sent there and where they
-    start (``sent``), and which of the active nodes have a branch b (``exists``)."""
+    start (``sent``)."""
     nbr = np.where(split, choice.n_branches, 0)
-    c_rows, c_w, c_lens, c_parent, c_branch, sent, exists_by_branch = [], [], [], [], [], [], []
+    c_rows, c_w, c_lens, c_parent, c_branch, sent = [], [], [], [], [], []
     lo = 0
     routed = route_batch(X, is_nominal, batch.rows, batch.w, batch.node, batch.G,
                          np.where(split, choice.feature, -1), choice.threshold, nbr,
@@ -317,12 +316,11 @@ def next_level(lvl: _Level, act: np.ndarray, split: np.ndarray, choice, batch, X
         c_parent.append(lvl.base + act[exists])
         c_branch.append(np.full(int(exists.sum()), b))
         sent.append((ent, lo))
-        exists_by_branch.append(exists)
         lo += ent.size
     child = _Level(lvl.base + lvl.lens.size, np.concatenate(c_rows), np.concatenate(c_w),
                    np.concatenate(c_lens), np.concatenate(c_parent), np.concatenate(c_branch),
                    K, y)
-    return child, sent, exists_by_branch
+    return child, sent
 
 
 def route_batch(X: np.ndarray, is_nominal: np.ndarray, rows: np.ndarray, w: np.ndarray,
