@@ -41,7 +41,7 @@ import copy
 import numpy as np
 
 from treecert.tree.arrays import Tree
-from treecert.tree.feature_draw import FeatureDraw
+from treecert.tree.feature_draw import FeatureDraw, smallest_keys
 from treecert.tree.grow import _Level, next_level, record_choice, segment_stops
 from treecert.tree.run_search import run_cuts
 from treecert.tree.segments import (
@@ -94,13 +94,9 @@ class ForestFinder(SplitFinder):
         keys = np.empty((tid.size, F))
         order = np.argsort(tid, kind="stable")
         n_t = np.bincount(tid, minlength=len(self.draws))
-        keys[order] = np.concatenate([self.draws[t].rng.random((int(n_t[t]), F))
+        keys[order] = np.concatenate([self.draws[t].keys(int(n_t[t]))
                                       for t in flat_nonzero(n_t).tolist()])
-        k = self.draws[0].k
-        pick = np.argpartition(keys, k - 1, axis=1)[:, :k]
-        mask = np.zeros((tid.size, F), dtype=bool)
-        np.put_along_axis(mask, pick, True, axis=1)
-        self.allowed = mask[:, self._fid]
+        self.allowed = smallest_keys(keys, self.draws[0].k)[:, self._fid]
 
     def _choose(self, ok, gain, score, thr, vb):
         """:meth:`SplitFinder._choose` with each node's tree's many-values flags."""
@@ -143,10 +139,7 @@ class ForestFinder(SplitFinder):
                                                  self._ydtype, whole))
             finally:
                 self._tid, self.allowed = tid, allowed
-            for name in ("feature", "threshold", "n_branches", "score"):
-                getattr(first, name)[again] = getattr(rest, name)
-            for g_, branch in rest.value_branch.items():
-                first.value_branch[int(again[g_])] = branch
+            first.fill(again, rest)
         return first
 
     def _numeric_pairs(self, b: _Batch, g: np.ndarray, j: np.ndarray, whole: bool):

@@ -64,10 +64,18 @@ class FeatureDraw:
         self.n_features = int(n_features)
         self.rng = np.random.default_rng(seed)
 
+    def keys(self, G: int) -> np.ndarray:
+        """(G, n_features) uniform keys, the next G nodes' draws."""
+        return self.rng.random((G, self.n_features))
+
     def masks(self, G: int) -> np.ndarray:
         """(G, n_features) bool: which attributes (by index) each of G nodes may test."""
-        keys = self.rng.random((G, self.n_features))
-        pick = np.argpartition(keys, self.k - 1, axis=1)[:, :self.k]
-        mask = np.zeros((G, self.n_features), dtype=bool)
-        np.put_along_axis(mask, pick, True, axis=1)
-        return mask
+        return smallest_keys(self.keys(G), self.k)
+
+
+def smallest_keys(keys: np.ndarray, k: int) -> np.ndarray:
+    """(G, F) bool: each row's k smallest ``keys``, the attributes a node may test."""
+    pick = np.argpartition(keys, k - 1, axis=1)[:, :k]
+    mask = np.zeros(keys.shape, dtype=bool)
+    np.put_along_axis(mask, pick, True, axis=1)
+    return mask

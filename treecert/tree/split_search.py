@@ -142,6 +142,16 @@ class _Choice:
         return Split(int(self.feature[g]), float(self.threshold[g]), self.value_branch.get(g),
                      int(self.n_branches[g]), float(self.score[g]))
 
+    def fill(self, again: np.ndarray, rest: _Choice) -> _Choice:
+        """This choice with nodes ``again`` taking ``rest``'s tests (``rest``'s node i is
+        node ``again[i]``): a node that found nothing among its drawn attributes, searched
+        again among all of them."""
+        for name in ("feature", "threshold", "n_branches", "score"):
+            getattr(self, name)[again] = getattr(rest, name)
+        for g, branch in rest.value_branch.items():
+            self.value_branch[int(again[g])] = branch
+        return self
+
 
 def counted_in_average(is_nominal: np.ndarray, n_values: np.ndarray,
                        n_total_rows: float) -> tuple[bool, np.ndarray]:
@@ -290,12 +300,8 @@ class SplitFinder(NumericSearch):
         first = self._choose_among(ok & allowed, gain, score, thr, vb)
         again = flat_nonzero(first.feature < 0)
         if again.size:  # nothing admissible among the drawn attributes: all of them
-            rest = self._choose_among(ok[again], gain[again], score[again], thr[again],
-                                      vb[again])
-            for name in ("feature", "threshold", "n_branches", "score"):
-                getattr(first, name)[again] = getattr(rest, name)
-            for g, branch in rest.value_branch.items():
-                first.value_branch[int(again[g])] = branch
+            first.fill(again, self._choose_among(ok[again], gain[again], score[again],
+                                                 thr[again], vb[again]))
         return first
 
     def _choose_among(self, ok: np.ndarray, gain: np.ndarray, score: np.ndarray,
