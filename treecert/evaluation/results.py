@@ -167,16 +167,18 @@ def write_csv(table, fh: IO[str]) -> None:
     pandas' columns."""
     from treecert.data.csv_writer import frame_to_csv, write_columns
 
-    columns = table.columns() if isinstance(table, RecordTable | PredictionTable) else None
-    if columns is None:
-        frame_to_csv(table if not isinstance(table, RecordTable | PredictionTable)
-                     else table.frame(), fh)
-    else:
-        write_columns(columns, fh)
+    if isinstance(table, RecordTable | PredictionTable):
+        columns = table.columns()
+        if columns is not None:
+            return write_columns(columns, fh)
+        table = table.frame()
+    frame_to_csv(table, fh)
 
 
 #: The summary's columns (:func:`fold_summary`).
 SUMMARY_COLUMNS = ["dataset", "method", "metric", "folds", "mean", "std", "min", "max"]
+#: The per-fold columns that are not metrics (the summary summarises the others).
+NOT_METRICS = ("dataset", "method", "repeat", "fold", "n_test")
 
 
 def summary_table(folds: RecordTable) -> RecordTable | None:
@@ -187,7 +189,7 @@ def summary_table(folds: RecordTable) -> RecordTable | None:
     if columns is None:
         return None
     keys = ("dataset", "method")
-    metrics = [c for c in columns if c not in (*keys, "repeat", "fold", "n_test")]
+    metrics = [c for c in columns if c not in NOT_METRICS]
     if any(columns[m].dtype != np.float64 for m in metrics):
         return None
     groups = dict.fromkeys(zip(*(columns[k].tolist() for k in keys), strict=True))
@@ -274,13 +276,14 @@ class EvaluationResult:
 def metrics_document(result: EvaluationResult) -> dict:
     """metrics.json: ``{"format": "treecert-metrics", "version": 1, "run": ..., "metrics":
     [one object per method, as in metrics.csv]}``; NaN is written as null."""
+    from treecert.data.fileio import nan_to_none
+
     metrics = result.table("metrics")
     rows = metrics.records() if isinstance(metrics, RecordTable) else None
     if rows is None:
         rows = result.metrics.to_dict(orient="records")
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in rows]
-    return {"format": "treecert-metrics", "version": 1, "run": result.run, "metrics": records}
+    return {"format": "treecert-metrics", "version": 1, "run": result.run,
+            "metrics": nan_to_none(rows)}
 
 
 def fold_summary(folds: pd.DataFrame) -> pd.DataFrame:
@@ -294,7 +297,7 @@ def fold_summary(folds: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     keys = ["dataset", "method"]
-    metrics = [c for c in folds.columns if c not in (*keys, "repeat", "fold", "n_test")]
+    metrics = [c for c in folds.columns if c not in NOT_METRICS]
     rows = []
     for (dataset, method), frame in folds.groupby(keys, sort=False):
         for metric in metrics:

@@ -59,7 +59,7 @@ import numpy as np
 from treecert.data.schema import Dataset
 from treecert.errors import ConfigError
 from treecert.methods.base import TREE_OPTIONS, Method, MethodSpec, Prediction
-from treecert.methods.calibrated_bagging import fit_temperature
+from treecert.methods.calibrated_bagging import _sharpen_logs, fit_temperature
 from treecert.methods.option_rules import TRANSDUCTIVE_MIN_LEAF
 from treecert.methods.tpce import TpceMethod
 from treecert.tree.arrays import Tree, mix_leaves
@@ -139,10 +139,7 @@ def fit_pool(leaf: np.ndarray, tpce: np.ndarray, y: np.ndarray, w: np.ndarray
 
 def pooled(leaf: np.ndarray, tpce: np.ndarray, a: float, b: float) -> np.ndarray:
     """``p_c ∝ leaf_c^a · tpce_c^b`` row-wise (a log-linear pool; b = 0: a temperature)."""
-    z = a * np.log(leaf) + b * np.log(tpce)
-    z -= z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    return _sharpen_logs(a * np.log(leaf) + b * np.log(tpce), 1.0)
 
 
 class CertifiedTreeMethod(Method):

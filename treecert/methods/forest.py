@@ -148,6 +148,5 @@ class ForestMethod(CalibratedBaggingMethod):
 
     def new_member(self, i: int):
         """Tree i: a Laplace tree drawing its attribute subsets from its own seed."""
-        return DecisionTree(**self.tree_params, leaf="laplace",
-                            alpha=self.alpha_candidates()[0],
-                            random_state=tree_seed(self.opts["seed"], i))
+        return self.new_tree(leaf="laplace", alpha=self.alpha_candidates()[0],
+                             random_state=tree_seed(self.opts["seed"], i))

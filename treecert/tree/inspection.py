@@ -12,6 +12,7 @@ import numpy as np
 
 from treecert.tree.arrays import Tree
 from treecert.tree.impurity import _impurity_last
+from treecert.tree.segments import _ranges, offsets
 
 
 def impurity_decrease(tree: Tree, criterion: str) -> np.ndarray:
@@ -52,8 +53,7 @@ def root_paths(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
     """Every node's path from the root in CSR form ``(ptr, nodes)``: the path to node v is
     ``nodes[ptr[v]:ptr[v+1]]``, root first, in increasing node id."""
     depth = tree.node_depth
-    ptr = np.zeros(tree.n_nodes + 1, dtype=np.int64)
-    np.cumsum(depth + 1, out=ptr[1:])
+    ptr = offsets(depth + 1)
     nodes = np.empty(int(ptr[-1]), dtype=np.int64)
     parent = tree.parent
     for v in range(tree.n_nodes):  # parents come first: copy the parent's path, append v
@@ -74,10 +74,7 @@ def decision_path(tree: Tree, leaves: np.ndarray):
     ptr, nodes = root_paths(tree)
     leaves = np.asarray(leaves, dtype=np.int64)
     lengths = ptr[leaves + 1] - ptr[leaves]
-    indptr = np.zeros(leaves.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    # position k of row i's path is nodes[ptr[leaf_i] + k]
-    offsets = np.arange(int(indptr[-1]), dtype=np.int64) - np.repeat(indptr[:-1], lengths)
-    indices = nodes[np.repeat(ptr[leaves], lengths) + offsets]
+    indptr = offsets(lengths)
+    indices = nodes[_ranges(ptr[leaves], lengths)]  # row i's path: nodes[ptr[leaf_i]:...]
     data = np.ones(indices.size, dtype=np.int64)
     return csr_matrix((data, indices, indptr), shape=(leaves.size, tree.n_nodes))
